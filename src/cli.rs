@@ -1,0 +1,591 @@
+//! The headless commands: the same engine as the window, without one.
+
+use crate::contract::{Brand, SCHEDULE_RULE, Schedule, outcome_of, parse_retry_after};
+use crate::receiver::{self, ReceiverConfig};
+use crate::responder::{Answer, Responder, ResponderConfig};
+use crate::store::{Durability, Filter, Store, Stored, Summary, default_data_dir};
+use crate::text::{escape_control, human_duration, human_size, parse_duration, parse_size};
+use clap::{Args, Parser, Subcommand};
+use std::io::Write;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hookscope",
+    version,
+    about = "Inspect the SMS service's webhooks: capture every call, choose the answer, see the retries.",
+    long_about = None
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the receiver without a window: print one line per call, store every call.
+    Listen(ListenArgs),
+    /// List stored invocations, newest first.
+    Log(LogArgs),
+    /// Show one stored invocation in full: headers, body, findings, answer.
+    Show(ShowArgs),
+    /// Print the retry timeline the service follows after an answer.
+    Schedule(ScheduleArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DataDirArg {
+    /// Where the invocation database lives (default: the platform data directory).
+    #[arg(long, env = "HOOKSCOPE_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+impl DataDirArg {
+    pub fn resolve(&self) -> PathBuf {
+        self.data_dir.clone().unwrap_or_else(default_data_dir)
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AnswerArgs {
+    /// Status code to answer (200-599).
+    #[arg(long, default_value_t = 200, value_name = "CODE")]
+    pub respond: u16,
+    /// Retry-After header to send: seconds, or an HTTP date.
+    #[arg(long, value_name = "SECONDS")]
+    pub retry_after: Option<String>,
+    /// Body of the answer.
+    #[arg(long, value_name = "TEXT")]
+    pub body: Option<String>,
+    /// Content type of the body (default text/plain; charset=utf-8).
+    #[arg(long, value_name = "TYPE")]
+    pub content_type: Option<String>,
+    /// Wait before answering, e.g. 500ms, 2s, 35s (past 30 s the service counts a timeout).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub delay: Option<std::time::Duration>,
+}
+
+impl AnswerArgs {
+    pub fn answer(&self) -> Answer {
+        Answer {
+            status: self.respond,
+            retry_after: self.retry_after.clone(),
+            body: self.body.clone(),
+            content_type: self.content_type.clone(),
+            delay_ms: self
+                .delay
+                .map_or(0, |d| d.as_millis().min(u64::MAX as u128) as u64),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ListenArgs {
+    /// Address to listen on. The default keeps the receiver on this machine.
+    #[arg(long, default_value = "127.0.0.1", value_name = "IP")]
+    pub bind: IpAddr,
+    /// Port to listen on; 0 picks a free one (the address chosen is printed).
+    #[arg(long, default_value_t = receiver::DEFAULT_PORT)]
+    pub port: u16,
+    #[command(flatten)]
+    pub data: DataDirArg,
+    #[command(flatten)]
+    pub answer: AnswerArgs,
+    /// Largest body kept whole; a larger one is answered 413 (e.g. 32MiB, 100MB).
+    #[arg(long, default_value = "32MiB", value_parser = parse_size, value_name = "SIZE")]
+    pub body_limit: u64,
+    /// The word in the header names (X-<WORD>-Event) and the invoker's User-Agent.
+    #[arg(long, default_value = "Service", value_name = "WORD")]
+    pub brand: String,
+    /// Answer the registration check with the chosen code too, instead of 200.
+    #[arg(long)]
+    pub no_pass_registration_check: bool,
+    /// Commit without fsync: survives the process being killed, not a power loss; faster.
+    #[arg(long)]
+    pub no_fsync: bool,
+    /// Print each call as a JSON line instead of a text line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LogArgs {
+    #[command(flatten)]
+    pub data: DataDirArg,
+    /// How many invocations to list.
+    #[arg(long, default_value_t = 50)]
+    pub limit: u64,
+    /// One JSON object per line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ShowArgs {
+    /// The invocation's id (the first column of `hookscope log`).
+    pub id: i64,
+    #[command(flatten)]
+    pub data: DataDirArg,
+    /// The whole record as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ScheduleArgs {
+    /// The status code answered to every attempt.
+    #[arg(long, default_value_t = 503, value_name = "CODE")]
+    pub code: u16,
+    /// The Retry-After the answer carries, in seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub retry_after: Option<u64>,
+    /// Print the plan as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Receiver(#[from] crate::receiver::ReceiverError),
+    #[error("the answer cannot be used: {0}")]
+    Answer(#[from] crate::responder::AnswerError),
+    #[error("no invocation with id {id} in {dir}; `hookscope log` lists the ids")]
+    NotFound { id: i64, dir: PathBuf },
+    #[error("cannot write the output: {0}")]
+    Output(#[from] std::io::Error),
+    #[error("cannot encode JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// One line of `listen` for a recorded call. Everything from the request is escaped.
+pub fn format_line(s: &Summary) -> String {
+    let opt = |v: &Option<String>| escape_control(v.as_deref().unwrap_or("-"));
+    let event = if s.registration_check {
+        "registration-check".to_owned()
+    } else {
+        opt(&s.event)
+    };
+    format!(
+        "{}  {:<6} {}  {}  delivery={}  attempt={}  messages={}  -> {} {}  findings={}",
+        s.received_at
+            .with_timezone(&chrono::Local)
+            .format("%H:%M:%S%.3f"),
+        escape_control(&s.method),
+        escape_control(&s.path),
+        event,
+        opt(&s.delivery),
+        s.attempt.map_or("-".to_owned(), |a| a.to_string()),
+        s.messages.map_or("-".to_owned(), |m| m.to_string()),
+        s.answer_status,
+        s.outcome.as_str(),
+        s.findings
+    )
+}
+
+/// The JSON object `log --json` prints for one invocation.
+pub fn log_json(s: &Stored) -> serde_json::Value {
+    let inv = &s.inv;
+    serde_json::json!({
+        "id": s.id,
+        "received_at": inv.received_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        "method": inv.method,
+        "path": inv.path,
+        "query": inv.query,
+        "event": inv.event,
+        "delivery": inv.delivery,
+        "attempt": inv.attempt,
+        "webhook_id": inv.webhook_id,
+        "messages": inv.messages,
+        "answer_status": inv.answer.status,
+        "outcome": inv.outcome().as_str(),
+        "body_size": inv.body_size,
+        "registration_check": inv.registration_check,
+        "rule": inv.rule,
+        "findings": inv.findings,
+    })
+}
+
+pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
+    let answer = args.answer.answer();
+    answer.check()?;
+    let dir = args.data.resolve();
+    let durability = if args.no_fsync {
+        Durability::Normal
+    } else {
+        Durability::Full
+    };
+    let store = Store::open(&dir, durability)?;
+    let responder = Responder::new(ResponderConfig {
+        answer: answer.clone(),
+        pass_registration_check: !args.no_pass_registration_check,
+    });
+    let config = ReceiverConfig {
+        bind: args.bind,
+        port: args.port,
+        body_limit: args.body_limit,
+        brand: Brand::new(&args.brand),
+    };
+    let running = receiver::start(config, store.clone(), responder).await?;
+    let mut events = running.subscribe();
+    {
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "Hookscope is listening on {}", running.url())?;
+        if !running.addr.ip().is_loopback() {
+            writeln!(
+                err,
+                "Warning: {} is reachable from other machines, not only this one.",
+                running.addr.ip()
+            )?;
+        }
+        writeln!(err, "Calls are stored in {}", store.db_path().display())?;
+        writeln!(
+            err,
+            "Answering {}: {}{}",
+            answer.summary(),
+            answer.outcome().describe(),
+            if args.no_pass_registration_check {
+                ""
+            } else {
+                " (the registration check still gets 200)"
+            }
+        )?;
+        writeln!(err, "Press Ctrl-C to stop.")?;
+    }
+    let mut count: u64 = 0;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        tokio::select! {
+            _ = &mut ctrl_c => break,
+            event = events.recv() => match event {
+                Ok(rec) => {
+                    count += 1;
+                    let mut out = std::io::stdout().lock();
+                    let line = if args.json {
+                        serde_json::to_string(&rec.summary)?
+                    } else {
+                        format_line(&rec.summary)
+                    };
+                    // A closed stdout (e.g. `| head`) must not stop the receiver.
+                    if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
+                        continue;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    count += n;
+                    eprintln!("({n} calls not printed: the terminal could not keep up; they are stored, see `hookscope log`)");
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            }
+        }
+    }
+    running.shutdown().await;
+    eprintln!("Stopped. {count} calls recorded in this run.");
+    Ok(())
+}
+
+pub fn log(args: LogArgs) -> Result<(), CliError> {
+    let dir = args.data.resolve();
+    let store = Store::open_read(&dir)?;
+    let rows = store.page(&Filter::default(), 0, args.limit)?;
+    let mut out = std::io::stdout().lock();
+    if rows.is_empty() && !args.json {
+        writeln!(out, "No invocations stored in {} yet.", dir.display())?;
+        return Ok(());
+    }
+    for row in rows {
+        if args.json {
+            let Some(full) = store.get(row.id)? else {
+                continue;
+            };
+            writeln!(out, "{}", serde_json::to_string(&log_json(&full))?)?;
+        } else {
+            writeln!(out, "{:>8}  {}", row.id, format_line(&row))?;
+        }
+    }
+    Ok(())
+}
+
+pub fn show(args: ShowArgs) -> Result<(), CliError> {
+    let dir = args.data.resolve();
+    let store = Store::open_read(&dir)?;
+    let Some(s) = store.get(args.id)? else {
+        return Err(CliError::NotFound { id: args.id, dir });
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&s)?)?;
+        return Ok(());
+    }
+    writeln!(out, "{}", render_show(&s))?;
+    Ok(())
+}
+
+/// The text of `show`: every part of the record, safe for a terminal.
+pub fn render_show(s: &Stored) -> String {
+    let inv = &s.inv;
+    let mut t = String::new();
+    let e = escape_control;
+    t += &format!(
+        "Invocation {}  received {}  from {}\n",
+        s.id,
+        inv.received_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        e(inv.peer.as_deref().unwrap_or("?"))
+    );
+    t += &format!(
+        "{} {}{}\n",
+        e(&inv.method),
+        e(&inv.path),
+        inv.query
+            .as_deref()
+            .map_or(String::new(), |q| format!("?{}", e(q)))
+    );
+    if inv.registration_check {
+        t += "This is the registration check the service makes before it accepts a URL.\n";
+    }
+    t += "\nHeaders\n";
+    for h in &inv.headers {
+        t += &format!("  {}: {}", e(&h.name), e(&h.value));
+        if let Some(hex) = &h.bytes_hex {
+            t += &format!("  (bytes: {hex})");
+        }
+        t += "\n";
+    }
+    t += &format!(
+        "\nBody ({}{})\n",
+        human_size(inv.body_size),
+        if inv.body_kept {
+            String::new()
+        } else {
+            format!(
+                ", over the limit, not kept; declared {}",
+                inv.declared_size.map_or("no size".to_owned(), human_size)
+            )
+        }
+    );
+    t += &indent(&body_text(&inv.body));
+    t += "\nFindings\n";
+    if inv.findings.is_empty() {
+        t += "  none: the call keeps to the contract\n";
+    }
+    for f in &inv.findings {
+        t += &format!(
+            "  {:<7} {}  ({})\n",
+            f.severity.as_str(),
+            e(&f.message),
+            f.code
+        );
+    }
+    let a = &inv.answer;
+    t += &format!(
+        "\nAnswer\n  {} after {}: {}\n",
+        a.status,
+        human_duration(std::time::Duration::from_micros(inv.took_us)),
+        outcome_of(a.status).describe()
+    );
+    if let Some(rule) = &inv.rule {
+        t += &format!("  chosen by: {}\n", e(rule));
+    }
+    for (n, v) in &a.headers {
+        t += &format!("  {}: {}\n", e(n), e(v));
+    }
+    if !a.body.is_empty() {
+        t += &indent(&body_text(&a.body));
+    }
+    t
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+/// A body for a terminal: pretty JSON, else text, else a hex dump.
+pub fn body_text(body: &[u8]) -> String {
+    if body.is_empty() {
+        return "(empty)".to_owned();
+    }
+    match std::str::from_utf8(body) {
+        Ok(text) => match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(v) => serde_json::to_string_pretty(&v)
+                .map(|p| escape_control_keep_newlines(&p))
+                .unwrap_or_else(|_| escape_control_keep_newlines(text)),
+            Err(_) => escape_control_keep_newlines(text),
+        },
+        Err(_) => hex_dump(body, 4096),
+    }
+}
+
+fn escape_control_keep_newlines(s: &str) -> String {
+    s.split('\n')
+        .map(escape_control)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Offset, hex and printable columns, 16 bytes a line, up to `max` bytes.
+pub fn hex_dump(bytes: &[u8], max: usize) -> String {
+    let mut out = String::new();
+    for (i, chunk) in bytes[..bytes.len().min(max)].chunks(16).enumerate() {
+        let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
+        let text: String = chunk
+            .iter()
+            .map(|&b| {
+                if b.is_ascii_graphic() || b == b' ' {
+                    b as char
+                } else {
+                    '.'
+                }
+            })
+            .collect();
+        out += &format!("{:08x}  {:<48} {}\n", i * 16, hex.join(" "), text);
+    }
+    if bytes.len() > max {
+        out += &format!("... {} more bytes\n", bytes.len() - max);
+    }
+    out
+}
+
+pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
+    let now = chrono::Utc::now();
+    let out_text = schedule_text(args.code, args.retry_after, now);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let outcome = outcome_of(args.code);
+        let plan = outcome.is_retry().then(|| {
+            Schedule::default().plan(now, args.retry_after.map(std::time::Duration::from_secs))
+        });
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "code": args.code,
+                "outcome": outcome.as_str(),
+                "meaning": outcome.describe(),
+                "rule": SCHEDULE_RULE,
+                "plan": plan,
+            }))?
+        )?;
+    } else {
+        write!(out, "{out_text}")?;
+    }
+    Ok(())
+}
+
+/// The terminal projection of answering `code` (with `retry_after` seconds) to every attempt,
+/// the first failing at `now`.
+pub fn schedule_text(
+    code: u16,
+    retry_after: Option<u64>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> String {
+    let outcome = outcome_of(code);
+    let mut t = format!("Answering {code}: {}\n", outcome.describe());
+    if !outcome.is_retry() {
+        return t;
+    }
+    let ra = retry_after.map(std::time::Duration::from_secs);
+    if let Some(ra) = ra {
+        t += &format!(
+            "Retry-After: {} ({})\n",
+            human_duration(ra),
+            parse_retry_after(&ra.as_secs().to_string(), now)
+                .map_or("not understood", |_| "honoured")
+        );
+    }
+    let plan = Schedule::default().plan(now, ra);
+    let local = |d: chrono::DateTime<chrono::Utc>| {
+        d.with_timezone(&chrono::Local)
+            .format("%d %b %H:%M:%S")
+            .to_string()
+    };
+    t += &format!("Attempt 1 fails at {}\n", local(now));
+    let n = plan.retries.len();
+    for (i, a) in plan.retries.iter().enumerate() {
+        // Every stepped retry, then the steady ones in brief.
+        if i < 6 || i + 2 >= n {
+            t += &format!(
+                "  attempt {:>3}  retry {:>3}  at {}  (+{} after the failure before, {} after the first)\n",
+                a.number,
+                a.retry(),
+                local(a.at),
+                human_duration(a.delay),
+                human_duration((a.at - now).to_std().unwrap_or_default())
+            );
+        } else if i == 6 {
+            t += &format!(
+                "  ... {} more retries, every 15 min ...\n",
+                n.saturating_sub(8)
+            );
+        }
+    }
+    t += &format!(
+        "{n} retries, {} attempts in all. The message is discarded at {} if the last retry fails; the 2-day window ends {}.\n",
+        n + 1,
+        local(plan.discard_at),
+        local(plan.window_end)
+    );
+    t += &format!("Rule assumed: {SCHEDULE_RULE}\n");
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::Outcome;
+
+    fn summary() -> Summary {
+        Summary {
+            id: 1,
+            received_at: chrono::Utc::now(),
+            method: "POST".into(),
+            path: "/hook\x1b[2J".into(),
+            event: Some("status-report".into()),
+            delivery: Some("d\r\n1".into()),
+            attempt: Some(2),
+            webhook_id: Some("234".into()),
+            messages: Some(1),
+            answer_status: 503,
+            outcome: Outcome::RetryUnavailable,
+            body_size: 10,
+            findings: 0,
+            registration_check: false,
+            rule: None,
+        }
+    }
+
+    #[test]
+    fn a_listen_line_escapes_what_came_from_the_request() {
+        let line = format_line(&summary());
+        assert!(!line.contains('\x1b'));
+        assert!(!line.contains('\r'));
+        assert!(line.contains("/hook\\u{1b}[2J"));
+        assert!(line.contains("delivery=d\\u{d}\\u{a}1"));
+        assert!(line.contains("attempt=2"));
+        assert!(line.contains("-> 503 retry-unavailable"));
+        assert!(line.contains("findings=0"));
+    }
+
+    #[test]
+    fn bodies_print_as_json_text_or_hex() {
+        assert!(body_text(b"[{\"a\":1}]").contains("\"a\": 1"));
+        assert_eq!(body_text(b"plain"), "plain");
+        assert!(body_text(b"\xff\x00").starts_with("00000000  ff 00"));
+        assert_eq!(body_text(b"\x1b[31m"), "\\u{1b}[31m");
+    }
+
+    #[test]
+    fn schedule_text_for_503_and_400() {
+        let now = chrono::Utc::now();
+        let t = schedule_text(503, Some(300), now);
+        assert!(t.contains("Retry-After: 5 min"));
+        assert!(t.contains("194 retries, 195 attempts"));
+        let t = schedule_text(400, None, now);
+        assert!(t.contains("discarded"));
+        assert!(!t.contains("retries"));
+    }
+}

@@ -1,0 +1,300 @@
+//! The retry schedule of contract.md's Limits, as a function of time.
+//!
+//! | Retry | Delay                              |
+//! |-------|------------------------------------|
+//! | 1st   | 90 seconds after the failure       |
+//! | 2nd   | 3 minutes after the 1st            |
+//! | 3rd   | 6 minutes after the 2nd            |
+//! | 4th   | 12 minutes after the 3rd           |
+//! | later | every 15 minutes, for up to 2 days |
+//!
+//! Where the contract is silent, this is the rule Hookscope assumes (see [`RULE`]):
+//! - each delay counts from the failure of the attempt before it;
+//! - the 2 days count from the first failure (the failed answer to attempt 1); a retry is planned
+//!   only if it falls inside that window, and the message is discarded when the last retry fails;
+//! - a `Retry-After` sent with a 503 (or a 429) pushes the retry that follows it to no sooner than
+//!   that time: the later of the schedule's delay and Retry-After wins; later retries keep the
+//!   schedule's delays, counted from that retry;
+//! - 429 is retried on the same schedule; "the service slows down" is about its overall rate
+//!   towards the webhook, which a per-message timeline does not show.
+//!
+//! Time is a parameter: nothing here reads a clock, so a two-day schedule runs in a test at once.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::Serialize;
+use std::time::Duration;
+
+/// The first four retry delays.
+pub const RETRY_DELAYS: [Duration; 4] = [
+    Duration::from_secs(90),
+    Duration::from_secs(3 * 60),
+    Duration::from_secs(6 * 60),
+    Duration::from_secs(12 * 60),
+];
+/// The delay between later retries.
+pub const STEADY_DELAY: Duration = Duration::from_secs(15 * 60);
+/// How long retries go on, counted from the first failure.
+pub const RETRY_WINDOW: Duration = Duration::from_secs(2 * 24 * 60 * 60);
+
+/// The rule assumed where the contract is silent, in words for the UI and the CLI.
+pub const RULE: &str = "Delays count from the failure before each retry. The 2-day window counts \
+from the first failure; the message is discarded when the last retry inside it fails. A \
+Retry-After on a 503 (or 429) answer delays the next retry to the later of the schedule and \
+Retry-After. 429 is retried on the same schedule; its slow-down affects the service's overall \
+rate, not one message's timeline.";
+
+/// One planned attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Attempt {
+    /// The number the service puts in the attempt header: 1 is the first call, 2 the 1st retry.
+    pub number: u32,
+    /// When it is due.
+    pub at: DateTime<Utc>,
+    /// The wait since the failure before it.
+    pub delay: Duration,
+}
+
+impl Attempt {
+    /// Which retry this is (1 for the first retry).
+    pub fn retry(&self) -> u32 {
+        self.number.saturating_sub(1)
+    }
+}
+
+/// The future of a failed delivery, assuming every retry fails the same way.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    pub first_failure: DateTime<Utc>,
+    /// The retries, in order (attempt numbers 2, 3, ...).
+    pub retries: Vec<Attempt>,
+    /// The end of the retry window.
+    pub window_end: DateTime<Utc>,
+    /// When the message is discarded: the failure of the last retry (or the first failure if
+    /// there is no retry).
+    pub discard_at: DateTime<Utc>,
+}
+
+/// The retry schedule. `Schedule::default()` is the contract's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    pub delays: Vec<Duration>,
+    pub steady: Duration,
+    pub window: Duration,
+}
+
+impl Default for Schedule {
+    fn default() -> Self {
+        Schedule {
+            delays: RETRY_DELAYS.to_vec(),
+            steady: STEADY_DELAY,
+            window: RETRY_WINDOW,
+        }
+    }
+}
+
+fn delta(d: Duration) -> TimeDelta {
+    TimeDelta::from_std(d).unwrap_or(TimeDelta::MAX)
+}
+
+impl Schedule {
+    /// The schedule's delay before retry `n` (1-based: 1 is the first retry).
+    pub fn delay_before_retry(&self, n: u32) -> Duration {
+        let i = n.max(1) as usize - 1;
+        self.delays.get(i).copied().unwrap_or(self.steady)
+    }
+
+    /// The delay before retry `n` after an answer that carried `retry_after`.
+    pub fn effective_delay(&self, n: u32, retry_after: Option<Duration>) -> Duration {
+        let d = self.delay_before_retry(n);
+        retry_after.map_or(d, |ra| ra.max(d))
+    }
+
+    pub fn window_end(&self, first_failure: DateTime<Utc>) -> DateTime<Utc> {
+        first_failure + delta(self.window)
+    }
+
+    /// When the attempt after `failed_attempt` (which failed at `failed_at`) is due, or `None`
+    /// when it would fall outside the window that started at `first_failure`: the message is then
+    /// discarded.
+    pub fn next_attempt(
+        &self,
+        first_failure: DateTime<Utc>,
+        failed_attempt: u32,
+        failed_at: DateTime<Utc>,
+        retry_after: Option<Duration>,
+    ) -> Option<Attempt> {
+        let delay = self.effective_delay(failed_attempt.max(1), retry_after);
+        let at = failed_at + delta(delay);
+        (at <= self.window_end(first_failure)).then_some(Attempt {
+            number: failed_attempt.max(1) + 1,
+            at,
+            delay,
+        })
+    }
+
+    /// Every retry after a first failure at `first_failure`, if each one fails at once with the
+    /// same answer (carrying `retry_after` or not).
+    pub fn plan(&self, first_failure: DateTime<Utc>, retry_after: Option<Duration>) -> Plan {
+        self.plan_from(first_failure, 1, first_failure, retry_after)
+    }
+
+    /// The rest of a plan, from attempt `failed_attempt` that failed at `failed_at`.
+    pub fn plan_from(
+        &self,
+        first_failure: DateTime<Utc>,
+        failed_attempt: u32,
+        failed_at: DateTime<Utc>,
+        retry_after: Option<Duration>,
+    ) -> Plan {
+        let mut retries = Vec::new();
+        let (mut n, mut at) = (failed_attempt.max(1), failed_at);
+        // Bounded: every step moves at least the smallest delay forward in a finite window.
+        while let Some(next) = self.next_attempt(first_failure, n, at, retry_after) {
+            retries.push(next);
+            n = next.number;
+            at = next.at;
+            if next.delay.is_zero() || retries.len() > 100_000 {
+                break;
+            }
+        }
+        Plan {
+            first_failure,
+            discard_at: retries.last().map_or(failed_at, |a| a.at),
+            window_end: self.window_end(first_failure),
+            retries,
+        }
+    }
+}
+
+/// Parse a Retry-After header value: delay-seconds or an HTTP-date (relative to `now`).
+/// A date in the past means no wait.
+pub fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let date = DateTime::parse_from_rfc2822(value).ok()?;
+    let wait = date.with_timezone(&Utc) - now;
+    Some(wait.to_std().unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t0() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-16T14:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+    fn secs(s: u64) -> TimeDelta {
+        TimeDelta::seconds(s as i64)
+    }
+
+    // One test per row of contract.md's retry table.
+
+    #[test]
+    fn row_1st_retry_90_seconds_after_the_failure() {
+        let p = Schedule::default().plan(t0(), None);
+        assert_eq!(p.retries[0].number, 2);
+        assert_eq!(p.retries[0].retry(), 1);
+        assert_eq!(p.retries[0].at, t0() + secs(90));
+    }
+
+    #[test]
+    fn row_2nd_retry_3_minutes_after_the_1st() {
+        let p = Schedule::default().plan(t0(), None);
+        assert_eq!(p.retries[1].at - p.retries[0].at, secs(180));
+    }
+
+    #[test]
+    fn row_3rd_retry_6_minutes_after_the_2nd() {
+        let p = Schedule::default().plan(t0(), None);
+        assert_eq!(p.retries[2].at - p.retries[1].at, secs(360));
+    }
+
+    #[test]
+    fn row_4th_retry_12_minutes_after_the_3rd() {
+        let p = Schedule::default().plan(t0(), None);
+        assert_eq!(p.retries[3].at - p.retries[2].at, secs(720));
+    }
+
+    #[test]
+    fn row_later_every_15_minutes_for_up_to_2_days() {
+        let p = Schedule::default().plan(t0(), None);
+        for w in p.retries[3..].windows(2) {
+            assert_eq!(w[1].at - w[0].at, secs(900));
+        }
+        let last = p.retries.last().unwrap();
+        assert!(last.at <= t0() + secs(2 * 86_400));
+        assert!(last.at + secs(900) > t0() + secs(2 * 86_400));
+        // 4 stepped retries (1350 s), then (172800 - 1350) / 900 = 190 more.
+        assert_eq!(p.retries.len(), 194);
+        assert_eq!(last.number, 195);
+        assert_eq!(last.at, t0() + secs(1350 + 190 * 900));
+    }
+
+    #[test]
+    fn row_retries_exhausted_discards() {
+        let s = Schedule::default();
+        let p = s.plan(t0(), None);
+        let last = p.retries.last().unwrap();
+        assert_eq!(p.discard_at, last.at);
+        assert_eq!(s.next_attempt(t0(), last.number, last.at, None), None);
+        assert_eq!(p.window_end, t0() + secs(172_800));
+    }
+
+    #[test]
+    fn retry_after_longer_than_the_schedule_wins() {
+        let s = Schedule::default();
+        let p = s.plan(t0(), Some(Duration::from_secs(300)));
+        assert_eq!(p.retries[0].at, t0() + secs(300));
+        assert_eq!(p.retries[1].at - p.retries[0].at, secs(300));
+        assert_eq!(
+            p.retries[2].at - p.retries[1].at,
+            secs(360),
+            "schedule wins"
+        );
+    }
+
+    #[test]
+    fn retry_after_shorter_than_the_schedule_does_not_hasten() {
+        let p = Schedule::default().plan(t0(), Some(Duration::from_secs(10)));
+        assert_eq!(p.retries[0].at, t0() + secs(90));
+    }
+
+    #[test]
+    fn retry_after_past_the_window_discards_at_once() {
+        let p = Schedule::default().plan(t0(), Some(Duration::from_secs(3 * 86_400)));
+        assert!(p.retries.is_empty());
+        assert_eq!(p.discard_at, t0());
+    }
+
+    #[test]
+    fn plan_from_a_later_attempt_keeps_the_first_failure_window() {
+        let s = Schedule::default();
+        let full = s.plan(t0(), None);
+        let third = full.retries[1];
+        let rest = s.plan_from(t0(), third.number, third.at, None);
+        assert_eq!(rest.retries, full.retries[2..].to_vec());
+    }
+
+    #[test]
+    fn retry_after_parses_seconds_and_dates() {
+        let now = t0();
+        assert_eq!(
+            parse_retry_after("120", now),
+            Some(Duration::from_secs(120))
+        );
+        assert_eq!(
+            parse_retry_after("Mon, 16 Nov 2026 14:02:00 GMT", now),
+            Some(Duration::from_secs(120))
+        );
+        assert_eq!(
+            parse_retry_after("Mon, 16 Nov 2026 13:00:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon", now), None);
+        assert_eq!(parse_retry_after("-5", now), None);
+    }
+}

@@ -1,0 +1,795 @@
+//! Validation of one invocation against the contract: what it carries (event, delivery,
+//! attempt, webhook, messages) and findings, each with a severity and a plain sentence.
+
+use super::{Brand, CONTENT_TYPE_JSON, EventKind, status_id};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing, not a breach.
+    Info,
+    /// Unusual, and likely a problem.
+    Warning,
+    /// Breaks the contract.
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One thing the invocation does differently from the contract.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub severity: Severity,
+    /// A stable identifier, e.g. `missing-header`, for filters and scripts.
+    pub code: String,
+    /// A plain sentence for a person.
+    pub message: String,
+}
+
+impl Finding {
+    fn new(severity: Severity, code: &str, message: impl Into<String>) -> Self {
+        Finding {
+            severity,
+            code: code.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// What an invocation carries, read as the contract describes it, and what is wrong with it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Validation {
+    pub event: Option<EventKind>,
+    /// The raw event header value (also when it is not a known event).
+    pub event_raw: Option<String>,
+    pub delivery: Option<String>,
+    pub attempt: Option<u32>,
+    pub webhook_id: Option<String>,
+    /// Number of elements when the body is a JSON array.
+    pub messages: Option<usize>,
+    /// POST, JSON content type, the invoker User-Agent and body `[]`, with no delivery header: the
+    /// check the service makes before it accepts a URL.
+    pub registration_check: bool,
+    pub findings: Vec<Finding>,
+}
+
+/// A header as received: name and raw value bytes.
+pub type HeaderPair<'a> = (&'a str, &'a [u8]);
+
+fn header_values<'a>(headers: &'a [HeaderPair<'a>], name: &str) -> Vec<&'a [u8]> {
+    headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| *v)
+        .collect()
+}
+
+/// Read one header the contract requires; record a finding when it is missing, repeated or not
+/// text. Returns the trimmed text of the first value.
+fn required_header(
+    headers: &[HeaderPair<'_>],
+    name: &str,
+    findings: &mut Vec<Finding>,
+) -> Option<String> {
+    let values = header_values(headers, name);
+    let first = match values.first() {
+        None => {
+            findings.push(Finding::new(
+                Severity::Error,
+                "missing-header",
+                format!("The {name} header is missing."),
+            ));
+            return None;
+        }
+        Some(v) => *v,
+    };
+    if values.len() > 1 {
+        findings.push(Finding::new(
+            Severity::Warning,
+            "repeated-header",
+            format!(
+                "The {name} header appears {} times; the first is used.",
+                values.len()
+            ),
+        ));
+    }
+    match std::str::from_utf8(first) {
+        Ok(text) if !text.trim().is_empty() => Some(text.trim().to_owned()),
+        Ok(_) => {
+            findings.push(Finding::new(
+                Severity::Error,
+                "malformed-header",
+                format!("The {name} header is empty."),
+            ));
+            None
+        }
+        Err(_) => {
+            findings.push(Finding::new(
+                Severity::Error,
+                "malformed-header",
+                format!("The {name} header is not text (it has bytes that are not UTF-8)."),
+            ));
+            None
+        }
+    }
+}
+
+fn media_type(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Validate one invocation (method, headers as received, raw body) against the contract.
+pub fn validate(
+    brand: &Brand,
+    method: &str,
+    headers: &[HeaderPair<'_>],
+    body: &[u8],
+) -> Validation {
+    let mut v = Validation::default();
+    let f = &mut v.findings;
+
+    if method != "POST" {
+        f.push(Finding::new(
+            Severity::Error,
+            "method",
+            format!("The service calls webhooks with POST; this call used {method}."),
+        ));
+    }
+
+    // Headers.
+    let event_name = brand.event_header();
+    if let Some(raw) = required_header(headers, &event_name, f) {
+        v.event = EventKind::parse(&raw);
+        if v.event.is_none() {
+            f.push(Finding::new(
+                Severity::Error,
+                "unknown-event",
+                format!(
+                    "The {event_name} header is \"{}\"; the contract knows incoming-message and status-report.",
+                    raw.escape_debug()
+                ),
+            ));
+        }
+        v.event_raw = Some(raw);
+    }
+    v.delivery = required_header(headers, &brand.delivery_header(), f);
+    let attempt_name = brand.attempt_header();
+    if let Some(raw) = required_header(headers, &attempt_name, f) {
+        match raw.parse::<u32>() {
+            Ok(n) if n >= 1 => v.attempt = Some(n),
+            _ => f.push(Finding::new(
+                Severity::Error,
+                "malformed-attempt",
+                format!(
+                    "The {attempt_name} header is \"{}\"; it must be a positive whole number (1 for the first call).",
+                    raw.escape_debug()
+                ),
+            )),
+        }
+    }
+    v.webhook_id = required_header(headers, &brand.webhook_id_header(), f);
+
+    let content_type = header_values(headers, "content-type")
+        .first()
+        .map(|b| String::from_utf8_lossy(b).into_owned());
+    let json_type = match &content_type {
+        None => {
+            f.push(Finding::new(
+                Severity::Error,
+                "content-type",
+                "The Content-Type header is missing; the service sends application/json.",
+            ));
+            false
+        }
+        Some(ct) if media_type(ct) != CONTENT_TYPE_JSON => {
+            f.push(Finding::new(
+                Severity::Error,
+                "content-type",
+                format!(
+                    "The Content-Type is \"{}\"; the service sends application/json.",
+                    ct.escape_debug()
+                ),
+            ));
+            false
+        }
+        Some(_) => true,
+    };
+    let user_agent = header_values(headers, "user-agent")
+        .first()
+        .map(|b| String::from_utf8_lossy(b).trim().to_owned());
+    let invoker_agent = user_agent.as_deref() == Some(brand.user_agent().as_str());
+    if !invoker_agent {
+        f.push(Finding::new(
+            Severity::Warning,
+            "user-agent",
+            match &user_agent {
+                None => format!(
+                    "There is no User-Agent; the service's invoker sends \"{}\".",
+                    brand.user_agent()
+                ),
+                Some(ua) => format!(
+                    "The User-Agent is \"{}\"; the service's invoker sends \"{}\".",
+                    ua.escape_debug(),
+                    brand.user_agent()
+                ),
+            },
+        ));
+    }
+
+    // Body.
+    let parsed = if body.is_empty() {
+        f.push(Finding::new(
+            Severity::Error,
+            "empty-body",
+            "The body is empty; it must be a JSON array of messages (an empty array [] is valid).",
+        ));
+        None
+    } else {
+        match std::str::from_utf8(body) {
+            Err(e) => {
+                f.push(Finding::new(
+                    Severity::Error,
+                    "body-not-utf8",
+                    format!(
+                        "The body is not UTF-8 text (first bad byte at offset {}), so it cannot be JSON.",
+                        e.valid_up_to()
+                    ),
+                ));
+                None
+            }
+            Ok(text) => match serde_json::from_str::<Value>(text) {
+                Ok(value) => Some(value),
+                Err(e) => {
+                    f.push(Finding::new(
+                        Severity::Error,
+                        "body-not-json",
+                        format!(
+                            "The body is not valid JSON: {e} (line {}, column {}).",
+                            e.line(),
+                            e.column()
+                        ),
+                    ));
+                    None
+                }
+            },
+        }
+    };
+
+    if let Some(value) = parsed {
+        match value {
+            Value::Array(items) => {
+                v.messages = Some(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    check_message(i, item, v.event, f);
+                }
+                // An empty array that names a delivery is an (empty) delivery, not the check.
+                v.registration_check = items.is_empty()
+                    && method == "POST"
+                    && json_type
+                    && invoker_agent
+                    && v.delivery.is_none();
+            }
+            other => f.push(Finding::new(
+                Severity::Error,
+                "body-not-array",
+                format!(
+                    "The body is a JSON {}; it must be an array of messages.",
+                    json_kind(&other)
+                ),
+            )),
+        }
+    }
+    if v.registration_check {
+        // The registration check carries no delivery headers: those findings do not apply.
+        v.findings.retain(|f| f.code != "missing-header");
+        v.findings.push(Finding::new(
+            Severity::Info,
+            "registration-check",
+            "This is the registration check: the service posts [] before it accepts a URL, and needs 200.",
+        ));
+    }
+    v
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Want {
+    Str,
+    Int,
+    Obj,
+    StrOrNull,
+    IntOrNull,
+    NumOrNull,
+}
+
+impl Want {
+    fn accepts(self, v: &Value) -> bool {
+        match self {
+            Want::Str => v.is_string(),
+            Want::Int => v.is_i64() || v.is_u64(),
+            Want::Obj => v.is_object(),
+            Want::StrOrNull => v.is_string() || v.is_null(),
+            Want::IntOrNull => v.is_i64() || v.is_u64() || v.is_null(),
+            Want::NumOrNull => v.is_number() || v.is_null(),
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Want::Str => "a string",
+            Want::Int => "an integer",
+            Want::Obj => "an object",
+            Want::StrOrNull => "a string or null",
+            Want::IntOrNull => "an integer or null",
+            Want::NumOrNull => "a number or null",
+        }
+    }
+}
+
+/// The fields of the message object (contract.md, Resources). `userSuppliedId` may be absent.
+const MESSAGE_FIELDS: &[(&str, Want, bool)] = &[
+    ("id", Want::Str, true),
+    ("type", Want::Str, true),
+    ("from", Want::Str, true),
+    ("to", Want::Str, true),
+    ("body", Want::Str, true),
+    ("encoding", Want::Str, true),
+    ("protocolId", Want::Int, true),
+    ("messageClass", Want::Int, true),
+    ("numberOfParts", Want::IntOrNull, true),
+    ("creditCost", Want::NumOrNull, true),
+    ("userSuppliedId", Want::StrOrNull, false),
+    ("submission", Want::Obj, true),
+    ("status", Want::Obj, true),
+    ("relatedSentMessageId", Want::StrOrNull, true),
+];
+
+fn check_fields(
+    where_: &str,
+    obj: &serde_json::Map<String, Value>,
+    fields: &[(&str, Want, bool)],
+    f: &mut Vec<Finding>,
+) {
+    for (name, want, required) in fields {
+        match obj.get(*name) {
+            None if *required => f.push(Finding::new(
+                Severity::Error,
+                "missing-field",
+                format!("{where_} has no \"{name}\" field."),
+            )),
+            None => {}
+            Some(value) if !want.accepts(value) => f.push(Finding::new(
+                Severity::Error,
+                "wrong-type",
+                format!(
+                    "{where_}: \"{name}\" is {} {}; it must be {}.",
+                    article(json_kind(value)),
+                    json_kind(value),
+                    want.name()
+                ),
+            )),
+            Some(_) => {}
+        }
+    }
+}
+
+fn article(kind: &str) -> &'static str {
+    if kind.starts_with(['a', 'o']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+fn check_message(i: usize, item: &Value, event: Option<EventKind>, f: &mut Vec<Finding>) {
+    let here = format!("Message {}", i + 1);
+    let Some(obj) = item.as_object() else {
+        f.push(Finding::new(
+            Severity::Error,
+            "element-not-object",
+            format!(
+                "{here} is a JSON {}, not a message object.",
+                json_kind(item)
+            ),
+        ));
+        return;
+    };
+    check_fields(&here, obj, MESSAGE_FIELDS, f);
+    if let Some(sub) = obj.get("submission").and_then(Value::as_object) {
+        check_fields(
+            &format!("{here} submission"),
+            sub,
+            &[("id", Want::Str, true), ("date", Want::Str, true)],
+            f,
+        );
+        if let Some(date) = sub.get("date").and_then(Value::as_str)
+            && chrono::DateTime::parse_from_rfc3339(date).is_err()
+        {
+            f.push(Finding::new(
+                Severity::Warning,
+                "malformed-date",
+                format!(
+                    "{here}: submission.date \"{}\" is not an ISO 8601 UTC timestamp.",
+                    date.escape_debug()
+                ),
+            ));
+        }
+    }
+    if let Some(status) = obj.get("status").and_then(Value::as_object) {
+        check_fields(
+            &format!("{here} status"),
+            status,
+            &[
+                ("id", Want::Str, true),
+                ("type", Want::Str, true),
+                ("subtype", Want::StrOrNull, true),
+            ],
+            f,
+        );
+        if let (Some(id), Some(kind)) = (
+            status.get("id").and_then(Value::as_str),
+            status.get("type").and_then(Value::as_str),
+        ) {
+            let subtype = status.get("subtype").and_then(Value::as_str);
+            let expected = status_id(kind, subtype);
+            if id != expected {
+                f.push(Finding::new(
+                    Severity::Error,
+                    "status-id",
+                    format!(
+                        "{here}: status.id is \"{}\"; by the contract it is type.subtype, \"{}\".",
+                        id.escape_debug(),
+                        expected.escape_debug()
+                    ),
+                ));
+            }
+        }
+    }
+    if let (Some(event), Some(kind)) = (event, obj.get("type").and_then(Value::as_str))
+        && kind != event.message_type()
+    {
+        f.push(Finding::new(
+            Severity::Error,
+            "event-mismatch",
+            format!(
+                "{here} has type {}, but the event is {event}, which carries {} messages.",
+                kind.escape_debug(),
+                event.message_type()
+            ),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::Message;
+
+    fn good_headers(event: &str) -> Vec<(String, Vec<u8>)> {
+        vec![
+            ("X-Service-Event".into(), event.as_bytes().to_vec()),
+            ("X-Service-Delivery".into(), b"d-1".to_vec()),
+            ("X-Service-Delivery-Attempt".into(), b"1".to_vec()),
+            ("X-Service-Webhook-Id".into(), b"234".to_vec()),
+            ("Content-Type".into(), b"application/json".to_vec()),
+            ("User-Agent".into(), b"Service Invoker".to_vec()),
+        ]
+    }
+
+    fn run(method: &str, headers: &[(String, Vec<u8>)], body: &[u8]) -> Validation {
+        let pairs: Vec<HeaderPair<'_>> = headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_slice()))
+            .collect();
+        validate(&Brand::default(), method, &pairs, body)
+    }
+
+    fn without(headers: &[(String, Vec<u8>)], name: &str) -> Vec<(String, Vec<u8>)> {
+        headers
+            .iter()
+            .filter(|(n, _)| !n.eq_ignore_ascii_case(name))
+            .cloned()
+            .collect()
+    }
+
+    fn set(headers: &[(String, Vec<u8>)], name: &str, value: &[u8]) -> Vec<(String, Vec<u8>)> {
+        let mut h = without(headers, name);
+        h.push((name.to_owned(), value.to_vec()));
+        h
+    }
+
+    fn codes(v: &Validation) -> Vec<&str> {
+        v.findings.iter().map(|f| f.code.as_str()).collect()
+    }
+
+    fn report_body() -> Vec<u8> {
+        serde_json::to_vec(&[Message::sample_status_report("1")]).unwrap()
+    }
+
+    #[test]
+    fn a_good_status_report_has_no_findings() {
+        let v = run("POST", &good_headers("status-report"), &report_body());
+        assert_eq!(v.findings, vec![]);
+        assert_eq!(v.event, Some(EventKind::StatusReport));
+        assert_eq!(v.delivery.as_deref(), Some("d-1"));
+        assert_eq!(v.attempt, Some(1));
+        assert_eq!(v.webhook_id.as_deref(), Some("234"));
+        assert_eq!(v.messages, Some(1));
+        assert!(!v.registration_check);
+    }
+
+    #[test]
+    fn a_good_incoming_message_has_no_findings() {
+        let body = serde_json::to_vec(&[Message::sample_incoming("9")]).unwrap();
+        let v = run("POST", &good_headers("incoming-message"), &body);
+        assert_eq!(v.findings, vec![]);
+        assert_eq!(v.event, Some(EventKind::IncomingMessage));
+    }
+
+    #[test]
+    fn header_names_are_case_insensitive() {
+        let h: Vec<_> = good_headers("status-report")
+            .into_iter()
+            .map(|(n, v)| (n.to_ascii_lowercase(), v))
+            .collect();
+        assert_eq!(run("POST", &h, &report_body()).findings, vec![]);
+    }
+
+    #[test]
+    fn each_missing_header_is_a_finding() {
+        for name in [
+            "X-Service-Event",
+            "X-Service-Delivery",
+            "X-Service-Delivery-Attempt",
+            "X-Service-Webhook-Id",
+        ] {
+            let v = run(
+                "POST",
+                &without(&good_headers("status-report"), name),
+                &report_body(),
+            );
+            assert_eq!(codes(&v), vec!["missing-header"], "{name}");
+            assert!(v.findings[0].message.contains(name));
+            assert_eq!(v.findings[0].severity, Severity::Error);
+        }
+    }
+
+    #[test]
+    fn no_headers_at_all() {
+        let v = run("POST", &[], &report_body());
+        let c = codes(&v);
+        assert_eq!(c.iter().filter(|c| **c == "missing-header").count(), 4);
+        assert!(c.contains(&"content-type"));
+        assert!(c.contains(&"user-agent"));
+    }
+
+    #[test]
+    fn brand_word_changes_the_header_names_looked_for() {
+        let pairs: Vec<(String, Vec<u8>)> = good_headers("status-report");
+        let p: Vec<HeaderPair<'_>> = pairs
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_slice()))
+            .collect();
+        let v = validate(&Brand::new("Acme"), "POST", &p, &report_body());
+        assert!(codes(&v).contains(&"missing-header"));
+        assert!(v.findings[0].message.contains("X-Acme-Event"));
+    }
+
+    #[test]
+    fn empty_or_non_utf8_header_is_malformed() {
+        let h = set(&good_headers("status-report"), "X-Service-Delivery", b"  ");
+        assert_eq!(
+            codes(&run("POST", &h, &report_body())),
+            vec!["malformed-header"]
+        );
+        let h = set(
+            &good_headers("status-report"),
+            "X-Service-Delivery",
+            b"\xff\xfe",
+        );
+        assert_eq!(
+            codes(&run("POST", &h, &report_body())),
+            vec!["malformed-header"]
+        );
+    }
+
+    #[test]
+    fn repeated_header_is_a_warning() {
+        let mut h = good_headers("status-report");
+        h.push(("X-Service-Delivery".into(), b"d-2".to_vec()));
+        let v = run("POST", &h, &report_body());
+        assert_eq!(codes(&v), vec!["repeated-header"]);
+        assert_eq!(v.delivery.as_deref(), Some("d-1"));
+    }
+
+    #[test]
+    fn unknown_event_value() {
+        let v = run("POST", &good_headers("message-sent"), &report_body());
+        assert_eq!(codes(&v), vec!["unknown-event"]);
+        assert_eq!(v.event_raw.as_deref(), Some("message-sent"));
+    }
+
+    #[test]
+    fn attempt_must_be_a_positive_integer() {
+        for bad in [&b"0"[..], b"-1", b"one", b"1.5"] {
+            let h = set(
+                &good_headers("status-report"),
+                "X-Service-Delivery-Attempt",
+                bad,
+            );
+            let v = run("POST", &h, &report_body());
+            assert_eq!(codes(&v), vec!["malformed-attempt"], "{bad:?}");
+            assert_eq!(v.attempt, None);
+        }
+        let h = set(
+            &good_headers("status-report"),
+            "X-Service-Delivery-Attempt",
+            b"7",
+        );
+        assert_eq!(run("POST", &h, &report_body()).attempt, Some(7));
+    }
+
+    #[test]
+    fn content_type_must_be_json() {
+        let h = set(
+            &good_headers("status-report"),
+            "Content-Type",
+            b"text/plain",
+        );
+        assert_eq!(
+            codes(&run("POST", &h, &report_body())),
+            vec!["content-type"]
+        );
+        let h = set(
+            &good_headers("status-report"),
+            "Content-Type",
+            b"Application/JSON; charset=utf-8",
+        );
+        assert_eq!(codes(&run("POST", &h, &report_body())), Vec::<&str>::new());
+        let h = without(&good_headers("status-report"), "Content-Type");
+        assert_eq!(
+            codes(&run("POST", &h, &report_body())),
+            vec!["content-type"]
+        );
+    }
+
+    #[test]
+    fn user_agent_other_than_the_invoker_is_a_warning() {
+        let h = set(&good_headers("status-report"), "User-Agent", b"curl/8.0");
+        let v = run("POST", &h, &report_body());
+        assert_eq!(codes(&v), vec!["user-agent"]);
+        assert_eq!(v.findings[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn method_other_than_post() {
+        let v = run("GET", &good_headers("status-report"), b"");
+        assert!(codes(&v).contains(&"method"));
+        assert!(codes(&v).contains(&"empty-body"));
+    }
+
+    #[test]
+    fn body_problems() {
+        let h = good_headers("status-report");
+        assert_eq!(codes(&run("POST", &h, b"")), vec!["empty-body"]);
+        assert_eq!(
+            codes(&run("POST", &h, b"\xff\x00[]")),
+            vec!["body-not-utf8"]
+        );
+        let v = run("POST", &h, b"[{\"id\": ");
+        assert_eq!(codes(&v), vec!["body-not-json"]);
+        assert!(v.findings[0].message.contains("line 1"));
+        let v = run("POST", &h, b"{\"id\":\"1\"}");
+        assert_eq!(codes(&v), vec!["body-not-array"]);
+        assert!(v.findings[0].message.contains("object"));
+        assert_eq!(codes(&run("POST", &h, b"[1]")), vec!["element-not-object"]);
+    }
+
+    #[test]
+    fn an_empty_array_is_valid() {
+        let v = run("POST", &good_headers("status-report"), b"[]");
+        assert_eq!(v.findings, vec![]);
+        assert_eq!(v.messages, Some(0));
+        assert!(!v.registration_check, "it names a delivery");
+    }
+
+    #[test]
+    fn missing_and_wrongly_typed_fields() {
+        let mut m = serde_json::to_value(Message::sample_status_report("1")).unwrap();
+        let o = m.as_object_mut().unwrap();
+        o.remove("from");
+        o.insert("protocolId".into(), Value::String("0".into()));
+        o.insert("id".into(), serde_json::json!(12345));
+        let body = serde_json::to_vec(&[m]).unwrap();
+        let v = run("POST", &good_headers("status-report"), &body);
+        let c = codes(&v);
+        assert_eq!(c.iter().filter(|c| **c == "missing-field").count(), 1);
+        assert_eq!(c.iter().filter(|c| **c == "wrong-type").count(), 2);
+        assert!(v.findings.iter().any(|f| f.message.contains("\"from\"")));
+        assert!(
+            v.findings
+                .iter()
+                .any(|f| f.message.contains("\"protocolId\" is a string"))
+        );
+    }
+
+    #[test]
+    fn user_supplied_id_may_be_absent_but_nested_fields_are_checked() {
+        let mut m = serde_json::to_value(Message::sample_status_report("1")).unwrap();
+        let o = m.as_object_mut().unwrap();
+        o.remove("userSuppliedId");
+        o.insert("submission".into(), serde_json::json!({"id": "s"}));
+        let body = serde_json::to_vec(&[m]).unwrap();
+        let v = run("POST", &good_headers("status-report"), &body);
+        assert_eq!(codes(&v), vec!["missing-field"]);
+        assert!(v.findings[0].message.contains("submission has no \"date\""));
+    }
+
+    #[test]
+    fn malformed_submission_date_is_a_warning() {
+        let mut m = Message::sample_status_report("1");
+        m.submission.date = "yesterday".into();
+        let body = serde_json::to_vec(&[m]).unwrap();
+        let v = run("POST", &good_headers("status-report"), &body);
+        assert_eq!(codes(&v), vec!["malformed-date"]);
+    }
+
+    #[test]
+    fn event_must_match_the_message_type() {
+        let body = serde_json::to_vec(&[Message::sample_incoming("1")]).unwrap();
+        let v = run("POST", &good_headers("status-report"), &body);
+        assert_eq!(codes(&v), vec!["event-mismatch"]);
+        let v = run("POST", &good_headers("incoming-message"), &report_body());
+        assert_eq!(codes(&v), vec!["event-mismatch"]);
+    }
+
+    #[test]
+    fn status_id_must_be_type_dot_subtype() {
+        let mut m = Message::sample_status_report("1");
+        m.status.id = "DELIVERED".into();
+        let body = serde_json::to_vec(&[m]).unwrap();
+        let v = run("POST", &good_headers("status-report"), &body);
+        assert_eq!(codes(&v), vec!["status-id"]);
+        assert!(v.findings[0].message.contains("DELIVERED.null"));
+    }
+
+    #[test]
+    fn the_registration_check_is_recognised() {
+        let h = vec![
+            ("Content-Type".to_owned(), b"application/json".to_vec()),
+            ("User-Agent".to_owned(), b"Service Invoker".to_vec()),
+        ];
+        let v = run("POST", &h, b"[]");
+        assert!(v.registration_check);
+        assert_eq!(codes(&v), vec!["registration-check"]);
+        // Not from the invoker, or not empty: not the check.
+        let h2 = set(&h, "User-Agent", b"curl");
+        assert!(!run("POST", &h2, b"[]").registration_check);
+        assert!(!run("POST", &h, &report_body()).registration_check);
+        assert!(!run("PUT", &h, b"[]").registration_check);
+    }
+}

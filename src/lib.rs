@@ -1,0 +1,15 @@
+//! Hookscope: a desktop inspector for the SMS service's webhooks.
+//!
+//! The library holds the engine; the `hookscope` binary is its window and its CLI.
+//! - [`contract`]: the webhook contract as pure code (no I/O);
+//! - [`receiver`]: the embedded HTTP receiver that records every call;
+//! - [`responder`]: the answer the user chose;
+//! - [`store`]: durable SQLite storage of invocations;
+//! - [`cli`]: the headless commands.
+
+pub mod cli;
+pub mod contract;
+pub mod receiver;
+pub mod responder;
+pub mod store;
+pub mod text;

@@ -1,0 +1,383 @@
+//! The embedded receiver: an axum server that accepts every call (any method, path, headers,
+//! body), records it whole, and answers as the responder decides. An invocation is committed to
+//! the store before its answer leaves.
+
+use crate::contract::{Brand, Finding, Severity, validate};
+use crate::responder::{Answer, CallInfo, Responder};
+use crate::store::{Header, Invocation, SentAnswer, Store, Summary};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use chrono::Utc;
+use http_body_util::BodyExt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::{broadcast, oneshot};
+
+/// The default port of the receiver.
+pub const DEFAULT_PORT: u16 = 8787;
+/// The default body limit: 32 MiB.
+pub const DEFAULT_BODY_LIMIT: u64 = 32 << 20;
+/// Bodies larger than this are parsed off the async workers.
+const BLOCKING_PARSE_OVER: usize = 256 << 10;
+
+#[derive(Clone, Debug)]
+pub struct ReceiverConfig {
+    pub bind: IpAddr,
+    pub port: u16,
+    /// Bodies up to this many bytes are kept whole; larger ones are answered 413.
+    pub body_limit: u64,
+    pub brand: Brand,
+}
+
+impl Default for ReceiverConfig {
+    fn default() -> Self {
+        ReceiverConfig {
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: DEFAULT_PORT,
+            body_limit: DEFAULT_BODY_LIMIT,
+            brand: Brand::default(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiverError {
+    #[error(
+        "port {port} on {ip} is already in use (another Hookscope, or another program); choose another with --port, or --port 0 for any free port"
+    )]
+    PortInUse { ip: IpAddr, port: u16 },
+    #[error("cannot listen on {addr}: {source}; check the address given with --bind")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// One recorded call, as published to listeners (the CLI's printer, the UI).
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub summary: Summary,
+}
+
+struct Shared {
+    store: Store,
+    responder: Responder,
+    config: ReceiverConfig,
+    events: broadcast::Sender<Arc<Recorded>>,
+}
+
+/// A receiver that is listening. Dropping it does not stop it; call [`Running::shutdown`].
+pub struct Running {
+    pub addr: SocketAddr,
+    events: broadcast::Sender<Arc<Recorded>>,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    /// The URL a webhook should point at.
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// A stream of every call recorded from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Recorded>> {
+        self.events.subscribe()
+    }
+
+    /// Stop accepting calls; the calls in progress finish (and are stored) first.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+}
+
+/// Bind and start the receiver on the current tokio runtime.
+pub async fn start(
+    config: ReceiverConfig,
+    store: Store,
+    responder: Responder,
+) -> Result<Running, ReceiverError> {
+    let addr = SocketAddr::new(config.bind, config.port);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| match source.kind() {
+            std::io::ErrorKind::AddrInUse => ReceiverError::PortInUse {
+                ip: config.bind,
+                port: config.port,
+            },
+            _ => ReceiverError::Bind { addr, source },
+        })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| ReceiverError::Bind { addr, source })?;
+    let (events, _) = broadcast::channel(4096);
+    let shared = Arc::new(Shared {
+        store,
+        responder,
+        config,
+        events: events.clone(),
+    });
+    let app = Router::new().fallback(handle).with_state(shared);
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let serve = axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async {
+            let _ = stop_rx.await;
+        });
+        if let Err(e) = serve.await {
+            tracing::error!("the receiver stopped: {e}");
+        }
+    });
+    Ok(Running {
+        addr: local,
+        events,
+        stop: Some(stop_tx),
+        task,
+    })
+}
+
+/// The body as read: kept whole up to the limit, or only counted past it.
+struct ReadBody {
+    bytes: Vec<u8>,
+    received: u64,
+    kept: bool,
+    /// The client stopped sending before the end (its error).
+    broken: Option<String>,
+}
+
+async fn read_body(body: Body, limit: u64, declared: Option<u64>) -> ReadBody {
+    let mut body = body;
+    let mut out = ReadBody {
+        bytes: Vec::new(),
+        received: 0,
+        kept: declared.is_none_or(|d| d <= limit),
+        broken: None,
+    };
+    if out.kept
+        && let Some(d) = declared
+    {
+        out.bytes.reserve(d as usize);
+    }
+    // Past the limit the rest is read and dropped so the client gets its 413, up to a cap.
+    let drain_cap = limit.saturating_mul(2).saturating_add(16 << 20);
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(frame) => {
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                out.received += data.len() as u64;
+                if out.kept {
+                    if out.received > limit {
+                        out.kept = false;
+                        out.bytes = Vec::new();
+                    } else {
+                        out.bytes.extend_from_slice(&data);
+                    }
+                }
+                if out.received > drain_cap {
+                    break;
+                }
+            }
+            Err(e) => {
+                out.broken = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    out
+}
+
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: Request,
+) -> Response {
+    let started = Instant::now();
+    let received_at = Utc::now();
+    let (parts, body) = req.into_parts();
+    let headers: Vec<Header> = parts
+        .headers
+        .iter()
+        .map(|(n, v)| Header::new(n.as_str(), v.as_bytes()))
+        .collect();
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let limit = shared.config.body_limit;
+    let body = read_body(body, limit, declared).await;
+    let method = parts.method.as_str().to_owned();
+
+    // Validation parses the body; a large one is parsed off the async workers.
+    let brand = shared.config.brand.clone();
+    let check = {
+        let method = method.clone();
+        move |headers: Vec<Header>, bytes: Vec<u8>| {
+            let raw: Vec<(String, Vec<u8>)> = headers
+                .iter()
+                .map(|h| (h.name.clone(), h.bytes()))
+                .collect();
+            let pairs: Vec<(&str, &[u8])> = raw
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_slice()))
+                .collect();
+            let v = validate(&brand, &method, &pairs, &bytes);
+            (v, headers, bytes)
+        }
+    };
+    let (mut validation, headers, bytes) = if body.bytes.len() > BLOCKING_PARSE_OVER {
+        let (h, b) = (headers, body.bytes);
+        match tokio::task::spawn_blocking(move || check(h, b)).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!("validation failed: {e}");
+                return plain(StatusCode::INTERNAL_SERVER_ERROR, "validation failed");
+            }
+        }
+    } else {
+        check(headers, body.bytes)
+    };
+
+    let mut decision = shared.responder.decide(CallInfo {
+        registration_check: validation.registration_check,
+        path: parts.uri.path(),
+    });
+    if !body.kept {
+        validation.findings.retain(|f| f.code != "empty-body");
+        validation.findings.push(Finding {
+            severity: Severity::Error,
+            code: "body-too-large".into(),
+            message: format!(
+                "The body is {} (declared {}), over the limit of {}: it was answered 413 and not kept. Raise the limit with --body-limit.",
+                crate::text::human_size(body.received),
+                declared.map_or("no size".to_owned(), crate::text::human_size),
+                crate::text::human_size(limit)
+            ),
+        });
+        decision.answer = Answer {
+            body: Some(format!(
+                "Hookscope: the body is over the limit of {limit} bytes\n"
+            )),
+            ..Answer::status(413)
+        };
+        decision.rule = Some("body over the limit".into());
+    }
+    if let Some(err) = &body.broken {
+        validation.findings.push(Finding {
+            severity: Severity::Error,
+            code: "body-incomplete".into(),
+            message: format!(
+                "The client stopped sending the body after {} bytes: {err}.",
+                body.received
+            ),
+        });
+    }
+
+    let answer = decision.answer;
+    if answer.delay_ms > 0 {
+        tokio::time::sleep(answer.delay()).await;
+    }
+    let sent = sent_answer(&answer);
+    let inv = Invocation {
+        received_at,
+        method,
+        path: parts.uri.path().to_owned(),
+        query: parts.uri.query().map(str::to_owned),
+        headers,
+        body: bytes,
+        body_size: body.received,
+        declared_size: declared,
+        body_kept: body.kept,
+        peer: Some(peer.to_string()),
+        event: validation.event_raw,
+        delivery: validation.delivery,
+        attempt: validation.attempt,
+        webhook_id: validation.webhook_id,
+        messages: validation.messages.map(|n| n.min(u32::MAX as usize) as u32),
+        registration_check: validation.registration_check,
+        findings: validation.findings,
+        answer: sent.clone(),
+        took_us: started.elapsed().as_micros().min(u64::MAX as u128) as u64,
+        rule: decision.rule,
+    };
+    let summary_source = Summary::of(0, &inv);
+    match shared.store.insert(inv).await {
+        Ok(id) => {
+            let _ = shared.events.send(Arc::new(Recorded {
+                summary: Summary {
+                    id,
+                    ..summary_source
+                },
+            }));
+            response(&sent)
+        }
+        Err(e) => {
+            // Not stored means not acknowledged: ask the service to come back.
+            tracing::error!("an invocation could not be stored: {e}");
+            let mut r = plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!("Hookscope could not store this call: {e}\n"),
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+            r
+        }
+    }
+}
+
+fn sent_answer(answer: &Answer) -> SentAnswer {
+    let mut headers = Vec::new();
+    if let Some(ra) = &answer.retry_after {
+        headers.push(("Retry-After".to_owned(), ra.clone()));
+    }
+    let body = answer.body.clone().unwrap_or_default().into_bytes();
+    if answer.body.is_some() {
+        let ct = answer
+            .content_type
+            .clone()
+            .unwrap_or_else(|| "text/plain; charset=utf-8".to_owned());
+        headers.push(("Content-Type".to_owned(), ct));
+    }
+    SentAnswer {
+        status: answer.status,
+        headers,
+        body,
+        delay_ms: answer.delay_ms,
+    }
+}
+
+fn response(sent: &SentAnswer) -> Response {
+    let mut r = Response::new(Body::from(sent.body.clone()));
+    *r.status_mut() = StatusCode::from_u16(sent.status).unwrap_or(StatusCode::OK);
+    for (name, value) in &sent.headers {
+        if let (Ok(n), Ok(v)) = (
+            header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            r.headers_mut().append(n, v);
+        }
+    }
+    r
+}
+
+fn plain(status: StatusCode, text: &str) -> Response {
+    let mut r = Response::new(Body::from(text.to_owned()));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}

@@ -1,0 +1,252 @@
+//! The answer the receiver gives: the user's current choice, applied to the next call at once.
+
+use crate::contract::{Outcome, outcome_of};
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+/// The answer to send: status, optional Retry-After, optional body and content type, and an
+/// optional delay before answering.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Answer {
+    pub status: u16,
+    /// The Retry-After header value: seconds or an HTTP date.
+    pub retry_after: Option<String>,
+    pub body: Option<String>,
+    /// Content type of `body`; `text/plain; charset=utf-8` when a body is set without one.
+    pub content_type: Option<String>,
+    /// Wait this long before answering (e.g. past 30 s to make the service time out).
+    pub delay_ms: u64,
+}
+
+impl Default for Answer {
+    fn default() -> Self {
+        Answer::status(200)
+    }
+}
+
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    #[error(
+        "{0} is not a status code an answer can have: use 200-599 (1xx codes are informational and cannot end an HTTP exchange)"
+    )]
+    Status(u16),
+    #[error("Retry-After \"{0}\" is not valid: give seconds (120) or an HTTP date")]
+    RetryAfter(String),
+    #[error("the content type \"{0}\" cannot be sent as a header")]
+    ContentType(String),
+    #[error("the delay of {0} ms is longer than an hour")]
+    Delay(u64),
+}
+
+impl Answer {
+    pub fn status(status: u16) -> Self {
+        Answer {
+            status,
+            retry_after: None,
+            body: None,
+            content_type: None,
+            delay_ms: 0,
+        }
+    }
+
+    pub fn with_retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds.to_string());
+        self
+    }
+
+    pub fn delay(&self) -> Duration {
+        Duration::from_millis(self.delay_ms)
+    }
+
+    /// What the service will do with this answer.
+    pub fn outcome(&self) -> Outcome {
+        outcome_of(self.status)
+    }
+
+    /// Check the answer can be sent; the error says what to change.
+    pub fn check(&self) -> Result<(), AnswerError> {
+        if !(200..=599).contains(&self.status) {
+            return Err(AnswerError::Status(self.status));
+        }
+        if let Some(ra) = &self.retry_after {
+            let now = chrono::Utc::now();
+            if crate::contract::parse_retry_after(ra, now).is_none() {
+                return Err(AnswerError::RetryAfter(ra.clone()));
+            }
+        }
+        if let Some(ct) = &self.content_type
+            && axum::http::HeaderValue::from_str(ct).is_err()
+        {
+            return Err(AnswerError::ContentType(ct.clone()));
+        }
+        if self.delay_ms > 3_600_000 {
+            return Err(AnswerError::Delay(self.delay_ms));
+        }
+        Ok(())
+    }
+
+    /// One line: `503 (Retry-After 120) after 2 s: retried on the schedule...`.
+    pub fn summary(&self) -> String {
+        let mut s = self.status.to_string();
+        if let Some(ra) = &self.retry_after {
+            s.push_str(&format!(" Retry-After {ra}"));
+        }
+        if self.delay_ms > 0 {
+            s.push_str(&format!(
+                " after {}",
+                crate::text::human_duration(self.delay())
+            ));
+        }
+        s
+    }
+}
+
+/// What the responder decided for one call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub answer: Answer,
+    /// The rule that chose it, or a note like `registration check`; `None` for the fixed choice.
+    pub rule: Option<String>,
+}
+
+/// The responder's settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ResponderConfig {
+    /// The fixed choice.
+    pub answer: Answer,
+    /// Answer the registration check 200 even while a failure code is chosen, so that
+    /// registering a webhook still works.
+    pub pass_registration_check: bool,
+}
+
+impl Default for ResponderConfig {
+    fn default() -> Self {
+        ResponderConfig {
+            answer: Answer::default(),
+            pass_registration_check: true,
+        }
+    }
+}
+
+/// What the responder knows of a call when it decides.
+#[derive(Clone, Copy, Debug)]
+pub struct CallInfo<'a> {
+    pub registration_check: bool,
+    pub path: &'a str,
+}
+
+/// The shared, live answer choice. Cheap to clone; a change applies to the next call.
+#[derive(Clone, Debug, Default)]
+pub struct Responder {
+    config: Arc<RwLock<ResponderConfig>>,
+}
+
+impl Responder {
+    pub fn new(config: ResponderConfig) -> Self {
+        Responder {
+            config: Arc::new(RwLock::new(config)),
+        }
+    }
+
+    pub fn config(&self) -> ResponderConfig {
+        self.config
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn set_answer(&self, answer: Answer) -> Result<(), AnswerError> {
+        answer.check()?;
+        self.config
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .answer = answer;
+        Ok(())
+    }
+
+    pub fn set_pass_registration_check(&self, on: bool) {
+        self.config
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .pass_registration_check = on;
+    }
+
+    pub fn decide(&self, call: CallInfo<'_>) -> Decision {
+        let config = self.config.read().unwrap_or_else(|p| p.into_inner());
+        if call.registration_check && config.pass_registration_check {
+            return Decision {
+                answer: Answer::status(200),
+                rule: Some("registration check".into()),
+            };
+        }
+        Decision {
+            answer: config.answer.clone(),
+            rule: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(check: bool) -> CallInfo<'static> {
+        CallInfo {
+            registration_check: check,
+            path: "/",
+        }
+    }
+
+    #[test]
+    fn the_choice_applies_to_the_next_call() {
+        let r = Responder::default();
+        assert_eq!(r.decide(call(false)).answer.status, 200);
+        r.set_answer(Answer::status(503).with_retry_after(120))
+            .unwrap();
+        let d = r.decide(call(false));
+        assert_eq!(d.answer.status, 503);
+        assert_eq!(d.answer.retry_after.as_deref(), Some("120"));
+        assert_eq!(d.rule, None);
+    }
+
+    #[test]
+    fn the_registration_check_passes_unless_turned_off() {
+        let r = Responder::default();
+        r.set_answer(Answer::status(503)).unwrap();
+        let d = r.decide(call(true));
+        assert_eq!(d.answer.status, 200);
+        assert_eq!(d.rule.as_deref(), Some("registration check"));
+        r.set_pass_registration_check(false);
+        assert_eq!(r.decide(call(true)).answer.status, 503);
+    }
+
+    #[test]
+    fn bad_answers_are_refused_with_a_reason() {
+        let r = Responder::default();
+        assert_eq!(
+            r.set_answer(Answer::status(100)),
+            Err(AnswerError::Status(100))
+        );
+        assert_eq!(
+            r.set_answer(Answer::status(600)),
+            Err(AnswerError::Status(600))
+        );
+        let mut a = Answer::status(503);
+        a.retry_after = Some("later".into());
+        assert!(r.set_answer(a).unwrap_err().to_string().contains("seconds"));
+        let mut a = Answer::status(200);
+        a.content_type = Some("text/plain\r\nX: y".into());
+        assert!(matches!(r.set_answer(a), Err(AnswerError::ContentType(_))));
+        assert_eq!(r.decide(call(false)).answer.status, 200, "unchanged");
+    }
+
+    #[test]
+    fn summary_reads_well() {
+        let mut a = Answer::status(503).with_retry_after(120);
+        a.delay_ms = 2000;
+        assert_eq!(a.summary(), "503 Retry-After 120 after 2 s");
+    }
+}

@@ -1,0 +1,804 @@
+//! Durable storage of invocations: one SQLite file (rusqlite, bundled), a versioned schema with
+//! migrations, a writer thread with group commit, and paged queries.
+//!
+//! Acknowledged means stored: [`Store::insert`] resolves only after the transaction holding the
+//! invocation has committed. Concurrent inserts are gathered into one transaction, so one fsync
+//! covers many calls. Queries never load the whole history: pages, counts and single rows.
+
+use crate::contract::{Finding, Outcome};
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
+
+/// The database file inside the data directory.
+pub const DB_FILE: &str = "hookscope.sqlite3";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot create the data directory {path}: {source}")]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot open the database {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "the database {path} has schema version {found}, newer than this Hookscope knows ({known}); use a newer Hookscope or another --data-dir"
+    )]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    #[error("database error: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("a stored record is damaged: {0}")]
+    Corrupt(String),
+    #[error("the store's writer has stopped; the invocation was not stored")]
+    WriterGone,
+}
+
+/// One header as received. `value` is the text (lossy when the bytes are not UTF-8, in which
+/// case `bytes_hex` keeps the exact bytes).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    pub name: String,
+    pub value: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_hex: Option<String>,
+}
+
+impl Header {
+    pub fn new(name: &str, value: &[u8]) -> Self {
+        match std::str::from_utf8(value) {
+            Ok(s) => Header {
+                name: name.to_owned(),
+                value: s.to_owned(),
+                bytes_hex: None,
+            },
+            Err(_) => Header {
+                name: name.to_owned(),
+                value: String::from_utf8_lossy(value).into_owned(),
+                bytes_hex: Some(crate::text::hex(value)),
+            },
+        }
+    }
+
+    /// The exact bytes of the value.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.bytes_hex
+            .as_deref()
+            .and_then(crate::text::unhex)
+            .unwrap_or_else(|| self.value.as_bytes().to_vec())
+    }
+}
+
+/// The answer that was sent back.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentAnswer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// The delay chosen before answering, in milliseconds.
+    pub delay_ms: u64,
+}
+
+/// Everything recorded about one call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Invocation {
+    pub received_at: DateTime<Utc>,
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    pub headers: Vec<Header>,
+    /// The body as received (empty when it was over the limit and not kept).
+    pub body: Vec<u8>,
+    /// Bytes received.
+    pub body_size: u64,
+    /// The Content-Length the client declared, if any.
+    pub declared_size: Option<u64>,
+    /// False when the body was over the limit and answered 413.
+    pub body_kept: bool,
+    pub peer: Option<String>,
+    pub event: Option<String>,
+    pub delivery: Option<String>,
+    pub attempt: Option<u32>,
+    pub webhook_id: Option<String>,
+    pub messages: Option<u32>,
+    pub registration_check: bool,
+    pub findings: Vec<Finding>,
+    pub answer: SentAnswer,
+    /// From arrival to the answer being ready (including the chosen delay), in microseconds.
+    pub took_us: u64,
+    /// The rule that chose the answer, if one did.
+    pub rule: Option<String>,
+}
+
+impl Invocation {
+    pub fn outcome(&self) -> Outcome {
+        crate::contract::outcome_of(self.answer.status)
+    }
+}
+
+/// A stored invocation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stored {
+    pub id: i64,
+    #[serde(flatten)]
+    pub inv: Invocation,
+}
+
+/// One row of a list: what a page shows, without headers and bodies.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub id: i64,
+    pub received_at: DateTime<Utc>,
+    pub method: String,
+    pub path: String,
+    pub event: Option<String>,
+    pub delivery: Option<String>,
+    pub attempt: Option<u32>,
+    pub webhook_id: Option<String>,
+    pub messages: Option<u32>,
+    pub answer_status: u16,
+    pub outcome: Outcome,
+    pub body_size: u64,
+    pub findings: u32,
+    pub registration_check: bool,
+    pub rule: Option<String>,
+}
+
+impl Summary {
+    /// The list row of an invocation stored under `id`.
+    pub fn of(id: i64, inv: &Invocation) -> Summary {
+        Summary {
+            id,
+            received_at: inv.received_at,
+            method: inv.method.clone(),
+            path: inv.path.clone(),
+            event: inv.event.clone(),
+            delivery: inv.delivery.clone(),
+            attempt: inv.attempt,
+            webhook_id: inv.webhook_id.clone(),
+            messages: inv.messages,
+            answer_status: inv.answer.status,
+            outcome: inv.outcome(),
+            body_size: inv.body_size,
+            findings: inv.findings.len() as u32,
+            registration_check: inv.registration_check,
+            rule: inv.rule.clone(),
+        }
+    }
+}
+
+/// What a list shows. Empty fields match everything.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Filter {
+    /// The event header value, e.g. `status-report`.
+    pub event: Option<String>,
+    pub outcome: Option<Outcome>,
+    /// Free text, matched in path, delivery, webhook id, event and body.
+    pub text: String,
+    /// Only invocations with findings.
+    pub with_findings: bool,
+}
+
+impl Filter {
+    pub fn is_empty(&self) -> bool {
+        self.event.is_none()
+            && self.outcome.is_none()
+            && self.text.is_empty()
+            && !self.with_findings
+    }
+
+    fn sql(&self) -> (String, Vec<rusqlite::types::Value>) {
+        use rusqlite::types::Value as V;
+        let mut clauses = Vec::new();
+        let mut args = Vec::new();
+        if let Some(e) = &self.event {
+            clauses.push("event = ?");
+            args.push(V::Text(e.clone()));
+        }
+        if let Some(o) = self.outcome {
+            clauses.push("outcome = ?");
+            args.push(V::Text(o.as_str().to_owned()));
+        }
+        if self.with_findings {
+            clauses.push("findings_count > 0");
+        }
+        let text = self.text.trim();
+        if !text.is_empty() {
+            clauses.push(
+                "(instr(path, ?1x) > 0 OR instr(ifnull(delivery, ''), ?1x) > 0 OR instr(ifnull(webhook_id, ''), ?1x) > 0 \
+                 OR instr(ifnull(event, ''), ?1x) > 0 OR instr(CAST(body AS TEXT), ?1x) > 0)",
+            );
+            for _ in 0..5 {
+                args.push(V::Text(text.to_owned()));
+            }
+        }
+        if clauses.is_empty() {
+            (String::new(), args)
+        } else {
+            let joined = clauses.join(" AND ").replace("?1x", "?");
+            (format!("WHERE {joined}"), args)
+        }
+    }
+}
+
+/// How hard a commit insists that the data is on disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Durability {
+    /// fsync at every commit: survives a power loss. (Default; group commit keeps it cheap.)
+    #[default]
+    Full,
+    /// fsync at checkpoints only: survives the process being killed, not a power loss.
+    Normal,
+}
+
+const MIGRATIONS: &[&str] = &[
+    // 1: the invocation log.
+    "CREATE TABLE invocations (
+        id INTEGER PRIMARY KEY,
+        received_at_us INTEGER NOT NULL,
+        method TEXT NOT NULL,
+        path TEXT NOT NULL,
+        query TEXT,
+        headers TEXT NOT NULL,
+        body BLOB NOT NULL,
+        body_size INTEGER NOT NULL,
+        declared_size INTEGER,
+        body_kept INTEGER NOT NULL,
+        peer TEXT,
+        event TEXT,
+        delivery TEXT,
+        attempt INTEGER,
+        webhook_id TEXT,
+        messages INTEGER,
+        registration_check INTEGER NOT NULL,
+        findings TEXT NOT NULL,
+        findings_count INTEGER NOT NULL,
+        answer_status INTEGER NOT NULL,
+        answer_headers TEXT NOT NULL,
+        answer_body BLOB NOT NULL,
+        answer_delay_ms INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        took_us INTEGER NOT NULL,
+        rule TEXT
+    );
+    CREATE INDEX invocations_delivery ON invocations(delivery, webhook_id, id);
+    CREATE INDEX invocations_event ON invocations(event, id);
+    CREATE INDEX invocations_outcome ON invocations(outcome, id);",
+];
+
+fn schema_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+fn db_path(dir: &Path) -> PathBuf {
+    dir.join(DB_FILE)
+}
+
+fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError> {
+    std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let path = db_path(dir);
+    let open_err = |source| StoreError::Open {
+        path: path.clone(),
+        source,
+    };
+    let conn = Connection::open(&path).map_err(open_err)?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(open_err)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(open_err)?;
+    let sync = match durability {
+        Durability::Full => "FULL",
+        Durability::Normal => "NORMAL",
+    };
+    conn.pragma_update(None, "synchronous", sync)
+        .map_err(open_err)?;
+    migrate(&conn, &path)?;
+    Ok(conn)
+}
+
+fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if found > schema_version() {
+        return Err(StoreError::TooNew {
+            path: path.to_owned(),
+            found,
+            known: schema_version(),
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let version = i as i64 + 1;
+        conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE; {sql}; PRAGMA user_version = {version}; COMMIT;"
+        ))
+        .inspect_err(|_| {
+            let _ = conn.execute_batch("ROLLBACK");
+        })?;
+    }
+    Ok(())
+}
+
+type Ack = oneshot::Sender<Result<i64, StoreError>>;
+
+/// Most invocations one commit gathers.
+const MAX_BATCH: usize = 1024;
+
+fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<(Invocation, Ack)>) {
+    let mut batch: Vec<(Invocation, Ack)> = Vec::with_capacity(MAX_BATCH);
+    while let Some(first) = rx.blocking_recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        match write_batch(&mut conn, &batch) {
+            Ok(ids) => {
+                for ((_, ack), id) in batch.drain(..).zip(ids) {
+                    let _ = ack.send(Ok(id));
+                }
+            }
+            Err(e) => {
+                tracing::error!("storing {} invocations failed: {e}", batch.len());
+                let msg = e.to_string();
+                for (_, ack) in batch.drain(..) {
+                    let _ = ack.send(Err(StoreError::Corrupt(format!("commit failed: {msg}"))));
+                }
+            }
+        }
+    }
+}
+
+fn write_batch(conn: &mut Connection, batch: &[(Invocation, Ack)]) -> Result<Vec<i64>, StoreError> {
+    let tx = conn.transaction()?;
+    let mut ids = Vec::with_capacity(batch.len());
+    {
+        let mut stmt = tx.prepare_cached(
+            "INSERT INTO invocations (received_at_us, method, path, query, headers, body, body_size,
+                declared_size, body_kept, peer, event, delivery, attempt, webhook_id, messages,
+                registration_check, findings, findings_count, answer_status, answer_headers,
+                answer_body, answer_delay_ms, outcome, took_us, rule)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+        )?;
+        for (inv, _) in batch {
+            let headers = serde_json::to_string(&inv.headers)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            let findings = serde_json::to_string(&inv.findings)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            let answer_headers = serde_json::to_string(&inv.answer.headers)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            stmt.execute(params![
+                inv.received_at.timestamp_micros(),
+                inv.method,
+                inv.path,
+                inv.query,
+                headers,
+                inv.body,
+                inv.body_size as i64,
+                inv.declared_size.map(|s| s as i64),
+                inv.body_kept,
+                inv.peer,
+                inv.event,
+                inv.delivery,
+                inv.attempt,
+                inv.webhook_id,
+                inv.messages,
+                inv.registration_check,
+                findings,
+                inv.findings.len() as i64,
+                inv.answer.status,
+                answer_headers,
+                inv.answer.body,
+                inv.answer.delay_ms as i64,
+                inv.outcome().as_str(),
+                inv.took_us as i64,
+                inv.rule,
+            ])?;
+            ids.push(tx.last_insert_rowid());
+        }
+    }
+    tx.commit()?;
+    Ok(ids)
+}
+
+fn micros_to_time(us: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_micros(us).unwrap_or_default()
+}
+
+fn json_col<T: serde::de::DeserializeOwned>(row: &Row<'_>, col: &str) -> rusqlite::Result<T> {
+    let text: String = row.get(col)?;
+    serde_json::from_str(&text).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+fn outcome_col(row: &Row<'_>) -> rusqlite::Result<Outcome> {
+    // The outcome is derived from the status; recompute rather than trust a damaged text.
+    let status: u16 = row.get("answer_status")?;
+    Ok(crate::contract::outcome_of(status))
+}
+
+const SUMMARY_COLUMNS: &str = "id, received_at_us, method, path, event, delivery, attempt, \
+    webhook_id, messages, answer_status, body_size, findings_count, registration_check, rule";
+
+fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
+    Ok(Summary {
+        id: row.get("id")?,
+        received_at: micros_to_time(row.get("received_at_us")?),
+        method: row.get("method")?,
+        path: row.get("path")?,
+        event: row.get("event")?,
+        delivery: row.get("delivery")?,
+        attempt: row.get("attempt")?,
+        webhook_id: row.get("webhook_id")?,
+        messages: row.get("messages")?,
+        answer_status: row.get("answer_status")?,
+        outcome: outcome_col(row)?,
+        body_size: row.get::<_, i64>("body_size")? as u64,
+        findings: row.get("findings_count")?,
+        registration_check: row.get("registration_check")?,
+        rule: row.get("rule")?,
+    })
+}
+
+fn stored_row(row: &Row<'_>) -> rusqlite::Result<Stored> {
+    Ok(Stored {
+        id: row.get("id")?,
+        inv: Invocation {
+            received_at: micros_to_time(row.get("received_at_us")?),
+            method: row.get("method")?,
+            path: row.get("path")?,
+            query: row.get("query")?,
+            headers: json_col(row, "headers")?,
+            body: row.get("body")?,
+            body_size: row.get::<_, i64>("body_size")? as u64,
+            declared_size: row
+                .get::<_, Option<i64>>("declared_size")?
+                .map(|s| s as u64),
+            body_kept: row.get("body_kept")?,
+            peer: row.get("peer")?,
+            event: row.get("event")?,
+            delivery: row.get("delivery")?,
+            attempt: row.get("attempt")?,
+            webhook_id: row.get("webhook_id")?,
+            messages: row.get("messages")?,
+            registration_check: row.get("registration_check")?,
+            findings: json_col(row, "findings")?,
+            answer: SentAnswer {
+                status: row.get("answer_status")?,
+                headers: json_col(row, "answer_headers")?,
+                body: row.get("answer_body")?,
+                delay_ms: row.get::<_, i64>("answer_delay_ms")? as u64,
+            },
+            took_us: row.get::<_, i64>("took_us")? as u64,
+            rule: row.get("rule")?,
+        },
+    })
+}
+
+/// The invocation store. Cheap to clone; reads are blocking (call them off the UI thread),
+/// inserts are async and resolve once committed.
+#[derive(Clone)]
+pub struct Store {
+    dir: PathBuf,
+    writer: Option<mpsc::Sender<(Invocation, Ack)>>,
+    reader: Arc<Mutex<Connection>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("dir", &self.dir).finish()
+    }
+}
+
+impl Store {
+    /// Open (creating and migrating) the store in `dir`, with a writer thread for inserts.
+    pub fn open(dir: &Path, durability: Durability) -> Result<Store, StoreError> {
+        let write_conn = connect(dir, durability)?;
+        let reader = connect(dir, durability)?;
+        let (tx, rx) = mpsc::channel(8 * MAX_BATCH);
+        std::thread::Builder::new()
+            .name("hookscope-store-writer".into())
+            .spawn(move || writer_loop(write_conn, rx))
+            .map_err(|source| StoreError::CreateDir {
+                path: dir.to_owned(),
+                source,
+            })?;
+        Ok(Store {
+            dir: dir.to_owned(),
+            writer: Some(tx),
+            reader: Arc::new(Mutex::new(reader)),
+        })
+    }
+
+    /// Open the store for queries only (no writer thread).
+    pub fn open_read(dir: &Path) -> Result<Store, StoreError> {
+        let reader = connect(dir, Durability::Normal)?;
+        Ok(Store {
+            dir: dir.to_owned(),
+            writer: None,
+            reader: Arc::new(Mutex::new(reader)),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        db_path(&self.dir)
+    }
+
+    /// Store one invocation; resolves with its id once it is committed.
+    pub async fn insert(&self, inv: Invocation) -> Result<i64, StoreError> {
+        let writer = self.writer.as_ref().ok_or(StoreError::WriterGone)?;
+        let (ack, done) = oneshot::channel();
+        writer
+            .send((inv, ack))
+            .await
+            .map_err(|_| StoreError::WriterGone)?;
+        done.await.map_err(|_| StoreError::WriterGone)?
+    }
+
+    fn with_reader<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        // A panic while holding the lock cannot leave the connection half-changed: reads only.
+        let conn = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+        f(&conn)
+    }
+
+    /// How many invocations match.
+    pub fn count(&self, filter: &Filter) -> Result<u64, StoreError> {
+        self.with_reader(|c| {
+            let (clause, args) = filter.sql();
+            let n: i64 = c.query_row(
+                &format!("SELECT COUNT(*) FROM invocations {clause}"),
+                rusqlite::params_from_iter(args),
+                |r| r.get(0),
+            )?;
+            Ok(n as u64)
+        })
+    }
+
+    /// A page of matching invocations, newest first, skipping `offset` rows.
+    pub fn page(
+        &self,
+        filter: &Filter,
+        offset: u64,
+        limit: u64,
+    ) -> Result<Vec<Summary>, StoreError> {
+        self.with_reader(|c| {
+            let (clause, mut args) = filter.sql();
+            args.push(rusqlite::types::Value::Integer(limit.min(i64::MAX as u64) as i64));
+            args.push(rusqlite::types::Value::Integer(offset.min(i64::MAX as u64) as i64));
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {SUMMARY_COLUMNS} FROM invocations {clause} ORDER BY id DESC LIMIT ? OFFSET ?"
+            ))?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(args), summary_row)?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    /// A page of matching invocations older than `before_id` (newest first).
+    pub fn page_before(
+        &self,
+        filter: &Filter,
+        before_id: Option<i64>,
+        limit: u64,
+    ) -> Result<Vec<Summary>, StoreError> {
+        self.with_reader(|c| {
+            let (clause, mut args) = filter.sql();
+            let clause = match (clause.is_empty(), before_id) {
+                (_, None) => clause,
+                (true, Some(_)) => "WHERE id < ?".to_owned(),
+                (false, Some(_)) => format!("{clause} AND id < ?"),
+            };
+            if let Some(id) = before_id {
+                args.push(rusqlite::types::Value::Integer(id));
+            }
+            args.push(rusqlite::types::Value::Integer(
+                limit.min(i64::MAX as u64) as i64
+            ));
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {SUMMARY_COLUMNS} FROM invocations {clause} ORDER BY id DESC LIMIT ?"
+            ))?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(args), summary_row)?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    /// One invocation in full.
+    pub fn get(&self, id: i64) -> Result<Option<Stored>, StoreError> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached("SELECT * FROM invocations WHERE id = ?")?;
+            Ok(stmt.query_row([id], stored_row).optional()?)
+        })
+    }
+
+    /// Every attempt of one delivery, oldest first. With `webhook_id`, only that webhook's.
+    pub fn by_delivery(
+        &self,
+        delivery: &str,
+        webhook_id: Option<&str>,
+    ) -> Result<Vec<Stored>, StoreError> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT * FROM invocations WHERE delivery = ?1 AND (?2 IS NULL OR webhook_id = ?2) ORDER BY id ASC",
+            )?;
+            let rows = stmt.query_map(params![delivery, webhook_id], stored_row)?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    /// The newest id, if any.
+    pub fn last_id(&self) -> Result<Option<i64>, StoreError> {
+        self.with_reader(|c| Ok(c.query_row("SELECT MAX(id) FROM invocations", [], |r| r.get(0))?))
+    }
+}
+
+/// The platform data directory for Hookscope (e.g. `~/.local/share/hookscope`), or
+/// `./hookscope-data` where the platform has none.
+pub fn default_data_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("HOOKSCOPE_DATA_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    dirs::data_dir()
+        .map(|d| d.join("hookscope"))
+        .unwrap_or_else(|| PathBuf::from("hookscope-data"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::Severity;
+
+    pub(crate) fn sample(delivery: &str, attempt: u32, status: u16) -> Invocation {
+        Invocation {
+            received_at: Utc::now(),
+            method: "POST".into(),
+            path: "/hook".into(),
+            query: Some("secret=1".into()),
+            headers: vec![
+                Header::new("X-Service-Event", b"status-report"),
+                Header::new("X-Odd", b"\xff\x01"),
+                Header::new("X-Odd", b"second"),
+            ],
+            body: b"[]".to_vec(),
+            body_size: 2,
+            declared_size: Some(2),
+            body_kept: true,
+            peer: Some("127.0.0.1:5000".into()),
+            event: Some("status-report".into()),
+            delivery: Some(delivery.into()),
+            attempt: Some(attempt),
+            webhook_id: Some("234".into()),
+            messages: Some(0),
+            registration_check: false,
+            findings: vec![Finding {
+                severity: Severity::Warning,
+                code: "user-agent".into(),
+                message: "x".into(),
+            }],
+            answer: SentAnswer {
+                status,
+                headers: vec![("Retry-After".into(), "120".into())],
+                body: b"busy".to_vec(),
+                delay_ms: 5,
+            },
+            took_us: 1234,
+            rule: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn insert_then_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Full).unwrap();
+        let inv = sample("d1", 1, 503);
+        let id = store.insert(inv.clone()).await.unwrap();
+        let got = store.get(id).unwrap().unwrap();
+        assert_eq!(got.inv.headers, inv.headers);
+        assert_eq!(got.inv.headers[1].bytes(), b"\xff\x01");
+        assert_eq!(got.inv.answer, inv.answer);
+        assert_eq!(got.inv.findings, inv.findings);
+        assert_eq!(
+            got.inv.received_at.timestamp_micros(),
+            inv.received_at.timestamp_micros()
+        );
+        assert_eq!(got.inv.outcome(), Outcome::RetryUnavailable);
+        assert_eq!(store.get(id + 100).unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn pages_counts_filters_and_deliveries() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        for i in 0..30u32 {
+            let mut inv = sample(
+                &format!("d{}", i % 3),
+                i / 3 + 1,
+                if i % 2 == 0 { 200 } else { 503 },
+            );
+            if i % 5 == 0 {
+                inv.event = Some("incoming-message".into());
+            }
+            store.insert(inv).await.unwrap();
+        }
+        assert_eq!(store.count(&Filter::default()).unwrap(), 30);
+        let page = store.page(&Filter::default(), 0, 10).unwrap();
+        assert_eq!(page.len(), 10);
+        assert!(page.windows(2).all(|w| w[0].id > w[1].id), "newest first");
+        let next = store
+            .page_before(&Filter::default(), Some(page[9].id), 10)
+            .unwrap();
+        assert_eq!(next[0].id, page[9].id - 1);
+        assert_eq!(store.page(&Filter::default(), 10, 10).unwrap(), next);
+
+        let f = Filter {
+            outcome: Some(Outcome::Succeeded),
+            ..Filter::default()
+        };
+        assert_eq!(store.count(&f).unwrap(), 15);
+        let f = Filter {
+            event: Some("incoming-message".into()),
+            ..Filter::default()
+        };
+        assert_eq!(store.count(&f).unwrap(), 6);
+        let f = Filter {
+            text: "d2".into(),
+            ..Filter::default()
+        };
+        assert_eq!(store.count(&f).unwrap(), 10);
+        let attempts = store.by_delivery("d1", Some("234")).unwrap();
+        assert_eq!(attempts.len(), 10);
+        assert!(
+            attempts.windows(2).all(|w| w[0].id < w[1].id),
+            "oldest first"
+        );
+        assert_eq!(store.by_delivery("d1", Some("999")).unwrap().len(), 0);
+        assert_eq!(store.last_id().unwrap(), Some(30));
+    }
+
+    #[tokio::test]
+    async fn reopening_keeps_data_and_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path(), Durability::Full).unwrap();
+            store.insert(sample("d", 1, 200)).await.unwrap();
+        }
+        let store = Store::open_read(dir.path()).unwrap();
+        assert_eq!(store.count(&Filter::default()).unwrap(), 1);
+        assert!(matches!(
+            store.insert(sample("d", 2, 200)).await,
+            Err(StoreError::WriterGone)
+        ));
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_with_a_clear_message() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let c = Connection::open(db_path(dir.path())).unwrap();
+            c.pragma_update(None, "user_version", 99).unwrap();
+        }
+        let err = Store::open_read(dir.path()).unwrap_err();
+        assert!(matches!(err, StoreError::TooNew { found: 99, .. }));
+        assert!(err.to_string().contains("--data-dir"));
+    }
+}

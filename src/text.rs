@@ -1,0 +1,170 @@
+//! Small text helpers: safe printing of untrusted text, hex, sizes and durations.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+/// Text taken from a request, made safe for a terminal: control characters (including ESC, CR,
+/// LF and the C1 range) are shown escaped, so a hostile payload cannot drive the terminal.
+pub fn escape_control(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Lower-case hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// Bytes from hex; `None` when the text is not hex.
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("\"{input}\" is not {what}; examples: {examples}")]
+pub struct ParseError {
+    input: String,
+    what: &'static str,
+    examples: &'static str,
+}
+
+/// A size such as `32MiB`, `512KiB`, `10MB`, `1048576`.
+pub fn parse_size(s: &str) -> Result<u64, ParseError> {
+    let err = || ParseError {
+        input: s.to_owned(),
+        what: "a size",
+        examples: "32MiB, 512KiB, 10MB, 1048576",
+    };
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| err())?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1_000,
+        "kib" => 1 << 10,
+        "m" | "mb" => 1_000_000,
+        "mib" => 1 << 20,
+        "g" | "gb" => 1_000_000_000,
+        "gib" => 1 << 30,
+        _ => return Err(err()),
+    };
+    n.checked_mul(mult).ok_or_else(err)
+}
+
+/// A duration such as `500ms`, `2s`, `1m`, `1h`, or plain seconds `30`.
+pub fn parse_duration(s: &str) -> Result<Duration, ParseError> {
+    let err = || ParseError {
+        input: s.to_owned(),
+        what: "a duration",
+        examples: "500ms, 2s, 35s, 1m, 30",
+    };
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| err())?;
+    let ms: u64 = match unit.trim() {
+        "ms" => 1,
+        "" | "s" => 1_000,
+        "m" | "min" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(err()),
+    };
+    n.checked_mul(ms).map(Duration::from_millis).ok_or_else(err)
+}
+
+/// A human size: `1.5 KiB`, `32 MiB`.
+pub fn human_size(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut unit = UNITS[0];
+    for u in &UNITS[1..] {
+        if v < 1024.0 {
+            break;
+        }
+        v /= 1024.0;
+        unit = u;
+    }
+    format!("{v:.1} {unit}")
+}
+
+/// A human duration: `90 s`, `3 min`, `4 min 12 s`, `1 h 30 min`, `2 d`.
+pub fn human_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s == 0 {
+        return format!("{} ms", d.as_millis());
+    }
+    let (days, h, m, sec) = (s / 86_400, (s / 3600) % 24, (s / 60) % 60, s % 60);
+    let parts: Vec<String> = [(days, "d"), (h, "h"), (m, "min"), (sec, "s")]
+        .into_iter()
+        .filter(|(v, _)| *v > 0)
+        .take(2)
+        .map(|(v, u)| format!("{v} {u}"))
+        .collect();
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(escape_control("a\x1b[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(escape_control("x\r\ny\u{9b}"), "x\\u{d}\\u{a}y\\u{9b}");
+        assert_eq!(escape_control("bidi\u{202e}"), "bidi\\u{202e}");
+        assert_eq!(escape_control("héllo ✓"), "héllo ✓");
+    }
+
+    #[test]
+    fn hex_round_trip() {
+        assert_eq!(hex(b"\x00\xff"), "00ff");
+        assert_eq!(unhex("00ff"), Some(vec![0, 255]));
+        assert_eq!(unhex("0"), None);
+        assert_eq!(unhex("zz"), None);
+    }
+
+    #[test]
+    fn sizes_and_durations() {
+        assert_eq!(parse_size("32MiB"), Ok(32 << 20));
+        assert_eq!(parse_size("10 MB"), Ok(10_000_000));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("99999999999999GiB").is_err());
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("35s"), Ok(Duration::from_secs(35)));
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert!(
+            parse_duration("soon")
+                .unwrap_err()
+                .to_string()
+                .contains("500ms")
+        );
+        assert_eq!(human_size(1536), "1.5 KiB");
+        assert_eq!(human_duration(Duration::from_secs(252)), "4 min 12 s");
+        assert_eq!(human_duration(Duration::from_secs(172_800)), "2 d");
+    }
+}
