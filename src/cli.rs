@@ -255,35 +255,39 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         )?;
         writeln!(err, "Press Ctrl-C to stop.")?;
     }
-    let mut count: u64 = 0;
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
-    loop {
-        tokio::select! {
-            _ = &mut ctrl_c => break,
-            event = events.recv() => match event {
+    // Printing runs on its own thread: a slow or blocked terminal never holds up the receiver
+    // (past 4096 unprinted calls, lines are skipped and counted; the calls are still stored).
+    let json = args.json;
+    let printer = std::thread::spawn(move || {
+        let mut count: u64 = 0;
+        loop {
+            match events.blocking_recv() {
                 Ok(rec) => {
                     count += 1;
-                    let mut out = std::io::stdout().lock();
-                    let line = if args.json {
-                        serde_json::to_string(&rec.summary)?
+                    let line = if json {
+                        serde_json::to_string(&rec.summary).unwrap_or_default()
                     } else {
                         format_line(&rec.summary)
                     };
+                    let mut out = std::io::stdout().lock();
                     // A closed stdout (e.g. `| head`) must not stop the receiver.
-                    if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
-                        continue;
-                    }
+                    let _ = writeln!(out, "{line}").and_then(|_| out.flush());
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                     count += n;
-                    eprintln!("({n} calls not printed: the terminal could not keep up; they are stored, see `hookscope log`)");
+                    eprintln!(
+                        "({n} calls not printed: the terminal could not keep up; they are stored, see `hookscope log`)"
+                    );
                 }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return count,
             }
         }
-    }
+    });
+    let _ = tokio::signal::ctrl_c().await;
     running.shutdown().await;
+    let count = tokio::task::spawn_blocking(move || printer.join().unwrap_or(0))
+        .await
+        .unwrap_or(0);
     eprintln!("Stopped. {count} calls recorded in this run.");
     Ok(())
 }

@@ -1,0 +1,100 @@
+//! Helpers shared by the integration tests: a receiver on 127.0.0.1 port 0 with its own data
+//! directory, typical invocations, and polling with a deadline.
+#![allow(dead_code)]
+
+use hookscope::contract::{Brand, Message};
+use hookscope::receiver::{self, ReceiverConfig, Running};
+use hookscope::responder::{Answer, Responder, ResponderConfig};
+use hookscope::store::{Durability, Store};
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::{Duration, Instant};
+
+pub struct Rig {
+    pub running: Running,
+    pub store: Store,
+    pub responder: Responder,
+    pub dir: tempfile::TempDir,
+    pub client: reqwest::Client,
+}
+
+impl Rig {
+    pub async fn start(answer: Answer) -> Rig {
+        Rig::start_with(answer, |_| {}).await
+    }
+
+    pub async fn start_with(answer: Answer, tweak: impl FnOnce(&mut ReceiverConfig)) -> Rig {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(dir.path(), Durability::Full).expect("store");
+        let responder = Responder::new(ResponderConfig {
+            answer,
+            pass_registration_check: true,
+        });
+        let mut config = ReceiverConfig {
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            ..ReceiverConfig::default()
+        };
+        tweak(&mut config);
+        let running = receiver::start(config, store.clone(), responder.clone())
+            .await
+            .expect("receiver starts");
+        Rig {
+            running,
+            store,
+            responder,
+            dir,
+            client: reqwest::Client::new(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.running.addr, path)
+    }
+}
+
+/// The headers the service's invoker sends.
+pub fn invoker_headers(event: &str, delivery: &str, attempt: u32) -> Vec<(String, String)> {
+    let b = Brand::default();
+    vec![
+        (b.event_header(), event.to_owned()),
+        (b.delivery_header(), delivery.to_owned()),
+        (b.attempt_header(), attempt.to_string()),
+        (b.webhook_id_header(), "234".to_owned()),
+        ("Content-Type".to_owned(), "application/json".to_owned()),
+        ("User-Agent".to_owned(), b.user_agent()),
+    ]
+}
+
+pub fn status_report_body(id: &str) -> Vec<u8> {
+    serde_json::to_vec(&[Message::sample_status_report(id)]).expect("json")
+}
+
+pub fn incoming_body(id: &str) -> Vec<u8> {
+    serde_json::to_vec(&[Message::sample_incoming(id)]).expect("json")
+}
+
+/// Build a POST with the given headers and body.
+pub fn post(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(String, String)],
+    body: Vec<u8>,
+) -> reqwest::RequestBuilder {
+    let mut req = client.post(url).body(body);
+    for (n, v) in headers {
+        req = req.header(n.as_str(), v.as_str());
+    }
+    req
+}
+
+/// Poll `f` until it returns `Some`, or panic after `deadline`.
+pub async fn eventually<T>(deadline: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(start.elapsed() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

@@ -1,0 +1,357 @@
+//! The receiver over real HTTP on 127.0.0.1: calls are stored whole and answered as chosen, and
+//! bad input is answered and recorded, never lost.
+
+mod common;
+
+use common::*;
+use hookscope::contract::Outcome;
+use hookscope::responder::Answer;
+use hookscope::store::Filter;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn finding_codes(rig: &Rig, id: i64) -> Vec<String> {
+    let s = rig.store.get(id).unwrap().unwrap();
+    s.inv.findings.iter().map(|f| f.code.clone()).collect()
+}
+
+async fn last(rig: &Rig) -> hookscope::store::Stored {
+    let id = rig.store.last_id().unwrap().expect("something stored");
+    rig.store.get(id).unwrap().unwrap()
+}
+
+#[tokio::test]
+async fn a_status_report_is_stored_whole_and_answered_as_chosen() {
+    let mut answer = Answer::status(200);
+    answer.body = Some("thanks".into());
+    let rig = Rig::start(answer).await;
+    let body = status_report_body("1001");
+    let resp = post(
+        &rig.client,
+        &rig.url("/hooks/sms?secret=abc"),
+        &invoker_headers("status-report", "dlv-1", 1),
+        body.clone(),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.text().await.unwrap(), "thanks");
+
+    // Acknowledged means stored: it is there as soon as the answer arrived.
+    let s = last(&rig).await;
+    assert_eq!(s.inv.method, "POST");
+    assert_eq!(s.inv.path, "/hooks/sms");
+    assert_eq!(s.inv.query.as_deref(), Some("secret=abc"));
+    assert_eq!(s.inv.body, body);
+    assert_eq!(s.inv.body_size, body.len() as u64);
+    assert_eq!(s.inv.event.as_deref(), Some("status-report"));
+    assert_eq!(s.inv.delivery.as_deref(), Some("dlv-1"));
+    assert_eq!(s.inv.attempt, Some(1));
+    assert_eq!(s.inv.webhook_id.as_deref(), Some("234"));
+    assert_eq!(s.inv.messages, Some(1));
+    assert_eq!(s.inv.findings, vec![]);
+    assert_eq!(s.inv.answer.status, 200);
+    assert_eq!(s.inv.answer.body, b"thanks");
+    assert_eq!(s.inv.outcome(), Outcome::Succeeded);
+    assert!(s.inv.peer.as_deref().unwrap().starts_with("127.0.0.1:"));
+    let names: Vec<&str> = s.inv.headers.iter().map(|h| h.name.as_str()).collect();
+    assert!(names.contains(&"x-service-delivery-attempt"));
+    assert!(names.contains(&"user-agent"));
+}
+
+#[tokio::test]
+async fn an_incoming_message_gets_503_with_retry_after() {
+    let rig = Rig::start(Answer::status(503).with_retry_after(120)).await;
+    let body = incoming_body("2002");
+    let resp = post(
+        &rig.client,
+        &rig.url("/in"),
+        &invoker_headers("incoming-message", "dlv-2", 3),
+        body.clone(),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 503);
+    assert_eq!(resp.headers()["retry-after"], "120");
+    let s = last(&rig).await;
+    assert_eq!(s.inv.body, body);
+    assert_eq!(s.inv.event.as_deref(), Some("incoming-message"));
+    assert_eq!(s.inv.attempt, Some(3));
+    assert_eq!(s.inv.outcome(), Outcome::RetryUnavailable);
+    assert_eq!(
+        s.inv.answer.headers,
+        vec![("Retry-After".to_owned(), "120".to_owned())]
+    );
+}
+
+#[tokio::test]
+async fn the_choice_applies_to_the_next_call_at_once() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let send = || {
+        post(
+            &rig.client,
+            &rig.url("/"),
+            &invoker_headers("status-report", "d", 1),
+            status_report_body("1"),
+        )
+        .send()
+    };
+    assert_eq!(send().await.unwrap().status(), 200);
+    rig.responder.set_answer(Answer::status(410)).unwrap();
+    assert_eq!(send().await.unwrap().status(), 410);
+    assert_eq!(last(&rig).await.inv.outcome(), Outcome::WebhookCancelled);
+}
+
+#[tokio::test]
+async fn the_registration_check_gets_200_while_503_is_chosen() {
+    let rig = Rig::start(Answer::status(503)).await;
+    let resp = rig
+        .client
+        .post(rig.url("/hook"))
+        .header("Content-Type", "application/json")
+        .header("User-Agent", "Service Invoker")
+        .body("[]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let s = last(&rig).await;
+    assert!(s.inv.registration_check);
+    assert_eq!(s.inv.rule.as_deref(), Some("registration check"));
+    assert_eq!(s.inv.answer.status, 200);
+
+    // Turned off, the check gets the chosen code.
+    rig.responder.set_pass_registration_check(false);
+    let resp = rig
+        .client
+        .post(rig.url("/hook"))
+        .header("Content-Type", "application/json")
+        .header("User-Agent", "Service Invoker")
+        .body("[]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 503);
+}
+
+#[tokio::test]
+async fn the_chosen_delay_is_applied() {
+    let mut answer = Answer::status(200);
+    answer.delay_ms = 300;
+    let rig = Rig::start(answer).await;
+    let start = std::time::Instant::now();
+    let resp = rig
+        .client
+        .post(rig.url("/"))
+        .body("[]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(start.elapsed() >= Duration::from_millis(300));
+    let s = last(&rig).await;
+    assert_eq!(s.inv.answer.delay_ms, 300);
+    assert!(s.inv.took_us >= 300_000);
+}
+
+#[tokio::test]
+async fn bad_bodies_are_answered_and_recorded_with_findings() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let h = invoker_headers("status-report", "bad", 1);
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("invalid json", b"[{\"id\":".to_vec(), "body-not-json"),
+        ("invalid utf-8", b"[\"\xff\xfe\"]".to_vec(), "body-not-utf8"),
+        ("empty body", Vec::new(), "empty-body"),
+        ("not an array", b"{\"id\":\"1\"}".to_vec(), "body-not-array"),
+    ];
+    for (what, body, code) in cases {
+        let resp = post(&rig.client, &rig.url("/bad"), &h, body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200, "{what}");
+        let s = last(&rig).await;
+        assert_eq!(s.inv.body, body, "{what}: kept byte for byte");
+        assert!(
+            finding_codes(&rig, s.id).contains(&code.to_owned()),
+            "{what}"
+        );
+    }
+    assert_eq!(rig.store.count(&Filter::default()).unwrap(), 4);
+}
+
+#[tokio::test]
+async fn wrong_content_type_and_get_are_recorded() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let mut h = invoker_headers("status-report", "ct", 1);
+    h.retain(|(n, _)| n != "Content-Type");
+    h.push(("Content-Type".into(), "text/plain".into()));
+    let resp = post(&rig.client, &rig.url("/"), &h, status_report_body("1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let s = last(&rig).await;
+    assert!(finding_codes(&rig, s.id).contains(&"content-type".to_owned()));
+
+    let resp = rig.client.get(rig.url("/status?x=1")).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let s = last(&rig).await;
+    assert_eq!(s.inv.method, "GET");
+    assert_eq!(s.inv.query.as_deref(), Some("x=1"));
+    let codes = finding_codes(&rig, s.id);
+    assert!(codes.contains(&"method".to_owned()));
+    assert!(codes.contains(&"missing-header".to_owned()));
+}
+
+/// Send raw bytes over TCP and return the status line of the answer.
+async fn raw_call(addr: std::net::SocketAddr, request: &[u8]) -> String {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(request).await.unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 1024];
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut chunk))
+            .await
+            .expect("an answer in time")
+            .unwrap();
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if buf.windows(4).any(|w| w == b"\r\n\r\n") {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&buf)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_call_with_no_headers_and_odd_bytes_is_recorded() {
+    let rig = Rig::start(Answer::status(202)).await;
+    let status = raw_call(rig.running.addr, b"POST /naked HTTP/1.1\r\n\r\n").await;
+    assert!(status.starts_with("HTTP/1.1 202"), "{status}");
+    let s = last(&rig).await;
+    assert_eq!(s.inv.path, "/naked");
+    assert!(s.inv.headers.is_empty());
+    let codes = finding_codes(&rig, s.id);
+    assert_eq!(codes.iter().filter(|c| *c == "missing-header").count(), 4);
+    assert!(codes.contains(&"content-type".to_owned()));
+    assert!(codes.contains(&"empty-body".to_owned()));
+
+    // A header value that is not UTF-8 is kept byte for byte.
+    let status = raw_call(
+        rig.running.addr,
+        b"POST /odd HTTP/1.1\r\nHost: x\r\nX-Service-Delivery: \xff\xfe\r\nContent-Length: 2\r\n\r\n[]",
+    )
+    .await;
+    assert!(status.starts_with("HTTP/1.1 202"), "{status}");
+    let s = last(&rig).await;
+    let h = s
+        .inv
+        .headers
+        .iter()
+        .find(|h| h.name == "x-service-delivery")
+        .unwrap();
+    assert_eq!(h.bytes(), b"\xff\xfe");
+    assert!(finding_codes(&rig, s.id).contains(&"malformed-header".to_owned()));
+}
+
+#[tokio::test]
+async fn a_40_mib_body_is_answered_413_and_recorded_with_its_size() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let big = vec![b'x'; 40 << 20];
+    let resp = post(
+        &rig.client,
+        &rig.url("/big"),
+        &invoker_headers("status-report", "big", 1),
+        big,
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 413);
+    let s = last(&rig).await;
+    assert!(!s.inv.body_kept);
+    assert!(s.inv.body.is_empty());
+    assert_eq!(s.inv.declared_size, Some(40 << 20));
+    assert_eq!(s.inv.body_size, 40 << 20, "received size");
+    assert_eq!(s.inv.answer.status, 413);
+    let codes = finding_codes(&rig, s.id);
+    assert!(codes.contains(&"body-too-large".to_owned()), "{codes:?}");
+    assert!(!codes.contains(&"empty-body".to_owned()));
+
+    // The limit is configurable; a body under it is kept whole.
+    let rig = Rig::start_with(Answer::status(200), |c| c.body_limit = 64 << 20).await;
+    let big = vec![b' '; 40 << 20];
+    let resp = post(
+        &rig.client,
+        &rig.url("/big"),
+        &invoker_headers("status-report", "big", 1),
+        big,
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 200);
+    let s = last(&rig).await;
+    assert!(s.inv.body_kept);
+    assert_eq!(s.inv.body.len(), 40 << 20);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_concurrent_small_calls_are_all_answered_and_stored() {
+    use futures_util::StreamExt;
+    let rig = Rig::start(Answer::status(200)).await;
+    let n = 10_000usize;
+    let url = rig.url("/load");
+    let results: Vec<u16> = futures_util::stream::iter(0..n)
+        .map(|i| {
+            let req = post(
+                &rig.client,
+                &url,
+                &invoker_headers("status-report", &format!("load-{i}"), 1),
+                status_report_body(&i.to_string()),
+            );
+            async move { req.send().await.map(|r| r.status().as_u16()).unwrap_or(0) }
+        })
+        .buffer_unordered(256)
+        .collect()
+        .await;
+    assert_eq!(results.len(), n);
+    assert!(results.iter().all(|s| *s == 200), "every call answered 200");
+    assert_eq!(rig.store.count(&Filter::default()).unwrap(), n as u64);
+    let f = Filter {
+        text: "load-9999".into(),
+        ..Filter::default()
+    };
+    assert_eq!(rig.store.count(&f).unwrap(), 1);
+}
+
+#[tokio::test]
+async fn listeners_see_each_recorded_call() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let mut events = rig.running.subscribe();
+    post(
+        &rig.client,
+        &rig.url("/"),
+        &invoker_headers("status-report", "ev", 2),
+        status_report_body("1"),
+    )
+    .send()
+    .await
+    .unwrap();
+    let rec = tokio::time::timeout(Duration::from_secs(10), events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(rec.summary.delivery.as_deref(), Some("ev"));
+    assert_eq!(rec.summary.attempt, Some(2));
+    assert_eq!(rec.summary.id, rig.store.last_id().unwrap().unwrap());
+}
