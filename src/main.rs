@@ -4,6 +4,11 @@ use clap::{CommandFactory, Parser};
 use hookscope::cli::{self, Cli, Command};
 use std::process::ExitCode;
 
+// Many small allocations per call (headers, JSON values) from several threads: mimalloc keeps
+// them cheap where glibc's allocator contends.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

@@ -221,25 +221,21 @@ async fn handle(
     let method = parts.method.as_str().to_owned();
 
     // Validation parses the body; a large one is parsed off the async workers.
-    let brand = shared.config.brand.clone();
-    let check = {
-        let method = method.clone();
-        move |headers: Vec<Header>, bytes: Vec<u8>| {
-            let raw: Vec<(String, Vec<u8>)> = headers
-                .iter()
-                .map(|h| (h.name.clone(), h.bytes()))
-                .collect();
-            let pairs: Vec<(&str, &[u8])> = raw
-                .iter()
-                .map(|(n, v)| (n.as_str(), v.as_slice()))
-                .collect();
-            let v = validate(&brand, &method, &pairs, &bytes);
-            (v, headers, bytes)
-        }
-    };
-    let (mut validation, headers, bytes) = if body.bytes.len() > BLOCKING_PARSE_OVER {
-        let (h, b) = (headers, body.bytes);
-        match tokio::task::spawn_blocking(move || check(h, b)).await {
+    let brand = &shared.config.brand;
+    let (mut validation, bytes) = if body.bytes.len() > BLOCKING_PARSE_OVER {
+        let (map, bytes, brand, method) = (
+            parts.headers.clone(),
+            body.bytes,
+            brand.clone(),
+            method.clone(),
+        );
+        let job = move || {
+            (
+                validate(&brand, &method, &header_pairs(&map), &bytes),
+                bytes,
+            )
+        };
+        match tokio::task::spawn_blocking(job).await {
             Ok(r) => r,
             Err(e) => {
                 tracing::error!("validation failed: {e}");
@@ -247,7 +243,8 @@ async fn handle(
             }
         }
     } else {
-        check(headers, body.bytes)
+        let v = validate(brand, &method, &header_pairs(&parts.headers), &body.bytes);
+        (v, body.bytes)
     };
 
     let mut decision = shared.responder.decide(CallInfo {
@@ -335,6 +332,12 @@ async fn handle(
             r
         }
     }
+}
+
+fn header_pairs(map: &axum::http::HeaderMap) -> Vec<(&str, &[u8])> {
+    map.iter()
+        .map(|(n, v)| (n.as_str(), v.as_bytes()))
+        .collect()
 }
 
 fn sent_answer(answer: &Answer) -> SentAnswer {

@@ -335,8 +335,28 @@ type Ack = oneshot::Sender<Result<i64, StoreError>>;
 /// Most invocations one commit gathers.
 const MAX_BATCH: usize = 1024;
 
-fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<(Invocation, Ack)>) {
+/// Rows written between two checkpoint requests.
+const CHECKPOINT_EVERY: usize = 2048;
+
+/// Checkpoints run on their own thread (and connection), so a commit never waits for the WAL to
+/// be copied into the database file.
+fn checkpoint_loop(conn: Connection, wake: std::sync::mpsc::Receiver<()>) {
+    while wake.recv().is_ok() {
+        if let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)") {
+            tracing::warn!("checkpoint failed (will retry): {e}");
+        }
+    }
+    // The writer is gone: fold the WAL into the database and trim it.
+    let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+fn writer_loop(
+    mut conn: Connection,
+    mut rx: mpsc::Receiver<(Invocation, Ack)>,
+    checkpoint: std::sync::mpsc::SyncSender<()>,
+) {
     let mut batch: Vec<(Invocation, Ack)> = Vec::with_capacity(MAX_BATCH);
+    let mut since_checkpoint = 0usize;
     while let Some(first) = rx.blocking_recv() {
         batch.push(first);
         while batch.len() < MAX_BATCH {
@@ -344,6 +364,12 @@ fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<(Invocation, Ack)>) 
                 Ok(next) => batch.push(next),
                 Err(_) => break,
             }
+        }
+        since_checkpoint += batch.len();
+        if since_checkpoint >= CHECKPOINT_EVERY {
+            since_checkpoint = 0;
+            // Full means one is already pending: that one will cover these rows too.
+            let _ = checkpoint.try_send(());
         }
         match write_batch(&mut conn, &batch) {
             Ok(ids) => {
@@ -509,15 +535,23 @@ impl Store {
     /// Open (creating and migrating) the store in `dir`, with a writer thread for inserts.
     pub fn open(dir: &Path, durability: Durability) -> Result<Store, StoreError> {
         let write_conn = connect(dir, durability)?;
+        write_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        let checkpoint_conn = connect(dir, durability)?;
         let reader = connect(dir, durability)?;
         let (tx, rx) = mpsc::channel(8 * MAX_BATCH);
+        let (wake_tx, wake_rx) = std::sync::mpsc::sync_channel(1);
+        let thread_err = |source| StoreError::CreateDir {
+            path: dir.to_owned(),
+            source,
+        };
+        std::thread::Builder::new()
+            .name("hookscope-store-checkpoint".into())
+            .spawn(move || checkpoint_loop(checkpoint_conn, wake_rx))
+            .map_err(thread_err)?;
         std::thread::Builder::new()
             .name("hookscope-store-writer".into())
-            .spawn(move || writer_loop(write_conn, rx))
-            .map_err(|source| StoreError::CreateDir {
-                path: dir.to_owned(),
-                source,
-            })?;
+            .spawn(move || writer_loop(write_conn, rx, wake_tx))
+            .map_err(thread_err)?;
         Ok(Store {
             dir: dir.to_owned(),
             writer: Some(tx),

@@ -22,13 +22,34 @@ use serde::{Deserialize, Serialize};
 /// The word the real service puts in its header names and User-Agent.
 ///
 /// contract.md uses the neutral word `Service`; the real service uses its brand, so the word is a
-/// setting. `Brand::default()` is `Service`.
+/// setting. `Brand::default()` is `Service`. The names are built once: the receiver asks for them
+/// on every call.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Brand(String);
+#[serde(from = "String", into = "String")]
+pub struct Brand {
+    word: String,
+    event: String,
+    delivery: String,
+    attempt: String,
+    webhook_id: String,
+    user_agent: String,
+}
 
 impl Default for Brand {
     fn default() -> Self {
-        Brand("Service".to_owned())
+        Brand::build("Service")
+    }
+}
+
+impl From<String> for Brand {
+    fn from(word: String) -> Self {
+        Brand::new(&word)
+    }
+}
+
+impl From<Brand> for String {
+    fn from(b: Brand) -> Self {
+        b.word
     }
 }
 
@@ -41,39 +62,50 @@ impl Brand {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if is_token {
-            Brand(word.to_owned())
+            Brand::build(word)
         } else {
             Brand::default()
         }
     }
 
+    fn build(word: &str) -> Self {
+        Brand {
+            word: word.to_owned(),
+            event: format!("X-{word}-Event"),
+            delivery: format!("X-{word}-Delivery"),
+            attempt: format!("X-{word}-Delivery-Attempt"),
+            webhook_id: format!("X-{word}-Webhook-Id"),
+            user_agent: format!("{word} Invoker"),
+        }
+    }
+
     pub fn word(&self) -> &str {
-        &self.0
+        &self.word
     }
 
     /// `X-<brand>-Event`: incoming-message or status-report.
-    pub fn event_header(&self) -> String {
-        format!("X-{}-Event", self.0)
+    pub fn event_header(&self) -> &str {
+        &self.event
     }
 
     /// `X-<brand>-Delivery`: the delivery identifier.
-    pub fn delivery_header(&self) -> String {
-        format!("X-{}-Delivery", self.0)
+    pub fn delivery_header(&self) -> &str {
+        &self.delivery
     }
 
     /// `X-<brand>-Delivery-Attempt`: attempt number, 1 for the first call.
-    pub fn attempt_header(&self) -> String {
-        format!("X-{}-Delivery-Attempt", self.0)
+    pub fn attempt_header(&self) -> &str {
+        &self.attempt
     }
 
     /// `X-<brand>-Webhook-Id`: the webhook that triggered the call.
-    pub fn webhook_id_header(&self) -> String {
-        format!("X-{}-Webhook-Id", self.0)
+    pub fn webhook_id_header(&self) -> &str {
+        &self.webhook_id
     }
 
     /// The fixed User-Agent of the service's invoker: `<brand> Invoker`.
-    pub fn user_agent(&self) -> String {
-        format!("{} Invoker", self.0)
+    pub fn user_agent(&self) -> &str {
+        &self.user_agent
     }
 }
 

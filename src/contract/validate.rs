@@ -153,7 +153,7 @@ pub fn validate(
 
     // Headers.
     let event_name = brand.event_header();
-    if let Some(raw) = required_header(headers, &event_name, f) {
+    if let Some(raw) = required_header(headers, event_name, f) {
         v.event = EventKind::parse(&raw);
         if v.event.is_none() {
             f.push(Finding::new(
@@ -167,9 +167,9 @@ pub fn validate(
         }
         v.event_raw = Some(raw);
     }
-    v.delivery = required_header(headers, &brand.delivery_header(), f);
+    v.delivery = required_header(headers, brand.delivery_header(), f);
     let attempt_name = brand.attempt_header();
-    if let Some(raw) = required_header(headers, &attempt_name, f) {
+    if let Some(raw) = required_header(headers, attempt_name, f) {
         match raw.parse::<u32>() {
             Ok(n) if n >= 1 => v.attempt = Some(n),
             _ => f.push(Finding::new(
@@ -182,7 +182,7 @@ pub fn validate(
             )),
         }
     }
-    v.webhook_id = required_header(headers, &brand.webhook_id_header(), f);
+    v.webhook_id = required_header(headers, brand.webhook_id_header(), f);
 
     let content_type = header_values(headers, "content-type")
         .first()
@@ -212,7 +212,7 @@ pub fn validate(
     let user_agent = header_values(headers, "user-agent")
         .first()
         .map(|b| String::from_utf8_lossy(b).trim().to_owned());
-    let invoker_agent = user_agent.as_deref() == Some(brand.user_agent().as_str());
+    let invoker_agent = user_agent.as_deref() == Some(brand.user_agent());
     if !invoker_agent {
         f.push(Finding::new(
             Severity::Warning,

@@ -56,12 +56,12 @@ impl Rig {
 pub fn invoker_headers(event: &str, delivery: &str, attempt: u32) -> Vec<(String, String)> {
     let b = Brand::default();
     vec![
-        (b.event_header(), event.to_owned()),
-        (b.delivery_header(), delivery.to_owned()),
-        (b.attempt_header(), attempt.to_string()),
-        (b.webhook_id_header(), "234".to_owned()),
+        (b.event_header().to_owned(), event.to_owned()),
+        (b.delivery_header().to_owned(), delivery.to_owned()),
+        (b.attempt_header().to_owned(), attempt.to_string()),
+        (b.webhook_id_header().to_owned(), "234".to_owned()),
         ("Content-Type".to_owned(), "application/json".to_owned()),
-        ("User-Agent".to_owned(), b.user_agent()),
+        ("User-Agent".to_owned(), b.user_agent().to_owned()),
     ]
 }
 
