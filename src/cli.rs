@@ -15,11 +15,19 @@ use std::path::PathBuf;
     name = "hookscope",
     version,
     about = "Inspect the SMS service's webhooks: capture every call, choose the answer, see the retries.",
-    long_about = None
+    long_about = "Inspect the SMS service's webhooks: capture every call, choose the answer, see the retries.\n\nWith no command, opens the window with the receiver listening on http://127.0.0.1:8787/."
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Open the window, save a PNG of it once it has rendered, and exit.
+    #[arg(long, value_name = "FILE.png")]
+    pub screenshot: Option<PathBuf>,
+    /// Open the window on a temporary store filled with sample calls.
+    #[arg(long)]
+    pub demo: bool,
+    #[command(flatten)]
+    pub data: DataDirArg,
 }
 
 #[derive(Debug, Subcommand)]

@@ -5,8 +5,10 @@
 //! - [`receiver`]: the embedded HTTP receiver that records every call;
 //! - [`responder`]: the answer the user chose;
 //! - [`store`]: durable SQLite storage of invocations;
+//! - [`app`]: the egui desktop app;
 //! - [`cli`]: the headless commands.
 
+pub mod app;
 pub mod cli;
 pub mod contract;
 pub mod receiver;

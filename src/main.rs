@@ -1,6 +1,6 @@
 //! The `hookscope` binary: the window (no subcommand) or a headless command.
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 use hookscope::cli::{self, Cli, Command};
 use std::process::ExitCode;
 
@@ -27,14 +27,19 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         None => {
-            // The window arrives with the desktop app; until then, say what there is.
-            let _ = Cli::command().print_help();
-            return ExitCode::SUCCESS;
+            let opts = hookscope::app::run::WindowOptions {
+                data_dir: cli.data.resolve(),
+                demo: cli.demo,
+                screenshot: cli.screenshot,
+            };
+            hookscope::app::run::run_window(&runtime, opts).map_err(|e| e.to_string())
         }
-        Some(Command::Listen(args)) => runtime.block_on(cli::listen(args)),
-        Some(Command::Log(args)) => cli::log(args),
-        Some(Command::Show(args)) => cli::show(args),
-        Some(Command::Schedule(args)) => cli::schedule(args),
+        Some(Command::Listen(args)) => runtime
+            .block_on(cli::listen(args))
+            .map_err(|e| e.to_string()),
+        Some(Command::Log(args)) => cli::log(args).map_err(|e| e.to_string()),
+        Some(Command::Show(args)) => cli::show(args).map_err(|e| e.to_string()),
+        Some(Command::Schedule(args)) => cli::schedule(args).map_err(|e| e.to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,178 @@
+//! The app's background side: it owns the receiver, the store and the responder, runs every I/O
+//! on the tokio runtime, and reports back through a channel, asking egui for a repaint. The UI
+//! never waits on it.
+
+use crate::receiver::{self, ReceiverConfig, Recorded, Running};
+use crate::responder::{Answer, AnswerError, Responder};
+use crate::store::{Filter, Store, Stored, Summary};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use tokio::runtime::Handle;
+
+/// What the background side reports.
+#[derive(Debug)]
+pub enum Msg {
+    Listening(SocketAddr),
+    ListenFailed(String),
+    Recorded(Arc<Recorded>),
+    /// A page of the list for the snapshot `top` and filter generation `generation`.
+    Page {
+        generation: u64,
+        index: u64,
+        rows: Vec<Summary>,
+    },
+    Count {
+        generation: u64,
+        top: i64,
+        count: u64,
+    },
+    Detail(Box<Stored>),
+    Error(String),
+}
+
+/// A wake-up for the UI: `egui::Context::request_repaint` in the app, nothing in plain tests.
+pub type Waker = Arc<dyn Fn() + Send + Sync>;
+
+/// Handles to the background side; cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    rt: Handle,
+    pub store: Store,
+    pub responder: Responder,
+    running: Arc<tokio::sync::Mutex<Option<Running>>>,
+    tx: Sender<Msg>,
+    wake: Waker,
+}
+
+impl Engine {
+    pub fn new(rt: Handle, store: Store, responder: Responder) -> (Engine, Receiver<Msg>) {
+        let (tx, rx) = channel();
+        let engine = Engine {
+            rt,
+            store,
+            responder,
+            running: Arc::default(),
+            tx,
+            wake: Arc::new(|| {}),
+        };
+        (engine, rx)
+    }
+
+    /// Call `wake` whenever a message is sent (the app passes `ctx.request_repaint`).
+    pub fn set_waker(&mut self, wake: Waker) {
+        self.wake = wake;
+    }
+
+    fn send(tx: &Sender<Msg>, wake: &Waker, msg: Msg) {
+        if tx.send(msg).is_ok() {
+            wake();
+        }
+    }
+
+    /// (Re)start the receiver with `config`; the old one, if any, stops first.
+    pub fn listen(&self, config: ReceiverConfig) {
+        let (running, store, responder) = (
+            self.running.clone(),
+            self.store.clone(),
+            self.responder.clone(),
+        );
+        let (tx, wake) = (self.tx.clone(), self.wake.clone());
+        self.rt.spawn(async move {
+            let mut slot = running.lock().await;
+            if let Some(old) = slot.take() {
+                old.shutdown().await;
+            }
+            match receiver::start(config, store, responder).await {
+                Ok(r) => {
+                    let mut events = r.subscribe();
+                    Engine::send(&tx, &wake, Msg::Listening(r.addr));
+                    *slot = Some(r);
+                    drop(slot);
+                    let (tx, wake) = (tx.clone(), wake.clone());
+                    tokio::spawn(async move {
+                        use tokio::sync::broadcast::error::RecvError;
+                        loop {
+                            match events.recv().await {
+                                Ok(rec) => Engine::send(&tx, &wake, Msg::Recorded(rec)),
+                                // Missed events only mean the list refreshes from the store.
+                                Err(RecvError::Lagged(_)) => continue,
+                                Err(RecvError::Closed) => break,
+                            }
+                        }
+                    });
+                }
+                Err(e) => Engine::send(&tx, &wake, Msg::ListenFailed(e.to_string())),
+            }
+        });
+    }
+
+    /// The choice applies to the next call at once.
+    pub fn set_answer(&self, answer: Answer) -> Result<(), AnswerError> {
+        self.responder.set_answer(answer)
+    }
+
+    fn blocking(&self, job: impl FnOnce(&Store) -> Msg + Send + 'static) {
+        let (store, tx, wake) = (self.store.clone(), self.tx.clone(), self.wake.clone());
+        self.rt
+            .spawn_blocking(move || Engine::send(&tx, &wake, job(&store)));
+    }
+
+    pub fn load_count(&self, generation: u64, filter: Filter, top: i64) {
+        self.blocking(move |store| match store.count_at(&filter, top) {
+            Ok(count) => Msg::Count {
+                generation,
+                top,
+                count,
+            },
+            Err(e) => Msg::Error(format!("cannot count the calls: {e}")),
+        });
+    }
+
+    pub fn load_page(&self, generation: u64, filter: Filter, top: i64, index: u64, size: u64) {
+        self.blocking(
+            move |store| match store.page_at(&filter, top, index * size, size) {
+                Ok(rows) => Msg::Page {
+                    generation,
+                    index,
+                    rows,
+                },
+                Err(e) => Msg::Error(format!("cannot read the calls: {e}")),
+            },
+        );
+    }
+
+    /// Ask for the newest id (answered as a count of everything).
+    pub fn load_top(&self, generation: u64, filter: Filter) {
+        self.blocking(move |store| {
+            let top = match store.last_id() {
+                Ok(top) => top.unwrap_or(0),
+                Err(e) => return Msg::Error(format!("cannot read the store: {e}")),
+            };
+            match store.count_at(&filter, top) {
+                Ok(count) => Msg::Count {
+                    generation,
+                    top,
+                    count,
+                },
+                Err(e) => Msg::Error(format!("cannot count the calls: {e}")),
+            }
+        });
+    }
+
+    pub fn load_detail(&self, id: i64) {
+        self.blocking(move |store| match store.get(id) {
+            Ok(Some(s)) => Msg::Detail(Box::new(s)),
+            Ok(None) => Msg::Error(format!("call {id} is not in the store")),
+            Err(e) => Msg::Error(format!("cannot read call {id}: {e}")),
+        });
+    }
+
+    /// Run a future on the runtime (for callers that need one, e.g. the demo filler).
+    pub fn spawn<F>(&self, fut: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.rt.spawn(fut);
+    }
+}

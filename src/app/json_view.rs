@@ -1,0 +1,116 @@
+//! A JSON tree: collapsible objects and arrays, values coloured by type.
+
+use egui::{Color32, RichText};
+use serde_json::Value;
+
+/// Most nodes drawn; past that the Raw body tab has it all.
+const MAX_NODES: usize = 5_000;
+
+struct Palette {
+    key: Color32,
+    string: Color32,
+    number: Color32,
+    literal: Color32,
+}
+
+fn palette(dark: bool) -> Palette {
+    if dark {
+        Palette {
+            key: Color32::from_rgb(130, 180, 255),
+            string: Color32::from_rgb(150, 215, 140),
+            number: Color32::from_rgb(240, 180, 100),
+            literal: Color32::from_rgb(205, 150, 240),
+        }
+    } else {
+        Palette {
+            key: Color32::from_rgb(20, 80, 180),
+            string: Color32::from_rgb(30, 120, 40),
+            number: Color32::from_rgb(170, 90, 0),
+            literal: Color32::from_rgb(130, 40, 170),
+        }
+    }
+}
+
+pub fn json_ui(ui: &mut egui::Ui, value: &Value) {
+    let p = palette(ui.visuals().dark_mode);
+    let mut budget = MAX_NODES;
+    node_ui(
+        ui,
+        None,
+        value,
+        &p,
+        &mut budget,
+        egui::Id::unique("json_root"),
+    );
+    if budget == 0 {
+        ui.weak("… the rest is not shown here; see the Raw body tab.");
+    }
+}
+
+fn scalar(v: &Value, p: &Palette) -> RichText {
+    match v {
+        Value::String(s) => RichText::new(format!("{s:?}")).color(p.string),
+        Value::Number(n) => RichText::new(n.to_string()).color(p.number),
+        Value::Bool(b) => RichText::new(b.to_string()).color(p.literal),
+        Value::Null => RichText::new("null").color(p.literal),
+        _ => RichText::new(""),
+    }
+    .monospace()
+}
+
+fn node_ui(
+    ui: &mut egui::Ui,
+    key: Option<&str>,
+    v: &Value,
+    p: &Palette,
+    budget: &mut usize,
+    id: egui::Id,
+) {
+    if *budget == 0 {
+        return;
+    }
+    *budget -= 1;
+    let key_text = |ui: &mut egui::Ui| {
+        if let Some(k) = key {
+            ui.label(RichText::new(format!("{k}:")).monospace().color(p.key));
+        }
+    };
+    match v {
+        Value::Object(map) => {
+            let title = format!(
+                "{}{{…}} {} fields",
+                key.map_or(String::new(), |k| format!("{k}: ")),
+                map.len()
+            );
+            egui::CollapsingHeader::new(RichText::new(title).monospace())
+                .id_salt(id)
+                .default_open(true)
+                .show(ui, |ui| {
+                    for (k, child) in map {
+                        node_ui(ui, Some(k), child, p, budget, id.with(k));
+                    }
+                });
+        }
+        Value::Array(items) => {
+            let title = format!(
+                "{}[…] {} items",
+                key.map_or(String::new(), |k| format!("{k}: ")),
+                items.len()
+            );
+            egui::CollapsingHeader::new(RichText::new(title).monospace())
+                .id_salt(id)
+                .default_open(items.len() <= 20)
+                .show(ui, |ui| {
+                    for (i, child) in items.iter().enumerate() {
+                        node_ui(ui, Some(&i.to_string()), child, p, budget, id.with(i));
+                    }
+                });
+        }
+        _ => {
+            ui.horizontal(|ui| {
+                key_text(ui);
+                ui.add(egui::Label::new(scalar(v, p)).selectable(true));
+            });
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! The desktop app: an eframe/egui window over the capture engine.
+//!
+//! `HookscopeApp` holds the engine handles and the channel; [`state::AppState`] holds what is
+//! shown. `logic` drains what the background reported (time-capped) and applies it; `ui` only
+//! draws and turns clicks into engine commands. Panels live in their own files.
+
+pub mod demo;
+pub mod engine;
+mod json_view;
+pub mod run;
+pub mod state;
+mod ui;
+
+use crate::contract::Brand;
+use crate::receiver::ReceiverConfig;
+use engine::{Engine, Msg};
+use state::{AppState, Listening, Settings};
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+/// The key under which settings are kept in eframe's storage.
+pub const SETTINGS_KEY: &str = "hookscope.settings";
+
+/// Most time `logic` spends draining messages in one frame.
+const DRAIN_BUDGET: Duration = Duration::from_millis(4);
+
+/// A screenshot to take once the window has settled, then exit.
+#[derive(Debug, Clone)]
+pub struct ScreenshotPlan {
+    pub path: PathBuf,
+    /// Frames to wait before taking it (pages load in the background meanwhile).
+    pub after_frames: u32,
+}
+
+pub struct HookscopeApp {
+    pub state: AppState,
+    engine: Engine,
+    rx: Receiver<Msg>,
+    screenshot: Option<ScreenshotPlan>,
+    frames: u32,
+    screenshot_result: std::sync::Arc<std::sync::Mutex<Option<Result<(), String>>>>,
+}
+
+impl HookscopeApp {
+    /// Build the app. `settings` are the saved ones (or defaults); the receiver starts at once.
+    pub fn new(
+        ctx: &egui::Context,
+        mut engine: Engine,
+        rx: Receiver<Msg>,
+        settings: Settings,
+        data_dir: PathBuf,
+    ) -> Self {
+        let repaint = ctx.clone();
+        engine.set_waker(std::sync::Arc::new(move || repaint.request_repaint()));
+        let mut state = AppState::new(settings, data_dir);
+        if engine.set_answer(state.settings.answer.clone()).is_err() {
+            state.settings.answer = crate::responder::Answer::default();
+            state.form = state::AnswerForm::from_answer(&state.settings.answer);
+        }
+        engine
+            .responder
+            .set_pass_registration_check(state.settings.pass_registration_check);
+        apply_look(ctx, &state.settings);
+        let mut app = HookscopeApp {
+            state,
+            engine,
+            rx,
+            screenshot: None,
+            frames: 0,
+            screenshot_result: Default::default(),
+        };
+        app.start_listening();
+        app.refresh_list();
+        app
+    }
+
+    /// Saved settings from eframe's storage, or defaults.
+    pub fn load_settings(storage: Option<&dyn eframe::Storage>) -> Settings {
+        storage
+            .and_then(|s| eframe::get_value(s, SETTINGS_KEY))
+            .unwrap_or_default()
+    }
+
+    pub fn with_screenshot(mut self, plan: ScreenshotPlan) -> Self {
+        self.screenshot = Some(plan);
+        self
+    }
+
+    /// Where the screenshot went, once it was taken.
+    pub fn screenshot_result(
+        &self,
+    ) -> std::sync::Arc<std::sync::Mutex<Option<Result<(), String>>>> {
+        self.screenshot_result.clone()
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    fn receiver_config(&self) -> Result<ReceiverConfig, String> {
+        let s = &self.state.settings;
+        let bind: IpAddr = s
+            .bind
+            .trim()
+            .parse()
+            .map_err(|_| format!("\"{}\" is not an IP address (e.g. 127.0.0.1)", s.bind))?;
+        Ok(ReceiverConfig {
+            bind,
+            port: s.port,
+            body_limit: s.body_limit_mib.max(1) << 20,
+            brand: Brand::new(&s.brand),
+        })
+    }
+
+    /// (Re)start the receiver with the current settings.
+    pub fn start_listening(&mut self) {
+        match self.receiver_config() {
+            Ok(config) => {
+                self.state.listening = Listening::Starting;
+                self.engine.listen(config);
+            }
+            Err(e) => self.state.listening = Listening::Failed(e),
+        }
+    }
+
+    /// Take a new snapshot of the list (newest first) with the current filter.
+    pub fn refresh_list(&mut self) {
+        let generation = self.state.list.invalidate();
+        self.engine
+            .load_top(generation, self.state.list.filter.clone());
+    }
+
+    /// Select the call with `id` and load its detail.
+    pub fn select(&mut self, id: i64) {
+        if self.state.list.selected != Some(id) || self.state.detail.is_none() {
+            self.state.list.selected = Some(id);
+            self.engine.load_detail(id);
+        }
+    }
+
+    /// Apply an answer at once; the next call gets it.
+    pub fn apply_answer(&mut self, answer: crate::responder::Answer) {
+        match self.engine.set_answer(answer.clone()) {
+            Ok(()) => {
+                self.state.form = state::AnswerForm::from_answer(&answer);
+                self.state.settings.answer = answer;
+            }
+            Err(e) => self.state.form.error = Some(e.to_string()),
+        }
+    }
+
+    fn handle(&mut self, msg: Msg) -> bool {
+        let mut arrived = false;
+        match msg {
+            Msg::Listening(addr) => {
+                self.state.listening = Listening::On(addr);
+                self.state.port_text = addr.port().to_string();
+            }
+            Msg::ListenFailed(e) => self.state.listening = Listening::Failed(e),
+            Msg::Recorded(_) => {
+                self.state.recorded += 1;
+                self.state.list.newer += 1;
+                arrived = true;
+            }
+            Msg::Page {
+                generation,
+                index,
+                rows,
+            } => self.state.list.set_page(generation, index, rows),
+            Msg::Count {
+                generation,
+                top,
+                count,
+            } => {
+                if self.state.list.set_count(generation, top, count) && self.state.settings.follow {
+                    self.state.list.scroll_to_top = true;
+                }
+            }
+            Msg::Detail(stored) => {
+                if self.state.list.selected == Some(stored.id) {
+                    self.state.detail = Some(stored);
+                }
+            }
+            Msg::Error(e) => self.state.error = Some(e),
+        }
+        arrived
+    }
+
+    /// Apply what the background reported, for at most [`DRAIN_BUDGET`]. Returns true when
+    /// messages are left for the next frame.
+    pub fn drain(&mut self) -> bool {
+        let start = Instant::now();
+        let mut arrived = false;
+        let mut more = false;
+        loop {
+            if start.elapsed() >= DRAIN_BUDGET {
+                more = true;
+                break;
+            }
+            match self.rx.try_recv() {
+                Ok(msg) => arrived |= self.handle(msg),
+                Err(_) => break,
+            }
+        }
+        if arrived && self.state.settings.follow {
+            self.refresh_list();
+        }
+        more
+    }
+
+    fn take_screenshot_when_ready(&mut self, ctx: &egui::Context) {
+        let Some(plan) = &self.screenshot else { return };
+        self.frames += 1;
+        ctx.request_repaint();
+        if self.frames != plan.after_frames {
+            return;
+        }
+        let (path, result, ctx2) = (
+            plan.path.clone(),
+            self.screenshot_result.clone(),
+            ctx.clone(),
+        );
+        ctx.request_screenshot(move |image| {
+            let r = ui::save_png(&path, &image);
+            if let Ok(mut slot) = result.lock() {
+                *slot = Some(r);
+            }
+            ctx2.send_viewport_cmd(egui::ViewportCommand::Close);
+            ctx2.request_repaint();
+        });
+    }
+}
+
+/// Theme and zoom from the settings.
+pub fn apply_look(ctx: &egui::Context, s: &Settings) {
+    ctx.set_theme(if s.dark {
+        egui::Theme::Dark
+    } else {
+        egui::Theme::Light
+    });
+    if (0.5..=3.0).contains(&s.zoom) {
+        ctx.set_zoom_factor(s.zoom);
+    }
+}
+
+impl eframe::App for HookscopeApp {
+    fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        if self.drain() {
+            ctx.request_repaint();
+        }
+        self.take_screenshot_when_ready(ctx);
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        ui::app_ui(ui, self);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, SETTINGS_KEY, &self.state.settings);
+    }
+}

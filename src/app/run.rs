@@ -1,0 +1,138 @@
+//! Opening the window: display check, data directory, demo data, screenshot mode.
+
+use super::engine::Engine;
+use super::{HookscopeApp, ScreenshotPlan};
+use crate::responder::Responder;
+use crate::store::{Durability, Store};
+use std::path::PathBuf;
+
+#[derive(Debug, Default, Clone)]
+pub struct WindowOptions {
+    pub data_dir: PathBuf,
+    /// Fill a fresh temporary store with sample calls (and start from default settings).
+    pub demo: bool,
+    /// Save a PNG of the window here once it has rendered, then exit.
+    pub screenshot: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WindowError {
+    #[error(
+        "Hookscope's window needs a display, and none was found (DISPLAY and WAYLAND_DISPLAY are not set). Without a window, run `hookscope listen` to capture calls, and `hookscope log` to read them."
+    )]
+    NoDisplay,
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("cannot create a temporary directory for the demo: {0}")]
+    TempDir(std::io::Error),
+    #[error(
+        "the window could not be opened: {0}. On Linux it needs OpenGL (Mesa's libgl1-mesa-dri and libegl1 provide a software one); `hookscope listen` works without a window"
+    )]
+    Renderer(String),
+    #[error("the screenshot was not saved: {0}")]
+    Screenshot(String),
+}
+
+/// Whether this machine has a display for a window.
+pub fn has_display() -> bool {
+    if cfg!(any(
+        target_os = "linux",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    )) {
+        ["DISPLAY", "WAYLAND_DISPLAY"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
+    } else {
+        true
+    }
+}
+
+/// Open the window (blocking until it closes). `rt` runs all I/O.
+pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(), WindowError> {
+    if !has_display() {
+        return Err(WindowError::NoDisplay);
+    }
+    // The demo's store is fresh and temporary; it is removed when the window closes.
+    let demo_dir = if opts.demo {
+        Some(
+            tempfile::Builder::new()
+                .prefix("hookscope-demo-")
+                .tempdir()
+                .map_err(WindowError::TempDir)?,
+        )
+    } else {
+        None
+    };
+    let data_dir = demo_dir
+        .as_ref()
+        .map_or(opts.data_dir.clone(), |d| d.path().to_owned());
+    let store = Store::open(&data_dir, Durability::Full)?;
+    let show = if opts.demo {
+        rt.block_on(super::demo::fill(&store))?
+    } else {
+        None
+    };
+    let (engine, rx) = Engine::new(rt.handle().clone(), store, Responder::default());
+    let fixed_look = opts.demo || opts.screenshot.is_some();
+    let native = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("Hookscope")
+            .with_inner_size([1280.0, 800.0])
+            .with_min_inner_size([720.0, 480.0]),
+        renderer: eframe::Renderer::Glow,
+        persist_window: !fixed_look,
+        ..Default::default()
+    };
+    let result_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let slot = result_slot.clone();
+    let screenshot = opts.screenshot.clone();
+    eframe::run_native(
+        "hookscope",
+        native,
+        Box::new(move |cc| {
+            let mut settings = if fixed_look {
+                super::state::Settings::default()
+            } else {
+                HookscopeApp::load_settings(cc.storage)
+            };
+            if opts.demo {
+                // Never collide with a Hookscope already on 8787.
+                settings.port = 0;
+            }
+            let mut app = HookscopeApp::new(&cc.egui_ctx, engine, rx, settings, data_dir);
+            if let Some(id) = show {
+                app.select(id);
+            }
+            if let Some(path) = screenshot {
+                app = app.with_screenshot(ScreenshotPlan {
+                    path,
+                    after_frames: 12,
+                });
+                if let Ok(mut s) = slot.lock() {
+                    *s = Some(app.screenshot_result());
+                }
+            }
+            Ok(Box::new(app))
+        }),
+    )
+    .map_err(|e| WindowError::Renderer(e.to_string()))?;
+    drop(demo_dir);
+    if opts.screenshot.is_some() {
+        let taken = result_slot
+            .lock()
+            .ok()
+            .and_then(|s| s.clone())
+            .and_then(|r| r.lock().ok().and_then(|r| r.clone()));
+        match taken {
+            Some(Ok(())) => {}
+            Some(Err(e)) => return Err(WindowError::Screenshot(e)),
+            None => {
+                return Err(WindowError::Screenshot(
+                    "the window closed before it rendered".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

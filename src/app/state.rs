@@ -1,0 +1,440 @@
+//! The app's model: everything the window shows and the user chose, with no I/O and no egui
+//! drawing, so tests can drive it.
+
+use crate::contract::{Outcome, outcome_of};
+use crate::responder::Answer;
+use crate::store::{Filter, Stored, Summary};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+
+/// Rows a page of the list holds.
+pub const PAGE: u64 = 100;
+/// Pages kept in memory at most; the list never holds the whole history.
+const MAX_PAGES: usize = 40;
+
+/// What persists across restarts (through eframe's storage).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub bind: String,
+    pub port: u16,
+    pub brand: String,
+    pub body_limit_mib: u64,
+    pub dark: bool,
+    pub zoom: f32,
+    pub answer: Answer,
+    pub pass_registration_check: bool,
+    pub follow: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            bind: "127.0.0.1".into(),
+            port: crate::receiver::DEFAULT_PORT,
+            brand: "Service".into(),
+            body_limit_mib: crate::receiver::DEFAULT_BODY_LIMIT >> 20,
+            dark: true,
+            zoom: 1.0,
+            answer: Answer::default(),
+            pass_registration_check: true,
+            follow: true,
+        }
+    }
+}
+
+/// The receiver as the top bar shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Listening {
+    Starting,
+    On(std::net::SocketAddr),
+    Failed(String),
+}
+
+/// The virtualised invocation list: a snapshot (`top`), its row count, and the pages loaded.
+#[derive(Debug)]
+pub struct ListState {
+    pub filter: Filter,
+    /// Bumped whenever the snapshot or the filter changes; answers for an older one are dropped.
+    pub generation: u64,
+    pub top: i64,
+    pub count: u64,
+    pub counted: bool,
+    pages: HashMap<u64, Vec<Summary>>,
+    pending: HashSet<u64>,
+    pub selected: Option<i64>,
+    /// Calls recorded after the snapshot (shown as "N new" when not following).
+    pub newer: u64,
+    /// The list should scroll to the top (after a refresh while following).
+    pub scroll_to_top: bool,
+    /// The list should scroll so that this row is visible.
+    pub scroll_to_row: Option<u64>,
+}
+
+impl Default for ListState {
+    fn default() -> Self {
+        ListState {
+            filter: Filter::default(),
+            generation: 0,
+            top: 0,
+            count: 0,
+            counted: false,
+            pages: HashMap::new(),
+            pending: HashSet::new(),
+            selected: None,
+            newer: 0,
+            scroll_to_top: false,
+            scroll_to_row: None,
+        }
+    }
+}
+
+impl ListState {
+    /// Forget the snapshot; the caller asks the engine for a new top and count.
+    pub fn invalidate(&mut self) -> u64 {
+        self.generation += 1;
+        self.pages.clear();
+        self.pending.clear();
+        self.counted = false;
+        self.newer = 0;
+        self.generation
+    }
+
+    pub fn set_count(&mut self, generation: u64, top: i64, count: u64) -> bool {
+        if generation != self.generation {
+            return false;
+        }
+        self.top = top;
+        self.count = count;
+        self.counted = true;
+        true
+    }
+
+    pub fn set_page(&mut self, generation: u64, index: u64, rows: Vec<Summary>) {
+        if generation != self.generation {
+            return;
+        }
+        self.pending.remove(&index);
+        if self.pages.len() >= MAX_PAGES {
+            // Drop the page farthest from this one.
+            if let Some(far) = self.pages.keys().copied().max_by_key(|k| k.abs_diff(index)) {
+                self.pages.remove(&far);
+            }
+        }
+        self.pages.insert(index, rows);
+    }
+
+    /// The row at `i` (0 is the newest), if its page is loaded.
+    pub fn row(&self, i: u64) -> Option<&Summary> {
+        self.pages
+            .get(&(i / PAGE))
+            .and_then(|p| p.get((i % PAGE) as usize))
+    }
+
+    /// Pages needed to show rows `range` that are neither loaded nor asked for; they are marked
+    /// as asked for.
+    pub fn missing_pages(&mut self, range: std::ops::Range<u64>) -> Vec<u64> {
+        if !self.counted || range.is_empty() {
+            return Vec::new();
+        }
+        let first = range.start / PAGE;
+        let last = (range.end.saturating_sub(1)).min(self.count.saturating_sub(1)) / PAGE;
+        let mut out = Vec::new();
+        for p in first..=last {
+            if !self.pages.contains_key(&p) && self.pending.insert(p) {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// The index of the selected row among the loaded rows.
+    pub fn selected_index(&self) -> Option<u64> {
+        let id = self.selected?;
+        if self.filter.is_empty() && id <= self.top {
+            return Some((self.top - id) as u64);
+        }
+        self.pages.iter().find_map(|(p, rows)| {
+            rows.iter()
+                .position(|r| r.id == id)
+                .map(|i| p * PAGE + i as u64)
+        })
+    }
+
+    /// Move the selection to row `i` if it is loaded; returns the id selected.
+    pub fn select_index(&mut self, i: u64) -> Option<i64> {
+        let id = self.row(i)?.id;
+        self.selected = Some(id);
+        self.scroll_to_row = Some(i);
+        Some(id)
+    }
+
+    pub fn loaded_rows(&self) -> usize {
+        self.pages.values().map(Vec::len).sum()
+    }
+}
+
+/// The detail pane's tabs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DetailTab {
+    #[default]
+    Messages,
+    Json,
+    Headers,
+    Raw,
+    Findings,
+    Answer,
+}
+
+impl DetailTab {
+    pub const ALL: [DetailTab; 6] = [
+        DetailTab::Messages,
+        DetailTab::Json,
+        DetailTab::Headers,
+        DetailTab::Raw,
+        DetailTab::Findings,
+        DetailTab::Answer,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            DetailTab::Messages => "Messages",
+            DetailTab::Json => "JSON",
+            DetailTab::Headers => "Headers",
+            DetailTab::Raw => "Raw body",
+            DetailTab::Findings => "Findings",
+            DetailTab::Answer => "Answer sent",
+        }
+    }
+}
+
+/// The answer form: what the user is typing, before it is checked and applied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnswerForm {
+    pub code: String,
+    pub retry_after: String,
+    pub body: String,
+    pub content_type: String,
+    pub delay_ms: u64,
+    pub error: Option<String>,
+}
+
+impl AnswerForm {
+    pub fn from_answer(a: &Answer) -> Self {
+        AnswerForm {
+            code: a.status.to_string(),
+            retry_after: a.retry_after.clone().unwrap_or_default(),
+            body: a.body.clone().unwrap_or_default(),
+            content_type: a.content_type.clone().unwrap_or_default(),
+            delay_ms: a.delay_ms,
+            error: None,
+        }
+    }
+
+    /// The answer the form describes, or why it cannot be one.
+    pub fn answer(&self) -> Result<Answer, String> {
+        let status: u16 = self.code.trim().parse().map_err(|_| {
+            format!(
+                "\"{}\" is not a status code: give a number such as 503",
+                self.code.trim()
+            )
+        })?;
+        let opt = |s: &str| (!s.trim().is_empty()).then(|| s.trim().to_owned());
+        let a = Answer {
+            status,
+            retry_after: opt(&self.retry_after),
+            body: (!self.body.is_empty()).then(|| self.body.clone()),
+            content_type: opt(&self.content_type),
+            delay_ms: self.delay_ms,
+        };
+        a.check().map_err(|e| e.to_string())?;
+        Ok(a)
+    }
+}
+
+/// A ready-made answer, worded by the contract module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Preset {
+    pub code: u16,
+    pub retry_after: Option<u64>,
+    /// Against the real service this cannot be undone: ask first.
+    pub confirm: bool,
+}
+
+impl Preset {
+    pub const ALL: [Preset; 6] = [
+        Preset {
+            code: 200,
+            retry_after: None,
+            confirm: false,
+        },
+        Preset {
+            code: 400,
+            retry_after: None,
+            confirm: false,
+        },
+        Preset {
+            code: 429,
+            retry_after: None,
+            confirm: false,
+        },
+        Preset {
+            code: 503,
+            retry_after: Some(120),
+            confirm: false,
+        },
+        Preset {
+            code: 500,
+            retry_after: None,
+            confirm: false,
+        },
+        Preset {
+            code: 410,
+            retry_after: None,
+            confirm: true,
+        },
+    ];
+
+    pub fn outcome(self) -> Outcome {
+        outcome_of(self.code)
+    }
+
+    pub fn answer(self) -> Answer {
+        Answer {
+            retry_after: self.retry_after.map(|s| s.to_string()),
+            ..Answer::status(self.code)
+        }
+    }
+}
+
+/// Everything the window shows.
+#[derive(Debug)]
+pub struct AppState {
+    pub settings: Settings,
+    pub data_dir: std::path::PathBuf,
+    pub listening: Listening,
+    pub list: ListState,
+    pub detail: Option<Box<Stored>>,
+    pub detail_tab: DetailTab,
+    pub form: AnswerForm,
+    /// A preset waiting for the user's confirmation (410).
+    pub confirm: Option<Preset>,
+    pub show_settings: bool,
+    /// The port typed in the top bar after a failure to listen.
+    pub port_text: String,
+    /// The last background error, shown until dismissed.
+    pub error: Option<String>,
+    /// Calls recorded since the app started.
+    pub recorded: u64,
+}
+
+impl AppState {
+    pub fn new(settings: Settings, data_dir: std::path::PathBuf) -> Self {
+        AppState {
+            form: AnswerForm::from_answer(&settings.answer),
+            port_text: settings.port.to_string(),
+            settings,
+            data_dir,
+            listening: Listening::Starting,
+            list: ListState::default(),
+            detail: None,
+            detail_tab: DetailTab::default(),
+            confirm: None,
+            show_settings: false,
+            error: None,
+            recorded: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: i64) -> Summary {
+        Summary {
+            id,
+            received_at: chrono::Utc::now(),
+            method: "POST".into(),
+            path: "/".into(),
+            event: None,
+            delivery: None,
+            attempt: None,
+            webhook_id: None,
+            messages: None,
+            answer_status: 200,
+            outcome: Outcome::Succeeded,
+            body_size: 0,
+            findings: 0,
+            registration_check: false,
+            rule: None,
+        }
+    }
+
+    #[test]
+    fn pages_are_asked_for_once_and_stale_answers_dropped() {
+        let mut l = ListState::default();
+        let g = l.invalidate();
+        assert!(
+            l.missing_pages(0..10).is_empty(),
+            "nothing before the count"
+        );
+        assert!(l.set_count(g, 250, 250));
+        assert_eq!(l.missing_pages(90..120), vec![0, 1]);
+        assert_eq!(l.missing_pages(90..120), Vec::<u64>::new(), "already asked");
+        l.set_page(g, 0, (151..=250).rev().map(row).collect());
+        assert_eq!(l.row(0).map(|r| r.id), Some(250));
+        assert_eq!(l.row(99).map(|r| r.id), Some(151));
+        assert_eq!(l.row(100), None);
+        let old = g;
+        let g2 = l.invalidate();
+        l.set_page(old, 1, vec![row(1)]);
+        assert_eq!(
+            l.loaded_rows(),
+            0,
+            "an answer for an old snapshot is dropped"
+        );
+        assert!(!l.set_count(old, 1, 1));
+        assert!(l.set_count(g2, 250, 250));
+        assert_eq!(l.missing_pages(240..250), vec![2], "clamped to the count");
+    }
+
+    #[test]
+    fn selection_by_id_and_index() {
+        let mut l = ListState::default();
+        let g = l.invalidate();
+        l.set_count(g, 10, 10);
+        l.set_page(g, 0, (1..=10).rev().map(row).collect());
+        assert_eq!(l.select_index(3), Some(7));
+        assert_eq!(l.selected_index(), Some(3));
+        assert_eq!(l.select_index(50), None);
+    }
+
+    #[test]
+    fn the_answer_form_checks_what_is_typed() {
+        let mut f = AnswerForm::from_answer(&Answer::status(200));
+        f.code = "503".into();
+        f.retry_after = "120".into();
+        let a = f.answer().unwrap();
+        assert_eq!(a.status, 503);
+        assert_eq!(a.retry_after.as_deref(), Some("120"));
+        f.code = "abc".into();
+        assert!(f.answer().unwrap_err().contains("not a status code"));
+        f.code = "700".into();
+        assert!(f.answer().unwrap_err().contains("200-599"));
+    }
+
+    #[test]
+    fn presets_say_what_the_contract_says() {
+        let p = Preset::ALL.iter().find(|p| p.code == 410).unwrap();
+        assert!(p.confirm);
+        assert_eq!(p.outcome(), Outcome::WebhookCancelled);
+        let p = Preset::ALL.iter().find(|p| p.code == 503).unwrap();
+        assert_eq!(p.answer().retry_after.as_deref(), Some("120"));
+        assert_eq!(
+            Preset::ALL.iter().filter(|p| p.confirm).count(),
+            1,
+            "only 410 asks"
+        );
+    }
+}

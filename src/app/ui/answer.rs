@@ -1,0 +1,187 @@
+//! The answer panel: presets worded by the contract module, a custom answer, and the 410
+//! confirmation. A choice applies to the next call at once.
+
+use crate::app::HookscopeApp;
+use crate::app::state::Preset;
+use egui::RichText;
+
+pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    let dark = ui.visuals().dark_mode;
+    ui.add_space(4.0);
+    ui.heading("Answer");
+    ui.label("What the receiver answers to the next call, and what the service will do:");
+    ui.add_space(4.0);
+    let current = app.state.settings.answer.clone();
+    egui::ScrollArea::vertical()
+        .id_salt("answer_scroll")
+        .show(ui, |ui| {
+            for preset in Preset::ALL {
+                let outcome = preset.outcome();
+                let chosen = current.status == preset.code && current.body.is_none();
+                let title = match preset.retry_after {
+                    Some(ra) => format!("{} (Retry-After {ra} s)", preset.code),
+                    None => preset.code.to_string(),
+                };
+                let frame = egui::Frame::group(ui.style()).fill(if chosen {
+                    ui.visuals().selection.bg_fill.gamma_multiply(0.35)
+                } else {
+                    egui::Color32::TRANSPARENT
+                });
+                frame.show(ui, |ui| {
+                    ui.set_width(ui.available_width());
+                    ui.horizontal(|ui| {
+                        let button = egui::Button::new(
+                            RichText::new(&title)
+                                .strong()
+                                .color(super::outcome_color(outcome, dark)),
+                        )
+                        .selected(chosen);
+                        if ui.add(button).on_hover_text(outcome.describe()).clicked() {
+                            if preset.confirm {
+                                app.state.confirm = Some(preset);
+                            } else {
+                                app.apply_answer(preset.answer());
+                            }
+                        }
+                        if chosen {
+                            ui.label("chosen");
+                        }
+                    });
+                    ui.label(RichText::new(outcome.describe()).small());
+                });
+            }
+            ui.add_space(8.0);
+            ui.separator();
+            custom_ui(ui, app);
+            ui.add_space(8.0);
+            ui.separator();
+            let mut pass = app.state.settings.pass_registration_check;
+            if ui
+                .checkbox(&mut pass, "Answer the registration check 200")
+                .on_hover_text(
+                    "The service posts [] before it accepts a URL; with this on, registering a webhook works even while a failure code is chosen",
+                )
+                .changed()
+            {
+                app.state.settings.pass_registration_check = pass;
+                app.engine().responder.set_pass_registration_check(pass);
+            }
+        });
+}
+
+fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    ui.strong("Custom answer");
+    let form = &mut app.state.form;
+    let mut edited = false;
+    egui::Grid::new("custom_answer")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let l = ui.label("Status code");
+            edited |= ui
+                .add(egui::TextEdit::singleline(&mut form.code).desired_width(70.0))
+                .labelled_by(l.id)
+                .changed();
+            ui.end_row();
+            let l = ui.label("Retry-After");
+            edited |= ui
+                .add(
+                    egui::TextEdit::singleline(&mut form.retry_after)
+                        .hint_text("seconds")
+                        .desired_width(70.0),
+                )
+                .labelled_by(l.id)
+                .changed();
+            ui.end_row();
+            let l = ui.label("Delay (ms)");
+            edited |= ui
+                .add(
+                    egui::DragValue::new(&mut form.delay_ms)
+                        .range(0..=120_000)
+                        .speed(50),
+                )
+                .labelled_by(l.id)
+                .on_hover_text("Past 30 000 ms the service counts a timeout, a temporary failure")
+                .changed();
+            ui.end_row();
+            let l = ui.label("Content type");
+            edited |= ui
+                .add(
+                    egui::TextEdit::singleline(&mut form.content_type)
+                        .hint_text("text/plain")
+                        .desired_width(150.0),
+                )
+                .labelled_by(l.id)
+                .changed();
+            ui.end_row();
+            let l = ui.label("Body");
+            edited |= ui
+                .add(
+                    egui::TextEdit::multiline(&mut form.body)
+                        .desired_rows(2)
+                        .desired_width(150.0),
+                )
+                .labelled_by(l.id)
+                .changed();
+            ui.end_row();
+        });
+    let preview = form.answer();
+    match &preview {
+        Ok(a) => {
+            ui.label(RichText::new(format!("{}: {}", a.status, a.outcome().describe())).small());
+        }
+        Err(e) => {
+            ui.colored_label(
+                super::outcome_color(
+                    crate::contract::Outcome::WebhookCancelled,
+                    ui.visuals().dark_mode,
+                ),
+                e,
+            );
+        }
+    }
+    let _ = edited;
+    if ui
+        .add_enabled(preview.is_ok(), egui::Button::new("Apply custom answer"))
+        .clicked()
+        && let Ok(a) = preview
+    {
+        if a.status == 410 {
+            app.state.confirm = Some(Preset {
+                code: 410,
+                retry_after: None,
+                confirm: true,
+            });
+        } else {
+            app.apply_answer(a);
+        }
+    }
+}
+
+/// 410 cancels the webhook for good against the real service: ask first.
+pub fn confirm_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
+    let Some(preset) = app.state.confirm else {
+        return;
+    };
+    let modal = egui::Modal::new(egui::Id::unique("confirm_410")).show(ctx, |ui| {
+        ui.set_max_width(380.0);
+        ui.heading(format!("Answer {}?", preset.code));
+        ui.label(preset.outcome().describe());
+        ui.label(
+            "Against the real service this is permanent: the webhook stops receiving calls until it is set up again.",
+        );
+        ui.add_space(8.0);
+        ui.horizontal(|ui| {
+            if ui.button(format!("Yes, answer {}", preset.code)).clicked() {
+                app.apply_answer(preset.answer());
+                app.state.confirm = None;
+            }
+            if ui.button("Cancel").clicked() {
+                app.state.confirm = None;
+            }
+        });
+    });
+    if modal.should_close() {
+        app.state.confirm = None;
+    }
+}

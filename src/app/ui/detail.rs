@@ -1,0 +1,367 @@
+//! The detail of the selected invocation: messages as a table, the JSON (coloured, collapsible),
+//! headers, raw body (hex where it is not text), findings in plain words, and the answer sent.
+
+use crate::app::HookscopeApp;
+use crate::app::state::{DetailTab, Listening};
+use crate::store::Stored;
+use egui::RichText;
+use egui_extras::{Column, TableBuilder};
+use serde_json::Value;
+
+pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    let Some(s) = app.state.detail.clone() else {
+        ui.add_space(8.0);
+        ui.weak(if app.state.list.selected.is_some() {
+            "Loading…"
+        } else {
+            "Select a call to see its messages, headers and findings (Up/Down or j/k to move, Enter to open)."
+        });
+        return;
+    };
+    ui.add_space(4.0);
+    ui.horizontal(|ui| {
+        let dark = ui.visuals().dark_mode;
+        let outcome = s.inv.outcome();
+        ui.label(RichText::new(format!("Call {}", s.id)).strong());
+        ui.label(RichText::new(format!("{} {}", s.inv.method, s.inv.path)).monospace());
+        if let Some(d) = &s.inv.delivery {
+            ui.label(format!("delivery {d}"));
+        }
+        if let Some(a) = s.inv.attempt {
+            ui.label(format!("attempt {a}"));
+        }
+        ui.label(
+            RichText::new(format!(
+                "answered {}: {}",
+                s.inv.answer.status,
+                outcome.label()
+            ))
+            .color(super::outcome_color(outcome, dark)),
+        );
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if ui
+                .button("Copy body")
+                .on_hover_text("Copy the request body as received")
+                .clicked()
+            {
+                ui.ctx()
+                    .copy_text(String::from_utf8_lossy(&s.inv.body).into_owned());
+            }
+            if ui
+                .button("Copy as curl")
+                .on_hover_text("A curl command that sends this call again to the receiver")
+                .clicked()
+            {
+                let base = match &app.state.listening {
+                    Listening::On(addr) => format!("http://{addr}"),
+                    _ => "http://127.0.0.1:8787".to_owned(),
+                };
+                ui.ctx().copy_text(curl_command(&s, &base));
+            }
+        });
+    });
+    ui.horizontal(|ui| {
+        for tab in DetailTab::ALL {
+            let label = match tab {
+                DetailTab::Findings if !s.inv.findings.is_empty() => {
+                    format!("Findings ({})", s.inv.findings.len())
+                }
+                DetailTab::Messages => match s.inv.messages {
+                    Some(n) => format!("Messages ({n})"),
+                    None => "Messages".to_owned(),
+                },
+                _ => tab.label().to_owned(),
+            };
+            ui.selectable_value(&mut app.state.detail_tab, tab, label);
+        }
+    });
+    ui.separator();
+    egui::ScrollArea::both()
+        .id_salt("detail_scroll")
+        .auto_shrink([false, false])
+        .show(ui, |ui| match app.state.detail_tab {
+            DetailTab::Messages => messages_ui(ui, &s),
+            DetailTab::Json => json_tab_ui(ui, &s),
+            DetailTab::Headers => headers_ui(ui, &s),
+            DetailTab::Raw => raw_ui(ui, &s.inv.body),
+            DetailTab::Findings => findings_ui(ui, &s),
+            DetailTab::Answer => answer_sent_ui(ui, &s),
+        });
+}
+
+fn parsed_body(s: &Stored) -> Option<Value> {
+    serde_json::from_slice(&s.inv.body).ok()
+}
+
+fn field(v: &Value, path: &[&str]) -> String {
+    let mut cur = v;
+    for p in path {
+        match cur.get(p) {
+            Some(next) => cur = next,
+            None => return "—".to_owned(),
+        }
+    }
+    match cur {
+        Value::String(s) => s.clone(),
+        Value::Null => "null".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+fn messages_ui(ui: &mut egui::Ui, s: &Stored) {
+    let Some(Value::Array(items)) = parsed_body(s) else {
+        ui.label("The body is not a JSON array of messages; see the Raw body and Findings tabs.");
+        return;
+    };
+    if items.is_empty() {
+        ui.label(if s.inv.registration_check {
+            "An empty array: this is the registration check the service makes before it accepts a URL."
+        } else {
+            "An empty array: no messages in this call."
+        });
+        return;
+    }
+    const COLS: [(&str, &[&str], f32); 9] = [
+        ("From", &["from"], 110.0),
+        ("To", &["to"], 110.0),
+        ("Body", &["body"], 230.0),
+        ("Type", &["type"], 80.0),
+        ("Status", &["status", "id"], 160.0),
+        ("Submitted", &["submission", "date"], 170.0),
+        ("Credits", &["creditCost"], 60.0),
+        ("Parts", &["numberOfParts"], 45.0),
+        ("Message id", &["id"], 170.0),
+    ];
+    let table = TableBuilder::new(ui)
+        .id_salt("messages_table")
+        .striped(true)
+        .resizable(true)
+        .vscroll(false);
+    let table = COLS.iter().fold(table, |t, (_, _, w)| {
+        t.column(Column::initial(*w).at_least(40.0).clip(true))
+    });
+    table
+        .header(20.0, |mut h| {
+            for (title, _, _) in COLS {
+                h.col(|ui| {
+                    ui.strong(title);
+                });
+            }
+        })
+        .body(|mut body| {
+            for m in items.iter().take(1000) {
+                body.row(18.0, |mut row| {
+                    for (_, path, _) in COLS {
+                        row.col(|ui| {
+                            ui.label(field(m, path));
+                        });
+                    }
+                });
+            }
+        });
+    if items.len() > 1000 {
+        ui.weak(format!(
+            "{} more messages: see the JSON tab.",
+            items.len() - 1000
+        ));
+    }
+}
+
+fn json_tab_ui(ui: &mut egui::Ui, s: &Stored) {
+    match parsed_body(s) {
+        Some(v) => crate::app::json_view::json_ui(ui, &v),
+        None => {
+            ui.label("The body is not JSON; see the Raw body tab.");
+        }
+    }
+}
+
+fn headers_ui(ui: &mut egui::Ui, s: &Stored) {
+    egui::Grid::new("headers_grid")
+        .striped(true)
+        .num_columns(2)
+        .show(ui, |ui| {
+            ui.strong("Header");
+            ui.strong("Value");
+            ui.end_row();
+            for h in &s.inv.headers {
+                ui.label(RichText::new(&h.name).monospace());
+                let mut v = h.value.clone();
+                if let Some(hex) = &h.bytes_hex {
+                    v.push_str(&format!("   (not UTF-8; bytes {hex})"));
+                }
+                ui.label(RichText::new(v).monospace());
+                ui.end_row();
+            }
+        });
+    if s.inv.headers.is_empty() {
+        ui.label("The call had no headers.");
+    }
+    ui.add_space(6.0);
+    ui.weak(format!(
+        "From {} · query {} · received {}",
+        s.inv.peer.as_deref().unwrap_or("?"),
+        s.inv.query.as_deref().unwrap_or("none"),
+        s.inv
+            .received_at
+            .with_timezone(&chrono::Local)
+            .format("%Y-%m-%d %H:%M:%S%.3f")
+    ));
+}
+
+fn raw_ui(ui: &mut egui::Ui, body: &[u8]) {
+    if body.is_empty() {
+        ui.label("(empty body)");
+        return;
+    }
+    let text = match std::str::from_utf8(body) {
+        Ok(t) => t.chars().take(200_000).collect::<String>(),
+        Err(_) => crate::cli::hex_dump(body, 64 * 1024),
+    };
+    ui.add(
+        egui::Label::new(RichText::new(text).monospace())
+            .selectable(true)
+            .wrap(),
+    );
+}
+
+fn findings_ui(ui: &mut egui::Ui, s: &Stored) {
+    let dark = ui.visuals().dark_mode;
+    if s.inv.findings.is_empty() {
+        ui.label("No findings: the call keeps to the contract.");
+        return;
+    }
+    for f in &s.inv.findings {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(
+                RichText::new(f.severity.as_str().to_uppercase())
+                    .strong()
+                    .color(super::severity_color(f.severity, dark)),
+            );
+            ui.label(&f.message);
+            ui.weak(format!("({})", f.code));
+        });
+    }
+}
+
+fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
+    let a = &s.inv.answer;
+    let outcome = s.inv.outcome();
+    ui.label(
+        RichText::new(format!("{}: {}", a.status, outcome.describe()))
+            .strong()
+            .color(super::outcome_color(outcome, ui.visuals().dark_mode)),
+    );
+    ui.label(format!(
+        "Answered after {}{}",
+        crate::text::human_duration(std::time::Duration::from_micros(s.inv.took_us)),
+        if a.delay_ms > 0 {
+            format!(" (a chosen delay of {} ms)", a.delay_ms)
+        } else {
+            String::new()
+        }
+    ));
+    if let Some(rule) = &s.inv.rule {
+        ui.label(format!("Chosen by: {rule}"));
+    }
+    for (n, v) in &a.headers {
+        ui.label(RichText::new(format!("{n}: {v}")).monospace());
+    }
+    if !a.body.is_empty() {
+        ui.label(RichText::new(String::from_utf8_lossy(&a.body)).monospace());
+    }
+}
+
+/// Quote for a POSIX shell.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// A curl command that sends the call again to `base` (the receiver).
+pub fn curl_command(s: &Stored, base: &str) -> String {
+    let inv = &s.inv;
+    let mut url = format!("{base}{}", inv.path);
+    if let Some(q) = &inv.query {
+        url.push('?');
+        url.push_str(q);
+    }
+    let mut parts = vec![
+        "curl".to_owned(),
+        "-X".to_owned(),
+        inv.method.clone(),
+        sh_quote(&url),
+    ];
+    for h in &inv.headers {
+        let name = h.name.to_ascii_lowercase();
+        if matches!(
+            name.as_str(),
+            "host" | "content-length" | "connection" | "transfer-encoding" | "accept-encoding"
+        ) {
+            continue;
+        }
+        parts.push("-H".to_owned());
+        parts.push(sh_quote(&format!("{}: {}", h.name, h.value)));
+    }
+    if !inv.body.is_empty() {
+        match std::str::from_utf8(&inv.body) {
+            Ok(text) => {
+                parts.push("--data-binary".to_owned());
+                parts.push(sh_quote(text));
+            }
+            Err(_) => {
+                let escaped: String = inv.body.iter().map(|b| format!("\\x{b:02x}")).collect();
+                return format!("printf '{escaped}' | {} --data-binary @-", parts.join(" "));
+            }
+        }
+    }
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Header, Invocation, SentAnswer};
+
+    fn stored(body: &[u8]) -> Stored {
+        Stored {
+            id: 1,
+            inv: Invocation {
+                received_at: chrono::Utc::now(),
+                method: "POST".into(),
+                path: "/hook".into(),
+                query: Some("secret=it's".into()),
+                headers: vec![
+                    Header::new("host", b"x"),
+                    Header::new("x-service-event", b"status-report"),
+                ],
+                body: body.to_vec(),
+                body_size: body.len() as u64,
+                declared_size: None,
+                body_kept: true,
+                peer: None,
+                event: None,
+                delivery: None,
+                attempt: None,
+                webhook_id: None,
+                messages: None,
+                registration_check: false,
+                findings: vec![],
+                answer: SentAnswer::default(),
+                took_us: 0,
+                rule: None,
+            },
+        }
+    }
+
+    #[test]
+    fn curl_quotes_for_the_shell_and_skips_hop_headers() {
+        let c = curl_command(&stored(b"[\"it's\"]"), "http://127.0.0.1:1");
+        assert_eq!(
+            c,
+            "curl -X POST 'http://127.0.0.1:1/hook?secret=it'\\''s' -H 'x-service-event: status-report' --data-binary '[\"it'\\''s\"]'"
+        );
+        let c = curl_command(&stored(b"\xff\x00"), "http://h");
+        assert!(c.starts_with("printf '\\xff\\x00' | curl"));
+        assert!(c.ends_with("--data-binary @-"));
+    }
+}

@@ -1,0 +1,268 @@
+//! The invocation list: newest first, live, virtualised over store pages, with filters and
+//! keyboard navigation (up/down, j/k, Home/End, Enter).
+
+use crate::app::HookscopeApp;
+use crate::app::state::PAGE;
+use crate::contract::{EventKind, Outcome};
+use egui::{Key, RichText};
+use egui_extras::{Column, TableBuilder};
+
+const ROW_HEIGHT: f32 = 20.0;
+
+fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    let mut changed = false;
+    ui.horizontal_wrapped(|ui| {
+        let label = ui.label("Search:");
+        let r = ui
+            .add(
+                egui::TextEdit::singleline(&mut app.state.list.filter.text)
+                    .hint_text("delivery, path, body text…")
+                    .desired_width(180.0),
+            )
+            .labelled_by(label.id);
+        changed |= r.changed();
+
+        let ev = app.state.list.filter.event.clone();
+        ui.label("Event:");
+        egui::ComboBox::from_id_salt("event_filter")
+            .selected_text(ev.as_deref().unwrap_or("all"))
+            .show_ui(ui, |ui| {
+                changed |= ui
+                    .selectable_value(&mut app.state.list.filter.event, None, "all")
+                    .changed();
+                for e in EventKind::ALL {
+                    changed |= ui
+                        .selectable_value(
+                            &mut app.state.list.filter.event,
+                            Some(e.header_value().to_owned()),
+                            e.header_value(),
+                        )
+                        .changed();
+                }
+            });
+        let oc = app.state.list.filter.outcome;
+        ui.label("Outcome:");
+        egui::ComboBox::from_id_salt("outcome_filter")
+            .selected_text(oc.map_or("all", |o| o.as_str()))
+            .show_ui(ui, |ui| {
+                changed |= ui
+                    .selectable_value(&mut app.state.list.filter.outcome, None, "all")
+                    .changed();
+                for o in Outcome::ALL {
+                    changed |= ui
+                        .selectable_value(&mut app.state.list.filter.outcome, Some(o), o.as_str())
+                        .on_hover_text(o.describe())
+                        .changed();
+                }
+            });
+        changed |= ui
+            .checkbox(&mut app.state.list.filter.with_findings, "With findings")
+            .changed();
+        ui.separator();
+        if ui
+            .checkbox(&mut app.state.settings.follow, "Follow newest")
+            .on_hover_text("Jump to each new call as it arrives")
+            .changed()
+            && app.state.settings.follow
+        {
+            changed = true;
+        }
+        let l = &app.state.list;
+        if l.counted {
+            ui.label(format!("{} calls", l.count));
+        } else {
+            ui.spinner();
+        }
+        if !app.state.settings.follow && l.newer > 0 {
+            let n = l.newer;
+            if ui.button(format!("{n} new calls: show")).clicked() {
+                changed = true;
+            }
+        }
+    });
+    if changed {
+        app.refresh_list();
+    }
+}
+
+/// Arrow keys, j/k, Home/End and Enter, unless a text field has the keyboard.
+fn keyboard(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    if ui.ctx().egui_wants_keyboard_input() || app.state.list.count == 0 {
+        return;
+    }
+    let (down, up, home, end, enter) = ui.input(|i| {
+        (
+            i.key_pressed(Key::ArrowDown) || i.key_pressed(Key::J),
+            i.key_pressed(Key::ArrowUp) || i.key_pressed(Key::K),
+            i.key_pressed(Key::Home),
+            i.key_pressed(Key::End),
+            i.key_pressed(Key::Enter),
+        )
+    });
+    let last = app.state.list.count - 1;
+    let current = app.state.list.selected_index();
+    let target = if home {
+        Some(0)
+    } else if end {
+        Some(last)
+    } else if down {
+        Some(current.map_or(0, |c| (c + 1).min(last)))
+    } else if up {
+        Some(current.map_or(0, |c| c.saturating_sub(1)))
+    } else {
+        None
+    };
+    if let Some(t) = target {
+        // Not loaded yet (e.g. End on a long list): scroll there; the page loads and the
+        // next press selects.
+        app.state.list.scroll_to_row = Some(t);
+        if let Some(id) = app.state.list.row(t).map(|r| r.id) {
+            app.select(id);
+        }
+        if t != 0 {
+            app.state.settings.follow = false;
+        }
+    }
+    if enter && let Some(id) = app.state.list.selected {
+        app.state.detail = None;
+        app.select(id);
+        app.state.detail_tab = crate::app::state::DetailTab::Messages;
+    }
+}
+
+pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    filter_ui(ui, app);
+    keyboard(ui, app);
+    ui.separator();
+    let dark = ui.visuals().dark_mode;
+    let count = app.state.list.count;
+    if app.state.list.counted && count == 0 {
+        ui.add_space(20.0);
+        ui.vertical_centered(|ui| {
+            if app.state.list.filter.is_empty() {
+                ui.label(RichText::new("No calls yet.").heading());
+                ui.label("Point a webhook at the URL above, or send one by hand:");
+                if let crate::app::state::Listening::On(addr) = &app.state.listening {
+                    ui.label(
+                        RichText::new(format!(
+                            "curl -X POST http://{addr}/hook -H 'Content-Type: application/json' -d '[]'"
+                        ))
+                        .monospace(),
+                    );
+                }
+            } else {
+                ui.label("No call matches the filter.");
+            }
+        });
+        return;
+    }
+
+    let mut table = TableBuilder::new(ui)
+        .id_salt("invocations")
+        .striped(true)
+        .resizable(true)
+        .sense(egui::Sense::click())
+        .cell_layout(egui::Layout::left_to_right(egui::Align::Center))
+        .column(Column::initial(96.0).at_least(60.0))
+        .column(Column::initial(120.0).at_least(60.0))
+        .column(Column::initial(150.0).at_least(60.0).clip(true))
+        .column(Column::initial(56.0).at_least(40.0))
+        .column(Column::initial(66.0).at_least(40.0))
+        .column(Column::initial(56.0).at_least(40.0))
+        .column(Column::initial(130.0).at_least(60.0))
+        .column(Column::remainder().at_least(60.0))
+        .min_scrolled_height(0.0);
+    if std::mem::take(&mut app.state.list.scroll_to_top) {
+        table = table.scroll_to_row(0, Some(egui::Align::TOP));
+    }
+    if let Some(r) = app.state.list.scroll_to_row.take() {
+        table = table.scroll_to_row(r as usize, None);
+    }
+    let mut visible: Option<(u64, u64)> = None;
+    let mut clicked: Option<i64> = None;
+    let selected = app.state.list.selected;
+    table
+        .header(22.0, |mut h| {
+            for title in [
+                "Time", "Event", "Delivery", "Attempt", "Messages", "Answer", "Outcome", "Findings",
+            ] {
+                h.col(|ui| {
+                    ui.strong(title);
+                });
+            }
+        })
+        .body(|body| {
+            body.rows(ROW_HEIGHT, count as usize, |mut row| {
+                let i = row.index() as u64;
+                visible = Some(visible.map_or((i, i), |(a, b)| (a.min(i), b.max(i))));
+                let Some(s) = app.state.list.row(i).cloned() else {
+                    row.col(|ui| {
+                        ui.weak("…");
+                    });
+                    return;
+                };
+                row.set_selected(selected == Some(s.id));
+                let color = super::outcome_color(s.outcome, dark);
+                row.col(|ui| {
+                    ui.label(RichText::new(super::local_time(s.received_at)).monospace());
+                });
+                row.col(|ui| {
+                    let ev = if s.registration_check {
+                        "registration check".to_owned()
+                    } else {
+                        s.event
+                            .clone()
+                            .unwrap_or_else(|| format!("{} {}", s.method, s.path))
+                    };
+                    ui.label(ev);
+                });
+                row.col(|ui| {
+                    ui.label(RichText::new(s.delivery.as_deref().unwrap_or("—")).monospace());
+                });
+                row.col(|ui| {
+                    ui.label(s.attempt.map_or("—".into(), |a| a.to_string()));
+                });
+                row.col(|ui| {
+                    ui.label(s.messages.map_or("—".into(), |m| m.to_string()));
+                });
+                row.col(|ui| {
+                    ui.label(
+                        RichText::new(s.answer_status.to_string())
+                            .strong()
+                            .color(color),
+                    );
+                });
+                row.col(|ui| {
+                    ui.label(RichText::new(s.outcome.label()).color(color))
+                        .on_hover_text(s.outcome.describe());
+                });
+                row.col(|ui| {
+                    if s.findings > 0 {
+                        ui.label(
+                            RichText::new(format!("{} found", s.findings))
+                                .color(super::outcome_color(Outcome::RetryTemporary, dark)),
+                        );
+                    } else {
+                        ui.weak("—");
+                    }
+                });
+                if row.response().clicked() {
+                    clicked = Some(s.id);
+                }
+            });
+        });
+    if let Some(id) = clicked {
+        app.select(id);
+    }
+    if let Some((a, b)) = visible {
+        // Load what is visible plus a page either side, so scrolling rarely shows a gap.
+        let from = a.saturating_sub(PAGE);
+        let to = (b + PAGE + 1).min(count);
+        let filter = app.state.list.filter.clone();
+        let (generation, top) = (app.state.list.generation, app.state.list.top);
+        for page in app.state.list.missing_pages(from..to) {
+            app.engine()
+                .load_page(generation, filter.clone(), top, page, PAGE);
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Drawing: one function per panel, each taking `&mut Ui`.
+
+mod answer;
+mod detail;
+mod list;
+mod settings;
+mod top_bar;
+
+use super::HookscopeApp;
+use crate::contract::Outcome;
+use egui::Color32;
+
+pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    // The zoom is changed with Ctrl +/- (egui) or the top bar; keep it for the next start.
+    app.state.settings.zoom = ui.ctx().zoom_factor();
+
+    egui::Panel::top("top_bar").show(ui, |ui| top_bar::top_bar_ui(ui, app));
+    egui::Panel::right("answer_panel")
+        .resizable(true)
+        .default_size(330.0)
+        .min_size(260.0)
+        .show(ui, |ui| answer::answer_panel_ui(ui, app));
+    egui::Panel::bottom("detail_panel")
+        .resizable(true)
+        .default_size(330.0)
+        .min_size(120.0)
+        .show(ui, |ui| detail::detail_ui(ui, app));
+    egui::CentralPanel::default().show(ui, |ui| list::list_ui(ui, app));
+
+    settings::settings_window(ui.ctx(), app);
+    answer::confirm_modal(ui.ctx(), app);
+}
+
+/// The colour that goes with an outcome, readable on dark and light backgrounds.
+pub fn outcome_color(outcome: Outcome, dark: bool) -> Color32 {
+    let (d, l) = match outcome {
+        Outcome::Succeeded => (
+            Color32::from_rgb(110, 205, 120),
+            Color32::from_rgb(20, 130, 40),
+        ),
+        Outcome::FailedPermanently => (
+            Color32::from_rgb(240, 150, 70),
+            Color32::from_rgb(190, 90, 0),
+        ),
+        Outcome::RetrySlowDown | Outcome::RetryUnavailable | Outcome::RetryTemporary => (
+            Color32::from_rgb(235, 200, 80),
+            Color32::from_rgb(150, 110, 0),
+        ),
+        Outcome::WebhookCancelled => (
+            Color32::from_rgb(240, 95, 95),
+            Color32::from_rgb(190, 30, 30),
+        ),
+    };
+    if dark { d } else { l }
+}
+
+pub fn severity_color(s: crate::contract::Severity, dark: bool) -> Color32 {
+    use crate::contract::Severity;
+    match s {
+        Severity::Error => outcome_color(Outcome::WebhookCancelled, dark),
+        Severity::Warning => outcome_color(Outcome::RetryTemporary, dark),
+        Severity::Info => {
+            if dark {
+                Color32::from_rgb(120, 170, 240)
+            } else {
+                Color32::from_rgb(30, 90, 180)
+            }
+        }
+    }
+}
+
+/// Save an egui screenshot as PNG.
+pub fn save_png(path: &std::path::Path, image: &egui::ColorImage) -> Result<(), String> {
+    let file = std::fs::File::create(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let [w, h] = image.size;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w as u32, h as u32);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc
+        .write_header()
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
+    writer
+        .write_image_data(&bytes)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    writer
+        .finish()
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// A small filled circle, e.g. the receiver's state light.
+pub fn dot(ui: &mut egui::Ui, color: Color32) {
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(10.0, 10.0), egui::Sense::hover());
+    ui.painter().circle_filled(rect.center(), 4.5, color);
+}
+
+/// Local time for a list row.
+pub fn local_time(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.with_timezone(&chrono::Local)
+        .format("%H:%M:%S%.3f")
+        .to_string()
+}

@@ -1,0 +1,66 @@
+//! The settings window: bind address, port, brand word, body limit, theme; the data directory.
+
+use crate::app::HookscopeApp;
+use egui::RichText;
+
+pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
+    let mut open = app.state.show_settings;
+    let mut restart = false;
+    egui::Window::new("Settings")
+        .open(&mut open)
+        .resizable(false)
+        .collapsible(false)
+        .show(ctx, |ui| {
+            let s = &mut app.state.settings;
+            egui::Grid::new("settings_grid")
+                .num_columns(2)
+                .spacing([10.0, 6.0])
+                .show(ui, |ui| {
+                    let l = ui.label("Bind address");
+                    ui.add(egui::TextEdit::singleline(&mut s.bind).desired_width(140.0))
+                        .labelled_by(l.id)
+                        .on_hover_text("127.0.0.1 keeps the receiver on this machine; 0.0.0.0 opens it to the network");
+                    ui.end_row();
+                    let l = ui.label("Port");
+                    ui.add(egui::DragValue::new(&mut s.port).range(0..=65535))
+                        .labelled_by(l.id)
+                        .on_hover_text("0 picks any free port");
+                    ui.end_row();
+                    let l = ui.label("Brand word");
+                    ui.add(egui::TextEdit::singleline(&mut s.brand).desired_width(140.0))
+                        .labelled_by(l.id)
+                        .on_hover_text("The word in the header names: X-<word>-Event");
+                    ui.end_row();
+                    let l = ui.label("Body limit (MiB)");
+                    ui.add(egui::DragValue::new(&mut s.body_limit_mib).range(1..=1024))
+                        .labelled_by(l.id);
+                    ui.end_row();
+                    ui.label("Theme");
+                    ui.horizontal(|ui| {
+                        if ui.selectable_label(s.dark, "Dark").clicked() {
+                            s.dark = true;
+                        }
+                        if ui.selectable_label(!s.dark, "Light").clicked() {
+                            s.dark = false;
+                        }
+                    });
+                    ui.end_row();
+                    ui.label("Data directory");
+                    ui.label(RichText::new(app.state.data_dir.display().to_string()).monospace())
+                        .on_hover_text("Choose another with --data-dir or HOOKSCOPE_DATA_DIR");
+                    ui.end_row();
+                });
+            crate::app::apply_look(ui.ctx(), &app.state.settings);
+            ui.add_space(6.0);
+            if app.state.settings.bind.trim() != "127.0.0.1" && app.state.settings.bind.trim() != "::1" {
+                ui.label("⚠ Another bind address makes the receiver reachable from other machines.");
+            }
+            if ui.button("Apply and restart the receiver").clicked() {
+                restart = true;
+            }
+        });
+    app.state.show_settings = open;
+    if restart {
+        app.start_listening();
+    }
+}

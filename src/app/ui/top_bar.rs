@@ -1,0 +1,121 @@
+//! The top bar: where the receiver listens (with a copy button), its state, and the answer
+//! currently chosen, always visible.
+
+use crate::app::HookscopeApp;
+use crate::app::state::Listening;
+use egui::RichText;
+
+pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    let dark = ui.visuals().dark_mode;
+    ui.add_space(4.0);
+    ui.horizontal(|ui| {
+        ui.heading(RichText::new("Hookscope").strong());
+        ui.separator();
+        match app.state.listening.clone() {
+            Listening::Starting => {
+                ui.spinner();
+                ui.label("Starting the receiver…");
+            }
+            Listening::On(addr) => {
+                let url = format!("http://{addr}/");
+                super::dot(
+                    ui,
+                    super::outcome_color(crate::contract::Outcome::Succeeded, dark),
+                );
+                ui.label(RichText::new("Listening").color(super::outcome_color(
+                    crate::contract::Outcome::Succeeded,
+                    dark,
+                )))
+                .on_hover_text("Every call to this address is recorded and answered as chosen");
+                ui.label(RichText::new(&url).monospace().strong());
+                if ui
+                    .button("Copy URL")
+                    .on_hover_text("Copy the receiver's URL to point a webhook at it")
+                    .clicked()
+                {
+                    ui.ctx().copy_text(url);
+                }
+            }
+            Listening::Failed(why) => {
+                super::dot(
+                    ui,
+                    super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark),
+                );
+                ui.label(RichText::new("Not listening").color(super::outcome_color(
+                    crate::contract::Outcome::WebhookCancelled,
+                    dark,
+                )));
+                ui.label(RichText::new(why).italics())
+                    .on_hover_text("Pick another port and press Listen; 0 picks any free port");
+                let label = ui.label("Port:");
+                ui.add(egui::TextEdit::singleline(&mut app.state.port_text).desired_width(60.0))
+                    .labelled_by(label.id);
+                if ui.button("Listen").clicked() {
+                    match app.state.port_text.trim().parse::<u16>() {
+                        Ok(p) => {
+                            app.state.settings.port = p;
+                            app.start_listening();
+                        }
+                        Err(_) => {
+                            app.state.listening = Listening::Failed(format!(
+                                "\"{}\" is not a port: give a number from 0 to 65535",
+                                app.state.port_text.trim()
+                            ))
+                        }
+                    }
+                }
+                if ui.button("Any free port").clicked() {
+                    app.state.settings.port = 0;
+                    app.start_listening();
+                }
+            }
+        }
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if ui.button("Settings").clicked() {
+                app.state.show_settings = !app.state.show_settings;
+            }
+            let theme = if app.state.settings.dark {
+                "Light theme"
+            } else {
+                "Dark theme"
+            };
+            if ui
+                .button(theme)
+                .on_hover_text("Switch between light and dark")
+                .clicked()
+            {
+                app.state.settings.dark = !app.state.settings.dark;
+                crate::app::apply_look(ui.ctx(), &app.state.settings);
+            }
+            if ui
+                .button("A+")
+                .on_hover_text("Larger text (Ctrl +)")
+                .clicked()
+            {
+                let z = (ui.ctx().zoom_factor() + 0.1).min(3.0);
+                ui.ctx().set_zoom_factor(z);
+            }
+            if ui
+                .button("A−")
+                .on_hover_text("Smaller text (Ctrl −)")
+                .clicked()
+            {
+                let z = (ui.ctx().zoom_factor() - 0.1).max(0.5);
+                ui.ctx().set_zoom_factor(z);
+            }
+            ui.separator();
+            let a = &app.state.settings.answer;
+            let outcome = a.outcome();
+            ui.label(
+                RichText::new(format!("Answering {}", a.summary()))
+                    .strong()
+                    .color(super::outcome_color(outcome, dark)),
+            )
+            .on_hover_text(format!(
+                "The service will treat this as: {}",
+                outcome.describe()
+            ));
+        });
+    });
+    ui.add_space(2.0);
+}
