@@ -84,15 +84,11 @@ pub fn sample_calls(now: DateTime<Utc>) -> Vec<Invocation> {
         record(
             &brand,
             Call {
-                at: t0,
                 headers: vec![
                     ("Content-Type", "application/json".into()),
                     ("User-Agent", "Service Invoker".into()),
                 ],
                 body: b"[]".to_vec(),
-                status: 200,
-                retry_after: None,
-                path: "/hooks/sms",
                 ..Call::default_at(t0)
             },
         ),

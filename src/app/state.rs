@@ -52,7 +52,7 @@ pub enum Listening {
 }
 
 /// The virtualised invocation list: a snapshot (`top`), its row count, and the pages loaded.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct ListState {
     pub filter: Filter,
     /// Bumped whenever the snapshot or the filter changes; answers for an older one are dropped.
@@ -69,24 +69,6 @@ pub struct ListState {
     pub scroll_to_top: bool,
     /// The list should scroll so that this row is visible.
     pub scroll_to_row: Option<u64>,
-}
-
-impl Default for ListState {
-    fn default() -> Self {
-        ListState {
-            filter: Filter::default(),
-            generation: 0,
-            top: 0,
-            count: 0,
-            counted: false,
-            pages: HashMap::new(),
-            pending: HashSet::new(),
-            selected: None,
-            newer: 0,
-            scroll_to_top: false,
-            scroll_to_row: None,
-        }
-    }
 }
 
 impl ListState {

@@ -23,7 +23,7 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         changed |= r.changed();
 
         let ev = app.state.list.filter.event.clone();
-        ui.label("Event:");
+        let event_label = ui.label("Event:");
         egui::ComboBox::from_id_salt("event_filter")
             .selected_text(ev.as_deref().unwrap_or("all"))
             .show_ui(ui, |ui| {
@@ -39,9 +39,11 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                         )
                         .changed();
                 }
-            });
+            })
+            .response
+            .labelled_by(event_label.id);
         let oc = app.state.list.filter.outcome;
-        ui.label("Outcome:");
+        let outcome_label = ui.label("Outcome:");
         egui::ComboBox::from_id_salt("outcome_filter")
             .selected_text(oc.map_or("all", |o| o.as_str()))
             .show_ui(ui, |ui| {
@@ -54,7 +56,9 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                         .on_hover_text(o.describe())
                         .changed();
                 }
-            });
+            })
+            .response
+            .labelled_by(outcome_label.id);
         changed |= ui
             .checkbox(&mut app.state.list.filter.with_findings, "With findings")
             .changed();
@@ -157,6 +161,8 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         return;
     }
 
+    // A click anywhere on a row selects it, so the cells' text must not take the click.
+    ui.style_mut().interaction.selectable_labels = false;
     let mut table = TableBuilder::new(ui)
         .id_salt("invocations")
         .striped(true)

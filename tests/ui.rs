@@ -1,0 +1,209 @@
+//! The app driven through egui_kittest, over the real engine: a real receiver on 127.0.0.1,
+//! a real store, real HTTP calls.
+
+mod common;
+
+use common::*;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use hookscope::app::HookscopeApp;
+use hookscope::app::engine::Engine;
+use hookscope::app::state::{Listening, Settings};
+use hookscope::responder::Responder;
+use hookscope::store::{Durability, Store};
+use std::time::{Duration, Instant};
+
+struct UiRig {
+    harness: Harness<'static, HookscopeApp>,
+    rt: tokio::runtime::Runtime,
+    _dir: tempfile::TempDir,
+    client: reqwest::Client,
+}
+
+fn start() -> UiRig {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), Durability::Normal).unwrap();
+    let (engine, rx) = Engine::new(rt.handle().clone(), store, Responder::default());
+    let settings = Settings {
+        port: 0,
+        ..Settings::default()
+    };
+    let data_dir = dir.path().to_owned();
+    let harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| HookscopeApp::new(&cc.egui_ctx, engine, rx, settings, data_dir));
+    let mut rig = UiRig {
+        harness,
+        rt,
+        _dir: dir,
+        client: reqwest::Client::new(),
+    };
+    rig.until("the receiver listens", |app| {
+        matches!(app.state.listening, Listening::On(_))
+    });
+    rig
+}
+
+impl UiRig {
+    /// Step the app until `cond` holds, or panic after a deadline.
+    fn until(&mut self, what: &str, cond: impl Fn(&HookscopeApp) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            self.harness.step();
+            if cond(self.harness.state()) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        match &self.harness.state().state.listening {
+            Listening::On(addr) => format!("http://{addr}{path}"),
+            other => panic!("not listening: {other:?}"),
+        }
+    }
+
+    fn send(&self, event: &str, delivery: &str, attempt: u32) -> u16 {
+        let req = post(
+            &self.client,
+            &self.url("/hook"),
+            &invoker_headers(event, delivery, attempt),
+            if event == "incoming-message" {
+                incoming_body("5")
+            } else {
+                status_report_body("5")
+            },
+        );
+        self.rt
+            .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
+            .unwrap()
+    }
+}
+
+#[test]
+fn the_503_preset_answers_the_next_real_call_and_the_list_shows_it() {
+    let mut rig = start();
+    rig.harness.get_by_label("503 (Retry-After 120 s)").click();
+    rig.until("the answer is 503", |app| {
+        app.state.settings.answer.status == 503
+    });
+    assert_eq!(rig.send("status-report", "dlv-ui-1", 1), 503);
+    rig.until("the call is listed", |app| {
+        app.state
+            .list
+            .row(0)
+            .is_some_and(|r| r.answer_status == 503)
+    });
+    let row = rig.harness.state().state.list.row(0).cloned().unwrap();
+    assert_eq!(row.delivery.as_deref(), Some("dlv-ui-1"));
+    rig.harness.step();
+    // The row is on screen with its delivery id, and the top bar says what is answered.
+    assert!(rig.harness.query_by_label("dlv-ui-1").is_some());
+    assert!(
+        rig.harness
+            .query_by_label("Answering 503 Retry-After 120")
+            .is_some()
+    );
+}
+
+#[test]
+fn the_410_preset_asks_for_confirmation() {
+    let mut rig = start();
+    rig.harness.get_by_label("410").click();
+    rig.until("the confirmation opens", |app| app.state.confirm.is_some());
+    rig.harness.step();
+    assert_eq!(
+        rig.harness.state().state.settings.answer.status,
+        200,
+        "not yet"
+    );
+    rig.harness.get_by_label("Cancel").click();
+    rig.until("it closes", |app| app.state.confirm.is_none());
+    assert_eq!(rig.harness.state().state.settings.answer.status, 200);
+    assert_eq!(rig.send("status-report", "dlv-ui-2", 1), 200);
+
+    rig.harness.get_by_label("410").click();
+    rig.until("the confirmation opens", |app| app.state.confirm.is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("Yes, answer 410").click();
+    rig.until("410 is chosen", |app| {
+        app.state.settings.answer.status == 410
+    });
+    assert_eq!(rig.send("status-report", "dlv-ui-2", 2), 410);
+}
+
+#[test]
+fn selecting_a_row_shows_its_messages_and_headers() {
+    let mut rig = start();
+    assert_eq!(rig.send("incoming-message", "dlv-sel", 1), 200);
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("dlv-sel").click();
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.step();
+    // The Messages tab: the message's sender and text as table cells.
+    assert!(rig.harness.query_by_label("+27007654321").is_some());
+    assert!(
+        rig.harness
+            .query_by_label("YES, please deliver after 5pm")
+            .is_some()
+    );
+    rig.harness.get_by_label("Headers").click();
+    rig.harness.step();
+    rig.harness.step();
+    assert!(rig.harness.query_by_label("x-service-delivery").is_some());
+    assert!(rig.harness.query_by_label("Service Invoker").is_some());
+}
+
+#[test]
+fn the_filter_narrows_the_list() {
+    let mut rig = start();
+    assert_eq!(rig.send("status-report", "dlv-a", 1), 200);
+    assert_eq!(rig.send("incoming-message", "dlv-b", 1), 200);
+    assert_eq!(rig.send("status-report", "dlv-c", 1), 200);
+    rig.until("three calls listed", |app| {
+        app.state.list.counted && app.state.list.count == 3
+    });
+    rig.harness.get_by_label("Search:").click();
+    rig.harness.step();
+    rig.harness.get_by_label("Search:").type_text("dlv-b");
+    rig.until("one call matches", |app| {
+        app.state.list.counted && app.state.list.count == 1 && app.state.list.row(0).is_some()
+    });
+    let row = rig.harness.state().state.list.row(0).cloned().unwrap();
+    assert_eq!(row.delivery.as_deref(), Some("dlv-b"));
+    rig.harness.step();
+    assert!(rig.harness.query_by_label("dlv-b").is_some());
+    assert!(rig.harness.query_by_label("dlv-a").is_none());
+}
+
+#[test]
+fn keyboard_moves_the_selection() {
+    let mut rig = start();
+    for d in ["k1", "k2", "k3"] {
+        assert_eq!(rig.send("status-report", d, 1), 200);
+    }
+    rig.until("three rows loaded", |app| app.state.list.row(2).is_some());
+    rig.harness.key_press(egui::Key::J);
+    rig.until("the newest is selected", |app| app.state.detail.is_some());
+    let first = rig.harness.state().state.list.selected;
+    rig.harness.key_press(egui::Key::ArrowDown);
+    rig.harness.step();
+    let second = rig.harness.state().state.list.selected;
+    assert_ne!(first, second);
+    rig.harness.key_press(egui::Key::Home);
+    rig.harness.step();
+    assert_eq!(rig.harness.state().state.list.selected, first);
+    rig.harness.key_press(egui::Key::End);
+    rig.harness.step();
+    rig.harness.step();
+    let last = rig.harness.state().state.list.row(2).map(|r| r.id);
+    assert_eq!(rig.harness.state().state.list.selected, last);
+}
