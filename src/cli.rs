@@ -115,6 +115,10 @@ pub struct ListenArgs {
     /// Print each call as a JSON line instead of a text line.
     #[arg(long)]
     pub json: bool,
+    /// Answer by the rules in this JSON file first (see assets/rules/); the chosen answer is the
+    /// fallback.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -159,6 +163,8 @@ pub enum CliError {
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
     Receiver(#[from] crate::receiver::ReceiverError),
+    #[error("the rules cannot be used: {0}")]
+    Rules(#[from] crate::rules::RuleError),
     #[error("the answer cannot be used: {0}")]
     Answer(#[from] crate::responder::AnswerError),
     #[error("no invocation with id {id} in {dir}; `hookscope log` lists the ids")]
@@ -220,6 +226,10 @@ pub fn log_json(s: &Stored) -> serde_json::Value {
 pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     let answer = args.answer.answer();
     answer.check()?;
+    let rules = match &args.rules {
+        Some(path) => Some(crate::rules::RuleSet::load(path)?),
+        None => None,
+    };
     let dir = args.data.resolve();
     let durability = if args.no_fsync {
         Durability::Normal
@@ -231,6 +241,11 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         answer: answer.clone(),
         pass_registration_check: !args.no_pass_registration_check,
     });
+    if let Some(rules) = rules {
+        let names: Vec<String> = rules.rules.iter().map(|r| r.name.clone()).collect();
+        responder.set_rules(rules);
+        eprintln!("Rules, first match wins: {}", names.join("; "));
+    }
     let config = ReceiverConfig {
         bind: args.bind,
         port: args.port,

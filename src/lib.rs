@@ -11,7 +11,9 @@
 pub mod app;
 pub mod cli;
 pub mod contract;
+pub mod deliveries;
 pub mod receiver;
 pub mod responder;
+pub mod rules;
 pub mod store;
 pub mod text;

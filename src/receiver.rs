@@ -249,7 +249,13 @@ async fn handle(
 
     let mut decision = shared.responder.decide(CallInfo {
         registration_check: validation.registration_check,
-        path: parts.uri.path(),
+        facts: crate::rules::CallFacts {
+            event: validation.event_raw.as_deref(),
+            webhook_id: validation.webhook_id.as_deref(),
+            path: parts.uri.path(),
+            attempt: validation.attempt,
+            body: &bytes,
+        },
     });
     if !body.kept {
         validation.findings.retain(|f| f.code != "empty-body");

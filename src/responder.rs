@@ -1,6 +1,7 @@
 //! The answer the receiver gives: the user's current choice, applied to the next call at once.
 
 use crate::contract::{Outcome, outcome_of};
+use crate::rules::{CallFacts, RuleSet};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -135,19 +136,37 @@ impl Default for ResponderConfig {
 #[derive(Clone, Copy, Debug)]
 pub struct CallInfo<'a> {
     pub registration_check: bool,
-    pub path: &'a str,
+    pub facts: CallFacts<'a>,
+}
+
+impl<'a> CallInfo<'a> {
+    /// A call known only by its path (tests, or calls with nothing else).
+    pub fn path(path: &'a str) -> Self {
+        CallInfo {
+            registration_check: false,
+            facts: CallFacts {
+                event: None,
+                webhook_id: None,
+                path,
+                attempt: None,
+                body: &[],
+            },
+        }
+    }
 }
 
 /// The shared, live answer choice. Cheap to clone; a change applies to the next call.
 #[derive(Clone, Debug, Default)]
 pub struct Responder {
     config: Arc<RwLock<ResponderConfig>>,
+    rules: Arc<std::sync::Mutex<RuleSet>>,
 }
 
 impl Responder {
     pub fn new(config: ResponderConfig) -> Self {
         Responder {
             config: Arc::new(RwLock::new(config)),
+            rules: Arc::default(),
         }
     }
 
@@ -174,12 +193,30 @@ impl Responder {
             .pass_registration_check = on;
     }
 
+    /// Replace the rules (their counters start again).
+    pub fn set_rules(&self, rules: RuleSet) {
+        *self.rules.lock().unwrap_or_else(|p| p.into_inner()) = rules;
+    }
+
+    /// The rules with their counters as they are now.
+    pub fn rules(&self) -> RuleSet {
+        self.rules.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The registration check (if passed), else the first matching rule, else the fixed choice.
     pub fn decide(&self, call: CallInfo<'_>) -> Decision {
         let config = self.config.read().unwrap_or_else(|p| p.into_inner());
         if call.registration_check && config.pass_registration_check {
             return Decision {
                 answer: Answer::status(200),
                 rule: Some("registration check".into()),
+            };
+        }
+        let mut rules = self.rules.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((i, answer)) = rules.decide(&call.facts) {
+            return Decision {
+                answer,
+                rule: Some(format!("rule {}: {}", i + 1, rules.rules[i].name)),
             };
         }
         Decision {
@@ -196,8 +233,25 @@ mod tests {
     fn call(check: bool) -> CallInfo<'static> {
         CallInfo {
             registration_check: check,
-            path: "/",
+            ..CallInfo::path("/")
         }
+    }
+
+    #[test]
+    fn rules_come_before_the_fixed_choice_and_are_named() {
+        let r = Responder::default();
+        r.set_rules(
+            RuleSet::parse(
+                "t",
+                r#"{"rules":[{"name":"first","when":{"path":"/x"},"answer":{"status":429}}]}"#,
+            )
+            .unwrap(),
+        );
+        let d = r.decide(CallInfo::path("/x"));
+        assert_eq!(d.answer.status, 429);
+        assert_eq!(d.rule.as_deref(), Some("rule 1: first"));
+        assert_eq!(r.decide(CallInfo::path("/y")).answer.status, 200);
+        assert_eq!(r.rules().used(0), 1);
     }
 
     #[test]

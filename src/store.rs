@@ -727,6 +727,20 @@ impl Store {
         })
     }
 
+    /// When `webhook_id` was first answered 410, and which call that was.
+    pub fn first_410(&self, webhook_id: &str) -> Result<Option<(DateTime<Utc>, i64)>, StoreError> {
+        self.with_reader(|c| {
+            let row: Option<(i64, i64)> = c
+                .query_row(
+                    "SELECT received_at_us, id FROM invocations WHERE webhook_id = ?1 AND answer_status = 410 ORDER BY id LIMIT 1",
+                    [webhook_id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            Ok(row.map(|(us, id)| (micros_to_time(us), id)))
+        })
+    }
+
     /// The newest id, if any.
     pub fn last_id(&self) -> Result<Option<i64>, StoreError> {
         self.with_reader(|c| Ok(c.query_row("SELECT MAX(id) FROM invocations", [], |r| r.get(0))?))

@@ -207,3 +207,44 @@ fn keyboard_moves_the_selection() {
     let last = rig.harness.state().state.list.row(2).map(|r| r.id);
     assert_eq!(rig.harness.state().state.list.selected, last);
 }
+
+#[test]
+fn the_what_if_and_delivery_timelines_show_the_projected_next_attempt() {
+    let mut rig = start();
+    rig.harness.get_by_label("503 (Retry-After 120 s)").click();
+    rig.until("the answer is 503", |app| {
+        app.state.settings.answer.status == 503
+    });
+    rig.harness.step();
+    // What if: the first retry no sooner than Retry-After 120 s.
+    let next = rig
+        .harness
+        .get_by_label_contains("Next attempt (retry 1) at")
+        .value()
+        .unwrap_or_default();
+    assert!(next.ends_with("2 min after the failure"), "{next}");
+    assert!(
+        rig.harness
+            .query_by_label_contains("194 retries, 195 attempts in all")
+            .is_some()
+    );
+
+    assert_eq!(rig.send("status-report", "dlv-tl", 1), 503);
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("dlv-tl").click();
+    rig.until("the delivery is read", |app| app.state.delivery.is_some());
+    rig.harness.get_by_label("Timeline").click();
+    rig.harness.step();
+    rig.harness.step();
+    let state = rig
+        .harness
+        .get_by_label_contains("retrying: next attempt expected at")
+        .value()
+        .unwrap_or_default();
+    assert!(
+        state.contains("(in 1 min") || state.contains("(in 2 min"),
+        "{state}"
+    );
+    assert!(state.contains("194 retries left until"), "{state}");
+}

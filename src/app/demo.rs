@@ -112,7 +112,7 @@ pub fn sample_calls(now: DateTime<Utc>) -> Vec<Invocation> {
     // A delivery answered 503: the first attempt and two retries on the contract's schedule.
     let schedule = Schedule::default();
     let first = t0 + TimeDelta::seconds(120);
-    let plan = schedule.plan(first, None);
+    let plan = schedule.plan(first, Some(std::time::Duration::from_secs(120)));
     let mut failing = Message::sample_status_report("1000000000000000103");
     failing.to = crate::contract::TEST_NUMBER.into();
     failing.status = crate::contract::MessageStatus::new("FAILED", Some("HANDSET_ERROR"));
@@ -196,7 +196,8 @@ mod tests {
         );
         assert_eq!(
             (failing[1].received_at - failing[0].received_at).num_seconds(),
-            90
+            120,
+            "Retry-After 120 wins over the schedule's 90 s"
         );
         let odd = calls
             .iter()

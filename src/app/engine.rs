@@ -28,6 +28,7 @@ pub enum Msg {
         count: u64,
     },
     Detail(Box<Stored>),
+    Delivery(Box<crate::deliveries::Delivery>),
     Error(String),
 }
 
@@ -165,6 +166,33 @@ impl Engine {
             Ok(Some(s)) => Msg::Detail(Box::new(s)),
             Ok(None) => Msg::Error(format!("call {id} is not in the store")),
             Err(e) => Msg::Error(format!("cannot read call {id}: {e}")),
+        });
+    }
+
+    /// Load and analyse the delivery `delivery` of `webhook_id` against `schedule`.
+    pub fn load_delivery(
+        &self,
+        delivery: String,
+        webhook_id: Option<String>,
+        schedule: crate::contract::Schedule,
+    ) {
+        self.blocking(move |store| {
+            let calls = match store.by_delivery(&delivery, webhook_id.as_deref()) {
+                Ok(c) => c,
+                Err(e) => return Msg::Error(format!("cannot read delivery {delivery}: {e}")),
+            };
+            let cancelled = webhook_id
+                .as_deref()
+                .and_then(|w| store.first_410(w).ok().flatten());
+            match crate::deliveries::analyze(
+                &calls,
+                &schedule,
+                crate::deliveries::DEFAULT_TOLERANCE,
+                cancelled,
+            ) {
+                Some(d) => Msg::Delivery(Box::new(d)),
+                None => Msg::Error(format!("delivery {delivery} has no calls")),
+            }
         });
     }
 

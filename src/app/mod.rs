@@ -159,7 +159,16 @@ impl HookscopeApp {
                 self.state.port_text = addr.port().to_string();
             }
             Msg::ListenFailed(e) => self.state.listening = Listening::Failed(e),
-            Msg::Recorded(_) => {
+            Msg::Recorded(rec) => {
+                // A new attempt of the delivery on screen: read it again.
+                let shown = self.state.delivery.as_ref().map(|d| d.delivery.as_str());
+                if shown.is_some() && shown == rec.summary.delivery.as_deref() {
+                    self.engine.load_delivery(
+                        rec.summary.delivery.clone().unwrap_or_default(),
+                        rec.summary.webhook_id.clone(),
+                        crate::contract::Schedule::default(),
+                    );
+                }
                 self.state.recorded += 1;
                 self.state.list.newer += 1;
                 arrived = true;
@@ -180,7 +189,25 @@ impl HookscopeApp {
             }
             Msg::Detail(stored) => {
                 if self.state.list.selected == Some(stored.id) {
+                    match &stored.inv.delivery {
+                        Some(d) => self.engine.load_delivery(
+                            d.clone(),
+                            stored.inv.webhook_id.clone(),
+                            crate::contract::Schedule::default(),
+                        ),
+                        None => self.state.delivery = None,
+                    }
                     self.state.detail = Some(stored);
+                }
+            }
+            Msg::Delivery(d) => {
+                let current = self
+                    .state
+                    .detail
+                    .as_ref()
+                    .and_then(|s| s.inv.delivery.as_deref());
+                if current == Some(d.delivery.as_str()) {
+                    self.state.delivery = Some(d);
                 }
             }
             Msg::Error(e) => self.state.error = Some(e),

@@ -82,6 +82,15 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
             .with_min_inner_size([720.0, 480.0]),
         renderer: eframe::Renderer::Glow,
         persist_window: !fixed_look,
+        // A demo or a screenshot starts from a clean look: nothing saved by the user's own
+        // sessions (panel sizes, theme) is read or overwritten.
+        persistence_path: demo_dir
+            .as_ref()
+            .filter(|_| fixed_look)
+            .map(|d| d.path().join("window.ron"))
+            .or_else(|| {
+                fixed_look.then(|| std::env::temp_dir().join("hookscope-screenshot-window.ron"))
+            }),
         ..Default::default()
     };
     let result_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
@@ -103,6 +112,7 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
             let mut app = HookscopeApp::new(&cc.egui_ctx, engine, rx, settings, data_dir);
             if let Some(id) = show {
                 app.select(id);
+                app.state.detail_tab = super::state::DetailTab::Delivery;
             }
             if let Some(path) = screenshot {
                 app = app.with_screenshot(ScreenshotPlan {

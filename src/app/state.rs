@@ -166,10 +166,12 @@ pub enum DetailTab {
     Raw,
     Findings,
     Answer,
+    Delivery,
 }
 
 impl DetailTab {
-    pub const ALL: [DetailTab; 6] = [
+    pub const ALL: [DetailTab; 7] = [
+        DetailTab::Delivery,
         DetailTab::Messages,
         DetailTab::Json,
         DetailTab::Headers,
@@ -186,6 +188,7 @@ impl DetailTab {
             DetailTab::Raw => "Raw body",
             DetailTab::Findings => "Findings",
             DetailTab::Answer => "Answer sent",
+            DetailTab::Delivery => "Timeline",
         }
     }
 }
@@ -297,6 +300,8 @@ pub struct AppState {
     pub listening: Listening,
     pub list: ListState,
     pub detail: Option<Box<Stored>>,
+    /// The delivery of the selected call, read against the schedule.
+    pub delivery: Option<Box<crate::deliveries::Delivery>>,
     pub detail_tab: DetailTab,
     pub form: AnswerForm,
     /// A preset waiting for the user's confirmation (410).
@@ -320,6 +325,7 @@ impl AppState {
             listening: Listening::Starting,
             list: ListState::default(),
             detail: None,
+            delivery: None,
             detail_tab: DetailTab::default(),
             confirm: None,
             show_settings: false,

@@ -51,6 +51,8 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 });
             }
             ui.add_space(8.0);
+            what_if_ui(ui, &current);
+            ui.add_space(8.0);
             ui.separator();
             custom_ui(ui, app);
             ui.add_space(8.0);
@@ -67,6 +69,58 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 app.engine().responder.set_pass_registration_check(pass);
             }
         });
+}
+
+/// What the service would do with the current answer, if every attempt got it.
+fn what_if_ui(ui: &mut egui::Ui, answer: &crate::responder::Answer) {
+    let dark = ui.visuals().dark_mode;
+    let outcome = answer.outcome();
+    ui.strong("What if every attempt gets this answer");
+    if !outcome.is_retry() {
+        ui.label(format!("No retries: {}.", outcome.describe()));
+        return;
+    }
+    let now = chrono::Utc::now();
+    let retry_after = answer
+        .retry_after
+        .as_deref()
+        .and_then(|r| crate::contract::parse_retry_after(r, now));
+    let schedule = crate::contract::Schedule::default();
+    let plan = schedule.plan(now, retry_after);
+    let Some(next) = plan.retries.first() else {
+        ui.label("No retry fits in the 2-day window: the message is discarded at once.");
+        return;
+    };
+    let local = |t: chrono::DateTime<chrono::Utc>| {
+        t.with_timezone(&chrono::Local)
+            .format("%-d %b %H:%M:%S")
+            .to_string()
+    };
+    ui.label(format!(
+        "Next attempt (retry 1) at {}, {} after the failure",
+        local(next.at),
+        crate::text::human_duration(next.delay)
+    ));
+    ui.label(format!(
+        "{} retries, {} attempts in all; discarded at {} if the last fails",
+        plan.retries.len(),
+        plan.retries.len() + 1,
+        local(plan.discard_at)
+    ));
+    let mut marks = vec![super::timeline::Mark {
+        at: now,
+        filled: true,
+        color: super::outcome_color(outcome, dark),
+        label: format!("attempt 1 fails now with {}", answer.status),
+    }];
+    marks.extend(plan.retries.iter().map(|r| super::timeline::Mark {
+        at: r.at,
+        filled: false,
+        color: super::outcome_color(outcome, dark),
+        label: format!("attempt {} at {}", r.number, local(r.at)),
+    }));
+    super::timeline::timeline_ui(ui, now, plan.window_end, &marks, None);
+    ui.label(RichText::new(crate::contract::SCHEDULE_RULE).small().weak());
 }
 
 fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {

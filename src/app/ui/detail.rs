@@ -86,7 +86,108 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             DetailTab::Raw => raw_ui(ui, &s.inv.body),
             DetailTab::Findings => findings_ui(ui, &s),
             DetailTab::Answer => answer_sent_ui(ui, &s),
+            DetailTab::Delivery => delivery_ui(ui, app.state.delivery.as_deref(), &s),
         });
+}
+
+fn delivery_ui(ui: &mut egui::Ui, d: Option<&crate::deliveries::Delivery>, s: &Stored) {
+    let Some(d) = d else {
+        ui.label(if s.inv.delivery.is_some() {
+            "Reading the delivery…"
+        } else {
+            "This call names no delivery (no delivery header), so it has no retry timeline."
+        });
+        return;
+    };
+    let dark = ui.visuals().dark_mode;
+    let now = chrono::Utc::now();
+    let last_outcome = d.attempts.last().map(|a| a.outcome);
+    ui.label(
+        RichText::new(d.state.describe(now))
+            .strong()
+            .size(16.0)
+            .color(
+                last_outcome.map_or(ui.visuals().text_color(), |o| super::outcome_color(o, dark)),
+            ),
+    );
+    ui.weak(format!(
+        "Delivery {} of webhook {}: {} attempts seen. Hollow marks are the retries the contract's schedule still plans (hover for the rule assumed).",
+        d.delivery,
+        d.webhook_id.as_deref().unwrap_or("?"),
+        d.attempts.len()
+    ))
+    .on_hover_text(crate::contract::SCHEDULE_RULE);
+    // Timeline: from the first attempt to the end of the 2-day window.
+    if let Some(first) = d.attempts.first() {
+        let first_failure = d
+            .attempts
+            .iter()
+            .find(|a| a.outcome.is_retry())
+            .map_or(first.at, |a| a.at);
+        let end = crate::contract::Schedule::default().window_end(first_failure);
+        let mut marks: Vec<super::timeline::Mark> = d
+            .attempts
+            .iter()
+            .map(|a| super::timeline::Mark {
+                at: a.at,
+                filled: true,
+                color: super::outcome_color(a.outcome, dark),
+                label: format!(
+                    "attempt {} at {}: answered {} ({})",
+                    a.number.map_or("?".into(), |n| n.to_string()),
+                    a.at.with_timezone(&chrono::Local).format("%H:%M:%S"),
+                    a.status,
+                    a.outcome.label()
+                ),
+            })
+            .collect();
+        if let Some(plan) = &d.projection {
+            marks.extend(plan.retries.iter().map(|r| super::timeline::Mark {
+                at: r.at,
+                filled: false,
+                color: ui.visuals().weak_text_color(),
+                label: format!(
+                    "attempt {} expected at {}",
+                    r.number,
+                    r.at.with_timezone(&chrono::Local).format("%-d %b %H:%M:%S")
+                ),
+            }));
+        }
+        super::timeline::timeline_ui(ui, first.at, end.max(first.at), &marks, Some(now));
+    }
+    egui::Grid::new("attempts_grid")
+        .striped(true)
+        .num_columns(5)
+        .show(ui, |ui| {
+            for h in ["Attempt", "Arrived", "Gap", "Answer", "Outcome"] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for a in &d.attempts {
+                ui.label(a.number.map_or("?".into(), |n| n.to_string()));
+                ui.label(
+                    a.at.with_timezone(&chrono::Local)
+                        .format("%H:%M:%S%.3f")
+                        .to_string(),
+                );
+                ui.label(a.gap.map_or("—".into(), crate::text::human_duration));
+                ui.label(a.status.to_string());
+                ui.label(
+                    RichText::new(a.outcome.label()).color(super::outcome_color(a.outcome, dark)),
+                );
+                ui.end_row();
+            }
+        });
+    for f in &d.findings {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(
+                RichText::new(f.severity.as_str().to_uppercase())
+                    .strong()
+                    .color(super::severity_color(f.severity, dark)),
+            );
+            ui.label(&f.message);
+        });
+    }
 }
 
 fn parsed_body(s: &Stored) -> Option<Value> {

@@ -4,6 +4,7 @@ mod answer;
 mod detail;
 mod list;
 mod settings;
+pub mod timeline;
 mod top_bar;
 
 use super::HookscopeApp;
@@ -22,7 +23,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .show(ui, |ui| answer::answer_panel_ui(ui, app));
     egui::Panel::bottom("detail_panel")
         .resizable(true)
-        .default_size(330.0)
+        .default_size(390.0)
         .min_size(120.0)
         .show(ui, |ui| detail::detail_ui(ui, app));
     egui::CentralPanel::default().show(ui, |ui| list::list_ui(ui, app));

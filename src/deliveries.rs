@@ -1,0 +1,491 @@
+//! Deliveries: the attempts that carry one delivery id (for one webhook), read against the
+//! contract's schedule: the state in plain words, the projected future, and anomalies.
+
+use crate::contract::{Finding, Outcome, Plan, Schedule, Severity, outcome_of, parse_retry_after};
+use crate::store::Stored;
+use crate::text::human_duration;
+use chrono::{DateTime, Local, Utc};
+use std::time::Duration;
+
+/// How much earlier than the schedule a retry may come before it is a finding.
+pub const DEFAULT_TOLERANCE: Duration = Duration::from_secs(5);
+
+/// One observed attempt.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observed {
+    pub id: i64,
+    pub number: Option<u32>,
+    pub at: DateTime<Utc>,
+    /// Since the attempt before.
+    pub gap: Option<Duration>,
+    pub status: u16,
+    pub outcome: Outcome,
+    /// The Retry-After the answer carried.
+    pub retry_after: Option<Duration>,
+}
+
+/// Where a delivery stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum State {
+    Succeeded {
+        attempt: u32,
+    },
+    FailedPermanently {
+        attempt: u32,
+    },
+    WebhookCancelled {
+        attempt: u32,
+    },
+    Retrying {
+        next_number: u32,
+        next_at: DateTime<Utc>,
+        retries_left: usize,
+        last_retry_at: DateTime<Utc>,
+    },
+    Discarded {
+        at: DateTime<Utc>,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Delivery {
+    pub delivery: String,
+    pub webhook_id: Option<String>,
+    pub attempts: Vec<Observed>,
+    pub state: State,
+    /// The retries still to come if every one fails like the last (empty when none will come).
+    pub projection: Option<Plan>,
+    pub findings: Vec<Finding>,
+}
+
+fn retry_after_of(s: &Stored) -> Option<Duration> {
+    s.inv
+        .answer
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
+        .and_then(|(_, v)| parse_retry_after(v, s.inv.received_at))
+}
+
+fn local(t: DateTime<Utc>) -> String {
+    t.with_timezone(&Local).format("%H:%M:%S").to_string()
+}
+
+fn local_day(t: DateTime<Utc>) -> String {
+    t.with_timezone(&Local).format("%-d %b %H:%M").to_string()
+}
+
+fn finding(severity: Severity, code: &str, message: String) -> Finding {
+    Finding {
+        severity,
+        code: code.to_owned(),
+        message,
+    }
+}
+
+/// Read the calls of one delivery (oldest first) against `schedule`. `cancelled_at` is when the
+/// webhook was first answered 410, if it was.
+pub fn analyze(
+    calls: &[Stored],
+    schedule: &Schedule,
+    tolerance: Duration,
+    cancelled_at: Option<(DateTime<Utc>, i64)>,
+) -> Option<Delivery> {
+    let first = calls.first()?;
+    let mut attempts: Vec<Observed> = Vec::with_capacity(calls.len());
+    let mut findings = Vec::new();
+    for s in calls {
+        let gap = attempts
+            .last()
+            .and_then(|p: &Observed| (s.inv.received_at - p.at).to_std().ok());
+        attempts.push(Observed {
+            id: s.id,
+            number: s.inv.attempt,
+            at: s.inv.received_at,
+            gap,
+            status: s.inv.answer.status,
+            outcome: outcome_of(s.inv.answer.status),
+            retry_after: retry_after_of(s),
+        });
+    }
+
+    // Attempt numbers: 1, 2, 3... in order.
+    if let Some(n) = attempts[0].number
+        && n > 1
+    {
+        findings.push(finding(
+            Severity::Info,
+            "attempts-not-seen",
+            format!(
+                "The first attempt seen here is {n}: attempts 1 to {} did not reach this receiver.",
+                n - 1
+            ),
+        ));
+    }
+    for w in attempts.windows(2) {
+        let (prev, cur) = (&w[0], &w[1]);
+        if let (Some(p), Some(c)) = (prev.number, cur.number) {
+            if c == p {
+                findings.push(finding(
+                    Severity::Warning,
+                    "attempt-repeated",
+                    format!("Attempt {c} arrived twice (the service may deliver a message more than once)."),
+                ));
+            } else if c > p + 1 {
+                findings.push(finding(
+                    Severity::Warning,
+                    "attempt-skipped",
+                    format!("Attempt {p} was followed by attempt {c}: attempts in between never arrived here."),
+                ));
+            } else if c < p {
+                findings.push(finding(
+                    Severity::Warning,
+                    "attempt-out-of-order",
+                    format!("Attempt {c} arrived after attempt {p}."),
+                ));
+            }
+        }
+        // After a success or a permanent failure the service has no reason to call again.
+        if matches!(
+            prev.outcome,
+            Outcome::Succeeded | Outcome::FailedPermanently
+        ) {
+            findings.push(finding(
+                Severity::Error,
+                "call-after-final",
+                format!(
+                    "A call came at {} after the delivery had {} (answer {}).",
+                    local(cur.at),
+                    if prev.outcome == Outcome::Succeeded {
+                        "succeeded"
+                    } else {
+                        "failed permanently"
+                    },
+                    prev.status
+                ),
+            ));
+        } else if prev.outcome.is_retry()
+            && let (Some(p), Some(gap)) = (prev.number, cur.gap)
+        {
+            let expected = schedule.effective_delay(p, prev.retry_after);
+            if gap + tolerance < expected {
+                findings.push(finding(
+                    Severity::Error,
+                    "retry-too-early",
+                    format!(
+                        "Attempt {} came {} after attempt {p}; the schedule allows it no sooner than {}.",
+                        cur.number.map_or("?".to_owned(), |n| n.to_string()),
+                        human_duration(gap),
+                        human_duration(expected)
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some((at, id)) = cancelled_at {
+        for a in attempts.iter().filter(|a| a.at > at && a.id != id) {
+            findings.push(finding(
+                Severity::Error,
+                "call-after-410",
+                format!(
+                    "A call came at {} for a webhook that was answered 410 at {}: the service should have stopped calling it.",
+                    local(a.at),
+                    local(at)
+                ),
+            ));
+        }
+    }
+
+    let last = attempts.last()?;
+    let last_number = last.number.unwrap_or(attempts.len() as u32);
+    let first_failure = attempts.iter().find(|a| a.outcome.is_retry()).map(|a| a.at);
+    let (state, projection) = match last.outcome {
+        Outcome::Succeeded => (
+            State::Succeeded {
+                attempt: last_number,
+            },
+            None,
+        ),
+        Outcome::FailedPermanently => (
+            State::FailedPermanently {
+                attempt: last_number,
+            },
+            None,
+        ),
+        Outcome::WebhookCancelled => (
+            State::WebhookCancelled {
+                attempt: last_number,
+            },
+            None,
+        ),
+        _ => {
+            let ff = first_failure.unwrap_or(last.at);
+            let plan = schedule.plan_from(ff, last_number, last.at, last.retry_after);
+            match (plan.retries.first(), plan.retries.last()) {
+                (Some(next), Some(end)) => (
+                    State::Retrying {
+                        next_number: next.number,
+                        next_at: next.at,
+                        retries_left: plan.retries.len(),
+                        last_retry_at: end.at,
+                    },
+                    Some(plan),
+                ),
+                _ => (State::Discarded { at: last.at }, None),
+            }
+        }
+    };
+    Some(Delivery {
+        delivery: first.inv.delivery.clone().unwrap_or_default(),
+        webhook_id: first.inv.webhook_id.clone(),
+        attempts,
+        state,
+        projection,
+        findings,
+    })
+}
+
+impl State {
+    /// The state in plain words, relative to `now`.
+    pub fn describe(&self, now: DateTime<Utc>) -> String {
+        match self {
+            State::Succeeded { attempt } => format!("succeeded on attempt {attempt}"),
+            State::FailedPermanently { .. } => "failed permanently: message discarded".to_owned(),
+            State::WebhookCancelled { .. } => "webhook cancelled by the 410 answer".to_owned(),
+            State::Discarded { .. } => "discarded after the last retry".to_owned(),
+            State::Retrying {
+                next_at,
+                retries_left,
+                last_retry_at,
+                ..
+            } => {
+                let when = if *next_at >= now {
+                    format!(
+                        "next attempt expected at {} (in {})",
+                        local(*next_at),
+                        human_duration((*next_at - now).to_std().unwrap_or_default())
+                    )
+                } else {
+                    format!(
+                        "next attempt was expected at {} ({} ago)",
+                        local(*next_at),
+                        human_duration((now - *next_at).to_std().unwrap_or_default())
+                    )
+                };
+                format!(
+                    "retrying: {when}, {retries_left} {} left until {}",
+                    if *retries_left == 1 {
+                        "retry"
+                    } else {
+                        "retries"
+                    },
+                    local_day(*last_retry_at)
+                )
+            }
+        }
+    }
+}
+
+/// A shortened schedule for a clock that runs `speed` times faster than real time (the
+/// emulator's demo clock): every delay and the window divided by `speed`.
+pub fn scaled_schedule(speed: f64) -> Schedule {
+    let s = Schedule::default();
+    if speed <= 1.0 || !speed.is_finite() {
+        return s;
+    }
+    let scale = |d: Duration| d.div_f64(speed);
+    Schedule {
+        delays: s.delays.iter().copied().map(scale).collect(),
+        steady: scale(s.steady),
+        window: scale(s.window),
+    }
+}
+
+/// Seconds from `a` to `b`, for drawing.
+pub fn secs_between(a: DateTime<Utc>, b: DateTime<Utc>) -> f64 {
+    (b - a).num_milliseconds() as f64 / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Invocation, SentAnswer};
+    use chrono::TimeDelta;
+
+    fn t0() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-16T14:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    fn call(id: i64, attempt: u32, at_secs: i64, status: u16, retry_after: Option<&str>) -> Stored {
+        Stored {
+            id,
+            inv: Invocation {
+                received_at: t0() + TimeDelta::seconds(at_secs),
+                method: "POST".into(),
+                path: "/".into(),
+                query: None,
+                headers: vec![],
+                body: vec![],
+                body_size: 0,
+                declared_size: None,
+                body_kept: true,
+                peer: None,
+                event: Some("status-report".into()),
+                delivery: Some("d1".into()),
+                attempt: Some(attempt),
+                webhook_id: Some("234".into()),
+                messages: Some(1),
+                registration_check: false,
+                findings: vec![],
+                answer: SentAnswer {
+                    status,
+                    headers: retry_after
+                        .map(|r| vec![("Retry-After".to_owned(), r.to_owned())])
+                        .unwrap_or_default(),
+                    ..SentAnswer::default()
+                },
+                took_us: 0,
+                rule: None,
+            },
+        }
+    }
+
+    fn run(calls: &[Stored]) -> Delivery {
+        analyze(calls, &Schedule::default(), DEFAULT_TOLERANCE, None).unwrap()
+    }
+
+    fn codes(d: &Delivery) -> Vec<&str> {
+        d.findings.iter().map(|f| f.code.as_str()).collect()
+    }
+
+    #[test]
+    fn succeeded_on_attempt_3() {
+        let d = run(&[
+            call(1, 1, 0, 503, None),
+            call(2, 2, 90, 503, None),
+            call(3, 3, 270, 200, None),
+        ]);
+        assert_eq!(d.state, State::Succeeded { attempt: 3 });
+        assert_eq!(d.state.describe(t0()), "succeeded on attempt 3");
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
+        assert_eq!(d.attempts[1].gap, Some(Duration::from_secs(90)));
+        assert!(d.projection.is_none());
+    }
+
+    #[test]
+    fn failed_permanently_and_cancelled() {
+        let d = run(&[call(1, 1, 0, 400, None)]);
+        assert_eq!(
+            d.state.describe(t0()),
+            "failed permanently: message discarded"
+        );
+        let d = run(&[call(1, 1, 0, 410, None)]);
+        assert_eq!(
+            d.state.describe(t0()),
+            "webhook cancelled by the 410 answer"
+        );
+    }
+
+    #[test]
+    fn retrying_projects_the_next_attempt_and_what_is_left() {
+        let d = run(&[call(1, 1, 0, 503, None), call(2, 2, 90, 503, None)]);
+        let State::Retrying {
+            next_number,
+            next_at,
+            retries_left,
+            last_retry_at,
+        } = d.state.clone()
+        else {
+            panic!("{:?}", d.state)
+        };
+        assert_eq!(next_number, 3);
+        assert_eq!(next_at, t0() + TimeDelta::seconds(90 + 180));
+        assert_eq!(retries_left, 193, "194 retries in all, one made");
+        assert_eq!(last_retry_at, t0() + TimeDelta::seconds(1350 + 190 * 900));
+        let now = t0() + TimeDelta::seconds(100);
+        let text = d.state.describe(now);
+        assert!(
+            text.starts_with("retrying: next attempt expected at "),
+            "{text}"
+        );
+        assert!(
+            text.contains("(in 2 min 50 s), 193 retries left until "),
+            "{text}"
+        );
+        assert_eq!(d.projection.unwrap().retries.len(), 193);
+    }
+
+    #[test]
+    fn retry_after_moves_the_projection() {
+        let d = run(&[call(1, 1, 0, 503, Some("600"))]);
+        let State::Retrying { next_at, .. } = d.state else {
+            panic!()
+        };
+        assert_eq!(next_at, t0() + TimeDelta::seconds(600));
+        // A 429 with Retry-After is honoured the same way.
+        let d = run(&[call(1, 1, 0, 429, Some("300"))]);
+        let State::Retrying { next_at, .. } = d.state else {
+            panic!()
+        };
+        assert_eq!(next_at, t0() + TimeDelta::seconds(300));
+    }
+
+    #[test]
+    fn discarded_after_the_window() {
+        let last = 1350 + 190 * 900;
+        let d = run(&[call(1, 1, 0, 500, None), call(2, 195, last, 500, None)]);
+        assert_eq!(
+            d.state,
+            State::Discarded {
+                at: t0() + TimeDelta::seconds(last)
+            }
+        );
+        assert_eq!(d.state.describe(t0()), "discarded after the last retry");
+    }
+
+    #[test]
+    fn skipped_repeated_and_out_of_order_attempts() {
+        let d = run(&[call(1, 1, 0, 503, None), call(2, 3, 300, 503, None)]);
+        assert_eq!(codes(&d), vec!["attempt-skipped"]);
+        let d = run(&[call(1, 1, 0, 503, None), call(2, 1, 300, 503, None)]);
+        assert_eq!(codes(&d), vec!["attempt-repeated"]);
+        let d = run(&[call(1, 2, 0, 503, None)]);
+        assert_eq!(codes(&d), vec!["attempts-not-seen"]);
+    }
+
+    #[test]
+    fn an_early_retry_is_a_finding_with_tolerance() {
+        let d = run(&[call(1, 1, 0, 503, None), call(2, 2, 30, 503, None)]);
+        assert_eq!(codes(&d), vec!["retry-too-early"]);
+        assert!(d.findings[0].message.contains("no sooner than 1 min 30 s"));
+        let d = run(&[call(1, 1, 0, 503, None), call(2, 2, 87, 503, None)]);
+        assert!(d.findings.is_empty(), "within the 5 s tolerance");
+        // Retry-After 300 makes a retry at 120 s early.
+        let d = run(&[call(1, 1, 0, 503, Some("300")), call(2, 2, 120, 503, None)]);
+        assert_eq!(codes(&d), vec!["retry-too-early"]);
+    }
+
+    #[test]
+    fn calls_after_success_or_410() {
+        let d = run(&[call(1, 1, 0, 200, None), call(2, 2, 90, 200, None)]);
+        assert_eq!(codes(&d), vec!["call-after-final"]);
+        let d = analyze(
+            &[call(5, 1, 600, 503, None)],
+            &Schedule::default(),
+            DEFAULT_TOLERANCE,
+            Some((t0(), 1)),
+        )
+        .unwrap();
+        assert_eq!(codes(&d), vec!["call-after-410"]);
+    }
+
+    #[test]
+    fn a_fast_clock_scales_the_schedule() {
+        let s = scaled_schedule(60.0);
+        assert_eq!(s.delay_before_retry(1), Duration::from_millis(1500));
+        assert_eq!(s.window, Duration::from_secs(2880));
+        assert_eq!(scaled_schedule(0.5), Schedule::default());
+    }
+}

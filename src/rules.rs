@@ -1,0 +1,466 @@
+//! Answer rules for QA: ordered rules, each a condition and an answer; the first match wins and
+//! the fixed choice is the fallback. A rule can retire after N uses. Rule files are JSON.
+//!
+//! ```json
+//! {"rules": [
+//!   {"name": "fail the first 2 attempts", "when": {"attempt": {"at_most": 2}},
+//!    "answer": {"status": 503}},
+//!   {"name": "then succeed", "answer": {"status": 200}}
+//! ]}
+//! ```
+
+use crate::responder::Answer;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::Path;
+
+/// A condition on the attempt number.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttemptCond {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<u32>,
+}
+
+impl AttemptCond {
+    fn matches(&self, attempt: Option<u32>) -> bool {
+        let Some(a) = attempt else { return false };
+        self.equals.is_none_or(|e| a == e)
+            && self.at_most.is_none_or(|m| a <= m)
+            && self.at_least.is_none_or(|m| a >= m)
+    }
+}
+
+/// A condition on a field of any message in the body, e.g. `to` = 1111111 or `status.type` =
+/// DELIVERED; `field` is a dotted path.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldCond {
+    pub field: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contains: Option<String>,
+}
+
+impl FieldCond {
+    fn matches(&self, messages: &[Value]) -> bool {
+        messages.iter().any(|m| {
+            let mut cur = m;
+            for part in self.field.split('.') {
+                match cur.get(part) {
+                    Some(next) => cur = next,
+                    None => return false,
+                }
+            }
+            let text = match cur {
+                Value::String(s) => s.clone(),
+                Value::Null => "null".to_owned(),
+                other => other.to_string(),
+            };
+            self.equals.as_ref().is_none_or(|e| &text == e)
+                && self
+                    .contains
+                    .as_ref()
+                    .is_none_or(|c| text.contains(c.as_str()))
+        })
+    }
+}
+
+/// Every part that is set must match.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Condition {
+    /// The event header value: `status-report` or `incoming-message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_id: Option<String>,
+    /// The request path, exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<AttemptCond>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<FieldCond>,
+    /// Match every Nth call that meets the rest of the condition (3: the 3rd, 6th, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every_nth: Option<u32>,
+}
+
+/// One rule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub name: String,
+    #[serde(default)]
+    pub when: Condition,
+    pub answer: Answer,
+    /// Retire after answering this many calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times: Option<u32>,
+}
+
+/// A rule file: `{"rules": [...]}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleFile {
+    pub rules: Vec<Rule>,
+}
+
+/// What a rule sees of a call.
+#[derive(Clone, Copy, Debug)]
+pub struct CallFacts<'a> {
+    pub event: Option<&'a str>,
+    pub webhook_id: Option<&'a str>,
+    pub path: &'a str,
+    pub attempt: Option<u32>,
+    pub body: &'a [u8],
+}
+
+/// Rules with their counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuleSet {
+    pub rules: Vec<Rule>,
+    /// Calls each rule's condition (without `every_nth`) has met.
+    seen: Vec<u64>,
+    /// Calls each rule has answered.
+    used: Vec<u64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    #[error("cannot read the rule file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: line {line}, column {column}: {reason}")]
+    Syntax {
+        path: String,
+        line: usize,
+        column: usize,
+        reason: String,
+    },
+    #[error("{path}: rule {index} (\"{name}\"): {reason}")]
+    Invalid {
+        path: String,
+        index: usize,
+        name: String,
+        reason: String,
+    },
+    #[error("cannot write the rule file {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+impl RuleSet {
+    pub fn new(rules: Vec<Rule>) -> Self {
+        let n = rules.len();
+        RuleSet {
+            rules,
+            seen: vec![0; n],
+            used: vec![0; n],
+        }
+    }
+
+    /// How many calls rule `i` has answered.
+    pub fn used(&self, i: usize) -> u64 {
+        self.used.get(i).copied().unwrap_or(0)
+    }
+
+    pub fn retired(&self, i: usize) -> bool {
+        self.rules
+            .get(i)
+            .and_then(|r| r.times)
+            .is_some_and(|t| self.used(i) >= u64::from(t))
+    }
+
+    /// The first rule that matches, counting the call against it; `None` leaves the call to the
+    /// fixed choice.
+    pub fn decide(&mut self, call: &CallFacts<'_>) -> Option<(usize, Answer)> {
+        let needs_body = self.rules.iter().any(|r| r.when.message.is_some());
+        let messages: Vec<Value> = if needs_body {
+            match serde_json::from_slice::<Value>(call.body) {
+                Ok(Value::Array(items)) => items,
+                _ => Vec::new(),
+            }
+        } else {
+            Vec::new()
+        };
+        for i in 0..self.rules.len() {
+            if self.retired(i) {
+                continue;
+            }
+            let w = &self.rules[i].when;
+            let base = w.event.as_deref().is_none_or(|e| call.event == Some(e))
+                && w.webhook_id
+                    .as_deref()
+                    .is_none_or(|id| call.webhook_id == Some(id))
+                && w.path.as_deref().is_none_or(|p| call.path == p)
+                && w.attempt.as_ref().is_none_or(|a| a.matches(call.attempt))
+                && w.message.as_ref().is_none_or(|m| m.matches(&messages));
+            if !base {
+                continue;
+            }
+            self.seen[i] += 1;
+            if let Some(n) = w.every_nth
+                && (n == 0 || !self.seen[i].is_multiple_of(u64::from(n)))
+            {
+                continue;
+            }
+            self.used[i] += 1;
+            return Some((i, self.rules[i].answer.clone()));
+        }
+        None
+    }
+
+    /// Parse a rule file's text; errors name the line and the reason.
+    pub fn parse(path: &str, text: &str) -> Result<RuleSet, RuleError> {
+        let file: RuleFile = serde_json::from_str(text).map_err(|e| RuleError::Syntax {
+            path: path.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            reason: e
+                .to_string()
+                .split(" at line")
+                .next()
+                .unwrap_or("")
+                .to_owned(),
+        })?;
+        for (i, r) in file.rules.iter().enumerate() {
+            let invalid = |reason: String| RuleError::Invalid {
+                path: path.to_owned(),
+                index: i + 1,
+                name: r.name.clone(),
+                reason,
+            };
+            r.answer.check().map_err(|e| invalid(e.to_string()))?;
+            if r.when.every_nth == Some(0) {
+                return Err(invalid("every_nth must be 1 or more".into()));
+            }
+            if let Some(m) = &r.when.message
+                && m.equals.is_none()
+                && m.contains.is_none()
+            {
+                return Err(invalid(format!(
+                    "the message condition on \"{}\" needs \"equals\" or \"contains\"",
+                    m.field
+                )));
+            }
+        }
+        Ok(RuleSet::new(file.rules))
+    }
+
+    pub fn load(path: &Path) -> Result<RuleSet, RuleError> {
+        let text = std::fs::read_to_string(path).map_err(|source| RuleError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        RuleSet::parse(&path.display().to_string(), &text)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(&RuleFile {
+            rules: self.rules.clone(),
+        })
+        .unwrap_or_default()
+    }
+
+    pub fn save(&self, path: &Path) -> Result<(), RuleError> {
+        std::fs::write(path, self.to_json() + "\n").map_err(|source| RuleError::Write {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+}
+
+/// The recipes shipped under `assets/rules/`, by file name.
+pub const RECIPES: [(&str, &str); 3] = [
+    (
+        "fail-twice-then-succeed.json",
+        include_str!("../assets/rules/fail-twice-then-succeed.json"),
+    ),
+    (
+        "every-third-503-retry-after.json",
+        include_str!("../assets/rules/every-third-503-retry-after.json"),
+    ),
+    (
+        "time-out-once.json",
+        include_str!("../assets/rules/time-out-once.json"),
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(attempt: u32) -> CallFacts<'static> {
+        CallFacts {
+            event: Some("status-report"),
+            webhook_id: Some("234"),
+            path: "/hook",
+            attempt: Some(attempt),
+            body: b"[{\"to\":\"1111111\",\"status\":{\"type\":\"DELIVERED\"}}]",
+        }
+    }
+
+    fn recipe(name: &str) -> RuleSet {
+        let (_, text) = RECIPES.iter().find(|(n, _)| *n == name).unwrap();
+        RuleSet::parse(name, text).unwrap()
+    }
+
+    #[test]
+    fn fail_twice_then_succeed() {
+        let mut r = recipe("fail-twice-then-succeed.json");
+        let codes: Vec<u16> = (1..=4)
+            .map(|a| r.decide(&call(a)).map_or(0, |(_, ans)| ans.status))
+            .collect();
+        assert_eq!(codes, vec![503, 503, 200, 200]);
+    }
+
+    #[test]
+    fn every_third_call() {
+        let mut r = recipe("every-third-503-retry-after.json");
+        let got: Vec<Option<u16>> = (0..6)
+            .map(|_| r.decide(&call(1)).map(|(_, a)| a.status))
+            .collect();
+        assert_eq!(got, vec![None, None, Some(503), None, None, Some(503)]);
+        let reparsed = RuleSet::parse("x", &r.to_json()).unwrap();
+        assert_eq!(reparsed.rules[0].answer.retry_after.as_deref(), Some("120"));
+    }
+
+    #[test]
+    fn a_rule_retires_after_times() {
+        let mut r = recipe("time-out-once.json");
+        let first = r.decide(&call(1)).unwrap().1;
+        assert!(first.delay_ms > 30_000);
+        assert!(r.retired(0));
+        assert_eq!(
+            r.decide(&call(1)),
+            None,
+            "retired: the fixed choice answers"
+        );
+        assert_eq!(r.used(0), 1);
+    }
+
+    #[test]
+    fn conditions() {
+        let rule = |when: Condition| {
+            RuleSet::new(vec![Rule {
+                name: "r".into(),
+                when,
+                answer: Answer::status(500),
+                times: None,
+            }])
+        };
+        let hit = |mut r: RuleSet, c: CallFacts<'_>| r.decide(&c).is_some();
+        let to = |v: &str| Condition {
+            message: Some(FieldCond {
+                field: "to".into(),
+                equals: Some(v.into()),
+                contains: None,
+            }),
+            ..Condition::default()
+        };
+        assert!(hit(rule(to("1111111")), call(1)));
+        assert!(!hit(rule(to("222")), call(1)));
+        let status = Condition {
+            message: Some(FieldCond {
+                field: "status.type".into(),
+                equals: None,
+                contains: Some("DELIV".into()),
+            }),
+            ..Condition::default()
+        };
+        assert!(hit(rule(status), call(1)));
+        let ev = |e: &str| Condition {
+            event: Some(e.into()),
+            ..Condition::default()
+        };
+        assert!(hit(rule(ev("status-report")), call(1)));
+        assert!(!hit(rule(ev("incoming-message")), call(1)));
+        let wh = Condition {
+            webhook_id: Some("999".into()),
+            ..Condition::default()
+        };
+        assert!(!hit(rule(wh), call(1)));
+        let path = Condition {
+            path: Some("/hook".into()),
+            ..Condition::default()
+        };
+        assert!(hit(rule(path), call(1)));
+        let eq = Condition {
+            attempt: Some(AttemptCond {
+                equals: Some(2),
+                ..AttemptCond::default()
+            }),
+            ..Condition::default()
+        };
+        assert!(!hit(rule(eq.clone()), call(1)));
+        assert!(hit(rule(eq), call(2)));
+        let least = Condition {
+            attempt: Some(AttemptCond {
+                at_least: Some(3),
+                ..AttemptCond::default()
+            }),
+            ..Condition::default()
+        };
+        assert!(!hit(rule(least.clone()), call(2)));
+        assert!(hit(rule(least), call(3)));
+    }
+
+    #[test]
+    fn the_first_match_wins() {
+        let mut r = RuleSet::new(vec![
+            Rule {
+                name: "a".into(),
+                when: Condition::default(),
+                answer: Answer::status(429),
+                times: None,
+            },
+            Rule {
+                name: "b".into(),
+                when: Condition::default(),
+                answer: Answer::status(500),
+                times: None,
+            },
+        ]);
+        assert_eq!(r.decide(&call(1)).map(|(i, _)| i), Some(0));
+    }
+
+    #[test]
+    fn files_round_trip() {
+        let r = recipe("fail-twice-then-succeed.json");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("rules.json");
+        r.save(&p).unwrap();
+        assert_eq!(RuleSet::load(&p).unwrap().rules, r.rules);
+    }
+
+    #[test]
+    fn a_bad_file_names_the_line_and_the_reason() {
+        let text = "{\"rules\": [\n  {\"name\": \"x\",\n   \"whne\": {},\n   \"answer\": {\"status\": 503}}\n]}";
+        let e = RuleSet::parse("rules.json", text).unwrap_err().to_string();
+        assert!(e.starts_with("rules.json: line 3, column"), "{e}");
+        assert!(e.contains("unknown field `whne`"), "{e}");
+        let text = "{\"rules\": [{\"name\": \"x\", \"answer\": {\"status\": 99}}]}";
+        let e = RuleSet::parse("rules.json", text).unwrap_err().to_string();
+        assert!(e.contains("rule 1 (\"x\")"), "{e}");
+        assert!(e.contains("200-599"), "{e}");
+        let e = RuleSet::parse("r.json", "{\"rules\": [")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1"), "{e}");
+        assert!(matches!(
+            RuleSet::load(Path::new("/nonexistent/r.json")),
+            Err(RuleError::Read { .. })
+        ));
+    }
+}

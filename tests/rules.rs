@@ -1,0 +1,104 @@
+//! Answer rules and deliveries end to end over real HTTP on 127.0.0.1.
+
+mod common;
+
+use common::*;
+use hookscope::contract::Schedule;
+use hookscope::deliveries::{DEFAULT_TOLERANCE, State, analyze};
+use hookscope::responder::Answer;
+use hookscope::rules::RuleSet;
+use std::process::Command;
+
+fn recipe(name: &str) -> RuleSet {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/rules")
+        .join(name);
+    RuleSet::load(&path).expect("the shipped recipe loads")
+}
+
+#[tokio::test]
+async fn fail_twice_then_succeed_over_http_reads_succeeded_on_attempt_3() {
+    let rig = Rig::start(Answer::status(200)).await;
+    rig.responder
+        .set_rules(recipe("fail-twice-then-succeed.json"));
+    let mut codes = Vec::new();
+    for attempt in 1..=3 {
+        let resp = post(
+            &rig.client,
+            &rig.url("/hook"),
+            &invoker_headers("status-report", "dlv-rules", attempt),
+            status_report_body("1"),
+        )
+        .send()
+        .await
+        .unwrap();
+        codes.push(resp.status().as_u16());
+    }
+    assert_eq!(codes, vec![503, 503, 200]);
+    let calls = rig.store.by_delivery("dlv-rules", Some("234")).unwrap();
+    assert_eq!(calls.len(), 3);
+    assert_eq!(
+        calls[0].inv.rule.as_deref(),
+        Some("rule 1: fail the first 2 attempts"),
+        "each call remembers the rule that answered it"
+    );
+    assert_eq!(calls[2].inv.rule.as_deref(), Some("rule 2: then succeed"));
+    // Real calls come seconds apart, not minutes: read against the real schedule they are
+    // early retries, which the delivery reports; the state is still read from the answers.
+    let d = analyze(&calls, &Schedule::default(), DEFAULT_TOLERANCE, None).unwrap();
+    assert_eq!(d.state, State::Succeeded { attempt: 3 });
+    assert_eq!(
+        d.state.describe(chrono::Utc::now()),
+        "succeeded on attempt 3"
+    );
+    assert!(d.findings.iter().all(|f| f.code == "retry-too-early"));
+    assert_eq!(d.findings.len(), 2);
+    // Against a schedule shortened far enough, the same calls keep to it.
+    let fast = hookscope::deliveries::scaled_schedule(1e9);
+    let d = analyze(&calls, &fast, DEFAULT_TOLERANCE, None).unwrap();
+    assert!(d.findings.is_empty(), "{:?}", d.findings);
+}
+
+#[tokio::test]
+async fn anomalies_are_findings_on_the_delivery() {
+    let rig = Rig::start(Answer::status(503)).await;
+    for attempt in [1, 3] {
+        post(
+            &rig.client,
+            &rig.url("/hook"),
+            &invoker_headers("status-report", "dlv-odd", attempt),
+            status_report_body("1"),
+        )
+        .send()
+        .await
+        .unwrap();
+    }
+    let calls = rig.store.by_delivery("dlv-odd", None).unwrap();
+    let d = analyze(&calls, &Schedule::default(), DEFAULT_TOLERANCE, None).unwrap();
+    let codes: Vec<&str> = d.findings.iter().map(|f| f.code.as_str()).collect();
+    assert!(codes.contains(&"attempt-skipped"), "{codes:?}");
+    assert!(codes.contains(&"retry-too-early"), "{codes:?}");
+    assert!(matches!(d.state, State::Retrying { next_number: 4, .. }));
+}
+
+#[test]
+fn listen_rejects_a_bad_rule_file_with_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        "{\"rules\": [\n  {\"name\": \"x\", \"answer\": {\"status\": \"503\"}}\n]}",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hookscope"))
+        .args(["listen", "--port", "0", "--rules"])
+        .arg(&bad)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 2"), "{err}");
+    assert!(err.contains("bad.json"), "{err}");
+}
