@@ -248,3 +248,45 @@ fn the_what_if_and_delivery_timelines_show_the_projected_next_attempt() {
     );
     assert!(state.contains("194 retries left until"), "{state}");
 }
+
+struct StubPicker(std::path::PathBuf);
+
+impl hookscope::app::files::FilePicker for StubPicker {
+    fn open_rules(&self) -> Option<std::path::PathBuf> {
+        Some(self.0.clone())
+    }
+    fn save_rules(&self) -> Option<std::path::PathBuf> {
+        Some(self.0.clone())
+    }
+}
+
+#[test]
+fn a_recipe_answers_real_calls_and_a_bad_rule_file_is_refused_with_its_line() {
+    let mut rig = start();
+    rig.harness
+        .get_by_label("Fail the first 2 attempts, then succeed")
+        .click();
+    rig.harness.step();
+    assert_eq!(rig.send("status-report", "dlv-r", 1), 503);
+    assert_eq!(rig.send("status-report", "dlv-r", 2), 503);
+    assert_eq!(rig.send("status-report", "dlv-r", 3), 200);
+    rig.harness.step();
+    assert!(
+        rig.harness
+            .query_by_label_contains("1. fail the first 2 attempts: answers 503, used 2 times")
+            .is_some()
+    );
+
+    // Load a file through the (stand-in) dialog: a broken one is refused with its line.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("broken.json");
+    std::fs::write(&file, "{\"rules\": [\n  {\"name\": 1}\n]}").unwrap();
+    let picker = std::sync::Arc::new(StubPicker(file.clone()));
+    rig.harness.state_mut().set_picker(picker);
+    rig.harness.get_by_label("Load rules…").click_accesskit();
+    rig.until("the error shows", |app| app.state.rules.error.is_some());
+    let err = rig.harness.state().state.rules.error.clone().unwrap();
+    assert!(err.contains("line 2"), "{err}");
+    // The rules in force are unchanged.
+    assert_eq!(rig.send("status-report", "dlv-r2", 1), 503);
+}

@@ -30,6 +30,10 @@ pub enum Msg {
     Detail(Box<Stored>),
     Delivery(Box<crate::deliveries::Delivery>),
     Error(String),
+    RulesRead(Result<(std::path::PathBuf, String), String>),
+    RulesWritten(Result<std::path::PathBuf, String>),
+    /// A dialog was closed without a choice.
+    Cancelled,
 }
 
 /// A wake-up for the UI: `egui::Context::request_repaint` in the app, nothing in plain tests.
@@ -193,6 +197,30 @@ impl Engine {
                 Some(d) => Msg::Delivery(Box::new(d)),
                 None => Msg::Error(format!("delivery {delivery} has no calls")),
             }
+        });
+    }
+
+    /// Ask for a rule file and read it, off the UI thread.
+    pub fn pick_and_read(&self, picker: Arc<dyn super::files::FilePicker>) {
+        self.blocking(move |_| match picker.open_rules() {
+            None => Msg::Cancelled,
+            Some(path) => Msg::RulesRead(
+                std::fs::read_to_string(&path)
+                    .map(|t| (path.clone(), t))
+                    .map_err(|e| format!("cannot read {}: {e}", path.display())),
+            ),
+        });
+    }
+
+    /// Ask where to save `text` and write it, off the UI thread.
+    pub fn pick_and_write(&self, picker: Arc<dyn super::files::FilePicker>, text: String) {
+        self.blocking(move |_| match picker.save_rules() {
+            None => Msg::Cancelled,
+            Some(path) => Msg::RulesWritten(
+                std::fs::write(&path, text)
+                    .map(|_| path.clone())
+                    .map_err(|e| format!("cannot write {}: {e}", path.display())),
+            ),
         });
     }
 

@@ -6,6 +6,7 @@
 
 pub mod demo;
 pub mod engine;
+pub mod files;
 mod json_view;
 pub mod run;
 pub mod state;
@@ -37,6 +38,7 @@ pub struct ScreenshotPlan {
 pub struct HookscopeApp {
     pub state: AppState,
     engine: Engine,
+    picker: std::sync::Arc<dyn files::FilePicker>,
     rx: Receiver<Msg>,
     screenshot: Option<ScreenshotPlan>,
     frames: u32,
@@ -63,9 +65,17 @@ impl HookscopeApp {
             .responder
             .set_pass_registration_check(state.settings.pass_registration_check);
         apply_look(ctx, &state.settings);
+        if !state.settings.rules_json.trim().is_empty() {
+            match crate::rules::RuleSet::parse("saved rules", &state.settings.rules_json) {
+                Ok(rules) => engine.responder.set_rules(rules),
+                Err(e) => state.rules.error = Some(e.to_string()),
+            }
+        }
+        state.rules.text = state.settings.rules_json.clone();
         let mut app = HookscopeApp {
             state,
             engine,
+            picker: std::sync::Arc::new(files::NativePicker),
             rx,
             screenshot: None,
             frames: 0,
@@ -81,6 +91,55 @@ impl HookscopeApp {
         storage
             .and_then(|s| eframe::get_value(s, SETTINGS_KEY))
             .unwrap_or_default()
+    }
+
+    /// Use `picker` for file dialogs (tests pass a stand-in).
+    pub fn set_picker(&mut self, picker: std::sync::Arc<dyn files::FilePicker>) {
+        self.picker = picker;
+    }
+
+    /// Apply rules from JSON text: on success they answer the next call and are kept in the
+    /// settings; on failure nothing changes and the error (with its line) is shown.
+    pub fn apply_rules(&mut self, text: &str, source: &str) -> bool {
+        if text.trim().is_empty() {
+            self.engine
+                .responder
+                .set_rules(crate::rules::RuleSet::default());
+            self.state.settings.rules_json.clear();
+            self.state.rules.text.clear();
+            self.state.rules.error = None;
+            self.state.rules.note =
+                Some("Rules cleared: the fixed choice answers every call.".into());
+            return true;
+        }
+        match crate::rules::RuleSet::parse(source, text) {
+            Ok(rules) => {
+                let n = rules.rules.len();
+                self.engine.responder.set_rules(rules);
+                self.state.settings.rules_json = text.to_owned();
+                self.state.rules.text = text.to_owned();
+                self.state.rules.error = None;
+                self.state.rules.note = Some(format!(
+                    "{n} rules from {source} answer from the next call on."
+                ));
+                true
+            }
+            Err(e) => {
+                self.state.rules.error = Some(e.to_string());
+                false
+            }
+        }
+    }
+
+    /// Ask for a rule file (off the UI thread) and load it.
+    pub fn load_rules_file(&self) {
+        self.engine.pick_and_read(self.picker.clone());
+    }
+
+    /// Ask where to save the rules (off the UI thread) and write them.
+    pub fn save_rules_file(&self) {
+        self.engine
+            .pick_and_write(self.picker.clone(), self.state.rules.text.clone());
     }
 
     pub fn with_screenshot(mut self, plan: ScreenshotPlan) -> Self {
@@ -211,6 +270,17 @@ impl HookscopeApp {
                 }
             }
             Msg::Error(e) => self.state.error = Some(e),
+            Msg::RulesRead(Ok((path, text))) => {
+                self.state.rules.file = Some(path.clone());
+                self.apply_rules(&text, &path.display().to_string());
+                self.state.rules.text = text;
+            }
+            Msg::RulesRead(Err(e)) | Msg::RulesWritten(Err(e)) => self.state.rules.error = Some(e),
+            Msg::RulesWritten(Ok(path)) => {
+                self.state.rules.note = Some(format!("Saved to {}", path.display()));
+                self.state.rules.file = Some(path);
+            }
+            Msg::Cancelled => {}
         }
         arrived
     }

@@ -25,6 +25,8 @@ pub struct Settings {
     pub answer: Answer,
     pub pass_registration_check: bool,
     pub follow: bool,
+    /// The rules in force, as JSON (empty: none).
+    pub rules_json: String,
 }
 
 impl Default for Settings {
@@ -39,6 +41,7 @@ impl Default for Settings {
             answer: Answer::default(),
             pass_registration_check: true,
             follow: true,
+            rules_json: String::new(),
         }
     }
 }
@@ -292,6 +295,16 @@ impl Preset {
     }
 }
 
+/// The rules editor.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RulesEditor {
+    pub open: bool,
+    pub text: String,
+    pub error: Option<String>,
+    pub note: Option<String>,
+    pub file: Option<std::path::PathBuf>,
+}
+
 /// Everything the window shows.
 #[derive(Debug)]
 pub struct AppState {
@@ -313,6 +326,7 @@ pub struct AppState {
     pub error: Option<String>,
     /// Calls recorded since the app started.
     pub recorded: u64,
+    pub rules: RulesEditor,
 }
 
 impl AppState {
@@ -331,6 +345,7 @@ impl AppState {
             show_settings: false,
             error: None,
             recorded: 0,
+            rules: RulesEditor::default(),
         }
     }
 }

@@ -57,6 +57,9 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             custom_ui(ui, app);
             ui.add_space(8.0);
             ui.separator();
+            super::rules::rules_section_ui(ui, app);
+            ui.add_space(8.0);
+            ui.separator();
             let mut pass = app.state.settings.pass_registration_check;
             if ui
                 .checkbox(&mut pass, "Answer the registration check 200")

@@ -3,6 +3,7 @@
 mod answer;
 mod detail;
 mod list;
+mod rules;
 mod settings;
 pub mod timeline;
 mod top_bar;
@@ -30,6 +31,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 
     settings::settings_window(ui.ctx(), app);
     answer::confirm_modal(ui.ctx(), app);
+    rules::rules_editor_window(ui.ctx(), app);
 }
 
 /// The colour that goes with an outcome, readable on dark and light backgrounds.

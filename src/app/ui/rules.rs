@@ -1,0 +1,129 @@
+//! Answer rules in the window: the rules in force with their use counts, the shipped recipes,
+//! and an editor (JSON) that loads and saves rule files.
+
+use crate::app::HookscopeApp;
+use crate::rules::RECIPES;
+use egui::RichText;
+
+fn recipe_title(file: &str) -> &'static str {
+    match file {
+        "fail-twice-then-succeed.json" => "Fail the first 2 attempts, then succeed",
+        "every-third-503-retry-after.json" => "503 with Retry-After to every third call",
+        "time-out-once.json" => "Time out once (answer after 35 s)",
+        _ => "Recipe",
+    }
+}
+
+pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    ui.strong("Rules (first match wins, before the answer above)");
+    let active = app.engine().responder.rules();
+    if active.rules.is_empty() {
+        ui.weak("No rules: every call gets the answer chosen above.");
+    } else {
+        for (i, r) in active.rules.iter().enumerate() {
+            let retired = active.retired(i);
+            let text = format!(
+                "{}. {}: answers {}{}, used {} times{}",
+                i + 1,
+                r.name,
+                r.answer.status,
+                r.answer
+                    .retry_after
+                    .as_deref()
+                    .map_or(String::new(), |ra| format!(" (Retry-After {ra})")),
+                active.used(i),
+                if retired { ", retired" } else { "" }
+            );
+            if retired {
+                ui.weak(text);
+            } else {
+                ui.label(text);
+            }
+        }
+        if ui.button("Clear rules").clicked() {
+            app.apply_rules("", "the window");
+        }
+    }
+    ui.label("Recipes:");
+    for (file, text) in RECIPES {
+        if ui
+            .button(recipe_title(file))
+            .on_hover_text(format!("assets/rules/{file}"))
+            .clicked()
+        {
+            app.apply_rules(text, file);
+        }
+    }
+    ui.horizontal(|ui| {
+        if ui.button("Edit rules…").clicked() {
+            app.state.rules.open = true;
+            if app.state.rules.text.trim().is_empty() {
+                app.state.rules.text = RECIPES[0].1.to_owned();
+            }
+        }
+        if ui.button("Load rules…").clicked() {
+            app.load_rules_file();
+        }
+    });
+    if let Some(note) = &app.state.rules.note {
+        ui.label(RichText::new(note).small());
+    }
+    if let Some(e) = &app.state.rules.error {
+        ui.colored_label(
+            super::outcome_color(
+                crate::contract::Outcome::WebhookCancelled,
+                ui.visuals().dark_mode,
+            ),
+            e,
+        );
+    }
+}
+
+pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
+    let mut open = app.state.rules.open;
+    let mut apply = false;
+    let (mut load, mut save) = (false, false);
+    egui::Window::new("Answer rules")
+        .open(&mut open)
+        .default_size([560.0, 460.0])
+        .show(ctx, |ui| {
+            ui.label(
+                "JSON: {\"rules\": [{\"name\", \"when\": {event, webhook_id, path, attempt: {equals, at_most, at_least}, message: {field, equals | contains}, every_nth}, \"answer\": {status, retry_after, body, content_type, delay_ms}, \"times\"}]}",
+            );
+            ui.horizontal(|ui| {
+                apply = ui.button("Apply").clicked();
+                load = ui.button("Load…").clicked();
+                save = ui.button("Save…").clicked();
+                if let Some(f) = &app.state.rules.file {
+                    ui.weak(f.display().to_string());
+                }
+            });
+            if let Some(e) = &app.state.rules.error {
+                ui.colored_label(
+                    super::outcome_color(crate::contract::Outcome::WebhookCancelled, ui.visuals().dark_mode),
+                    e,
+                );
+            }
+            let label = ui.label("Rules (JSON)");
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                ui.add(
+                    egui::TextEdit::multiline(&mut app.state.rules.text)
+                        .code_editor()
+                        .desired_rows(18)
+                        .desired_width(f32::INFINITY),
+                )
+                .labelled_by(label.id);
+            });
+        });
+    app.state.rules.open = open;
+    if apply {
+        let text = app.state.rules.text.clone();
+        app.apply_rules(&text, "the editor");
+    }
+    if load {
+        app.load_rules_file();
+    }
+    if save {
+        app.save_rules_file();
+    }
+}
