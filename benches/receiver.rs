@@ -84,6 +84,7 @@ async fn drive(addr: SocketAddr, calls: u64, concurrency: u64) -> f64 {
     let brand = Brand::default();
     let body = serde_json::to_vec(&[Message::sample_status_report("1000000000000000001")])
         .unwrap_or_default();
+    hookscope::api::install_tls_provider();
     let client = reqwest::Client::new();
     let next = Arc::new(AtomicU64::new(0));
     let failures = Arc::new(AtomicU64::new(0));

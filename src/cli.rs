@@ -40,6 +40,18 @@ pub enum Command {
     Show(ShowArgs),
     /// Print the retry timeline the service follows after an answer.
     Schedule(ScheduleArgs),
+    /// Manage the service's webhooks through its API.
+    #[command(subcommand)]
+    Webhooks(crate::cli_api::WebhooksCommand),
+    /// Send an SMS through the service's API.
+    Send(crate::cli_api::SendArgs),
+    /// Send a message to the test number 1111111: it fails delivery, costs nothing, and fires the
+    /// SENT webhooks.
+    SendTest(crate::cli_api::SendTestArgs),
+    /// Run the local emulator of the service (Webhooks API, messages, invoker with retries).
+    Emulate(crate::cli_api::EmulateArgs),
+    /// Make the emulator receive a message from a handset (fires the RECEIVED webhooks).
+    Inject(crate::cli_api::InjectArgs),
 }
 
 #[derive(Debug, Clone, Args)]

@@ -8,10 +8,13 @@
 //! - [`app`]: the egui desktop app;
 //! - [`cli`]: the headless commands.
 
+pub mod api;
 pub mod app;
 pub mod cli;
+pub mod cli_api;
 pub mod contract;
 pub mod deliveries;
+pub mod emulator;
 pub mod receiver;
 pub mod responder;
 pub mod rules;

@@ -40,6 +40,21 @@ fn main() -> ExitCode {
         Some(Command::Log(args)) => cli::log(args).map_err(|e| e.to_string()),
         Some(Command::Show(args)) => cli::show(args).map_err(|e| e.to_string()),
         Some(Command::Schedule(args)) => cli::schedule(args).map_err(|e| e.to_string()),
+        Some(Command::Webhooks(cmd)) => runtime
+            .block_on(hookscope::cli_api::webhooks(cmd))
+            .map_err(|e| e.to_string()),
+        Some(Command::Send(args)) => runtime
+            .block_on(hookscope::cli_api::send(args))
+            .map_err(|e| e.to_string()),
+        Some(Command::SendTest(args)) => runtime
+            .block_on(hookscope::cli_api::send_test(args))
+            .map_err(|e| e.to_string()),
+        Some(Command::Emulate(args)) => runtime
+            .block_on(hookscope::cli_api::emulate(args))
+            .map_err(|e| e.to_string()),
+        Some(Command::Inject(args)) => runtime
+            .block_on(hookscope::cli_api::inject(args))
+            .map_err(|e| e.to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

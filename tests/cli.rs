@@ -100,7 +100,7 @@ async fn listen_answers_as_told_and_log_and_show_read_it_back() {
         dir.path(),
         &["--respond", "503", "--retry-after", "120", "--body", "busy"],
     );
-    let client = reqwest::Client::new();
+    let client = http();
     let resp = post(
         &client,
         &format!("{url}/hook"),
@@ -243,7 +243,7 @@ async fn every_answered_call_survives_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let (mut child, url, _lines) = spawn_listen(dir.path(), &[]);
     let answered: Arc<Mutex<HashSet<String>>> = Arc::default();
-    let client = reqwest::Client::new();
+    let client = http();
     let mut tasks = Vec::new();
     for worker in 0..32 {
         let (client, url, answered) = (client.clone(), url.clone(), answered.clone());

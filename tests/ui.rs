@@ -41,7 +41,7 @@ fn start() -> UiRig {
         harness,
         rt,
         _dir: dir,
-        client: reqwest::Client::new(),
+        client: http(),
     };
     rig.until("the receiver listens", |app| {
         matches!(app.state.listening, Listening::On(_))

@@ -17,6 +17,12 @@ pub struct Rig {
     pub client: reqwest::Client,
 }
 
+/// A plain HTTP client for tests (TLS needs the process's crypto provider installed first).
+pub fn http() -> reqwest::Client {
+    hookscope::api::install_tls_provider();
+    reqwest::Client::new()
+}
+
 impl Rig {
     pub async fn start(answer: Answer) -> Rig {
         Rig::start_with(answer, |_| {}).await
@@ -43,7 +49,7 @@ impl Rig {
             store,
             responder,
             dir,
-            client: reqwest::Client::new(),
+            client: http(),
         }
     }
 

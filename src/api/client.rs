@@ -1,0 +1,364 @@
+//! A typed reqwest client for the Webhooks API and the message calls.
+
+use super::model::{ErrorBody, SubmissionEntry, Webhook, WebhookEntry};
+use crate::contract::Message;
+use std::time::Duration;
+
+/// Every way a call can fail, each with a sentence that says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("no credentials: give a username (--user) and the password in HOOKSCOPE_API_PASSWORD")]
+    MissingCredentials,
+    #[error(
+        "the service rejected the credentials for '{user}': check the username and password (or token id and secret)"
+    )]
+    WrongCredentials { user: String },
+    #[error("access denied: '{user}' may not do this{}", detail_suffix(.detail))]
+    AccessDenied {
+        user: String,
+        detail: Option<String>,
+    },
+    #[error("not found: {detail}")]
+    NotFound { detail: String },
+    #[error("the service refused the request: {detail}")]
+    Validation { detail: String },
+    #[error("too many messages in one request: {detail}")]
+    TooManyMessages { detail: String },
+    #[error("not enough credits: {detail}")]
+    NotEnoughCredits { detail: String },
+    #[error("not enough quota: {detail}")]
+    NotEnoughQuota { detail: String },
+    #[error("the service is unavailable right now ({status}){}", retry_suffix(.retry_after))]
+    Unavailable {
+        status: u16,
+        retry_after: Option<u64>,
+    },
+    #[error("the service failed ({status}): {detail}; try again later")]
+    Server { status: u16, detail: String },
+    #[error(
+        "cannot connect to {url}: nothing answers there (is the emulator or the service running, and is --api-url right?)"
+    )]
+    ConnectionRefused { url: String },
+    #[error("{url} did not answer in time; check the network and --api-url")]
+    Timeout { url: String },
+    #[error("a secure connection to {url} failed: {detail}")]
+    Tls { url: String, detail: String },
+    #[error(
+        "{url} answered {status} with something that is not the service's JSON ({snippet}); is --api-url the API's base, ending in /v1?"
+    )]
+    NotJson {
+        url: String,
+        status: u16,
+        snippet: String,
+    },
+    #[error("the call to {url} failed: {detail}")]
+    Other { url: String, detail: String },
+}
+
+fn detail_suffix(d: &Option<String>) -> String {
+    d.as_ref().map_or(String::new(), |d| format!(" ({d})"))
+}
+
+fn retry_suffix(r: &Option<u64>) -> String {
+    r.map_or("; try again later".to_owned(), |s| {
+        format!("; try again in {s} s")
+    })
+}
+
+/// The client. Cheap to clone. The password never appears in `Debug` output.
+#[derive(Clone)]
+pub struct ApiClient {
+    base: String,
+    user: String,
+    password: Option<String>,
+    http: reqwest::Client,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for ApiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiClient")
+            .field("base", &self.base)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "****"))
+            .finish()
+    }
+}
+
+impl ApiClient {
+    /// `base` is the API's base URL, e.g. `http://127.0.0.1:8788/v1`.
+    pub fn new(base: &str, user: &str, password: Option<String>) -> Result<Self, ApiError> {
+        super::install_tls_provider();
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| ApiError::Other {
+                url: base.to_owned(),
+                detail: e.to_string(),
+            })?;
+        Ok(ApiClient {
+            base: base.trim_end_matches('/').to_owned(),
+            user: user.to_owned(),
+            password,
+            http,
+            timeout: Duration::from_secs(30),
+        })
+    }
+
+    /// How long a call may take (30 s by default).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn send(
+        &self,
+        req: reqwest::RequestBuilder,
+        url: &str,
+    ) -> Result<(u16, bytes::Bytes), ApiError> {
+        let req = match (&self.password, self.user.is_empty()) {
+            (Some(p), false) => req.basic_auth(&self.user, Some(p)),
+            _ => req,
+        };
+        let resp = req
+            .timeout(self.timeout)
+            .header("Content-Type", "application/json")
+            .send()
+            .await
+            .map_err(|e| transport_error(url, &e))?;
+        let status = resp.status().as_u16();
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok());
+        let body = resp.bytes().await.map_err(|e| transport_error(url, &e))?;
+        if (200..300).contains(&status) {
+            return Ok((status, body));
+        }
+        Err(self.error_of(url, status, retry_after, &body))
+    }
+
+    fn error_of(&self, url: &str, status: u16, retry_after: Option<u64>, body: &[u8]) -> ApiError {
+        let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
+        let detail = parsed
+            .as_ref()
+            .and_then(|b| b.detail.clone().or_else(|| Some(b.title.clone())))
+            .unwrap_or_default();
+        let fragment = parsed
+            .as_ref()
+            .map(|b| b.fragment().to_owned())
+            .unwrap_or_default();
+        if parsed.is_none() && !matches!(status, 401 | 429 | 503) {
+            return ApiError::NotJson {
+                url: url.to_owned(),
+                status,
+                snippet: snippet(body),
+            };
+        }
+        match status {
+            401 if self.password.is_none() || self.user.is_empty() => ApiError::MissingCredentials,
+            401 => ApiError::WrongCredentials {
+                user: self.user.clone(),
+            },
+            403 if fragment.contains("credit") => ApiError::NotEnoughCredits { detail },
+            403 if fragment.contains("quota") => ApiError::NotEnoughQuota { detail },
+            403 => ApiError::AccessDenied {
+                user: self.user.clone(),
+                detail: (!detail.is_empty()).then_some(detail),
+            },
+            404 => ApiError::NotFound { detail },
+            400 if fragment.contains("too-many")
+                || detail.contains("at most") && detail.contains("messages") =>
+            {
+                ApiError::TooManyMessages { detail }
+            }
+            400 | 422 => ApiError::Validation { detail },
+            429 | 503 => ApiError::Unavailable {
+                status,
+                retry_after,
+            },
+            _ => ApiError::Server {
+                status,
+                detail: if detail.is_empty() {
+                    snippet(body)
+                } else {
+                    detail
+                },
+            },
+        }
+    }
+
+    async fn json<T: serde::de::DeserializeOwned>(
+        &self,
+        req: reqwest::RequestBuilder,
+        url: &str,
+    ) -> Result<T, ApiError> {
+        let (status, body) = self.send(req, url).await?;
+        serde_json::from_slice(&body).map_err(|_| ApiError::NotJson {
+            url: url.to_owned(),
+            status,
+            snippet: snippet(&body),
+        })
+    }
+
+    /// The raw JSON of a call, for `--json`.
+    pub async fn raw(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> Result<serde_json::Value, ApiError> {
+        let url = self.url(path);
+        let mut req = self.http.request(method, &url);
+        if let Some(b) = body {
+            req = req.body(b.to_string());
+        }
+        let (_, bytes) = self.send(req, &url).await?;
+        if bytes.is_empty() {
+            return Ok(serde_json::Value::Null);
+        }
+        serde_json::from_slice(&bytes).map_err(|_| ApiError::NotJson {
+            url,
+            status: 200,
+            snippet: snippet(&bytes),
+        })
+    }
+
+    pub async fn list_webhooks(&self) -> Result<Vec<Webhook>, ApiError> {
+        let url = self.url("/webhooks");
+        self.json(self.http.get(&url), &url).await
+    }
+
+    pub async fn get_webhook(&self, id: u64) -> Result<Webhook, ApiError> {
+        let url = self.url(&format!("/webhooks/{id}"));
+        self.json(self.http.get(&url), &url).await
+    }
+
+    pub async fn create_webhook(&self, entry: &WebhookEntry) -> Result<Webhook, ApiError> {
+        let url = self.url("/webhooks");
+        let body = serde_json::to_string(entry).unwrap_or_default();
+        self.json(self.http.post(&url).body(body), &url).await
+    }
+
+    pub async fn update_webhook(&self, id: u64, entry: &WebhookEntry) -> Result<Webhook, ApiError> {
+        let url = self.url(&format!("/webhooks/{id}"));
+        let body = serde_json::to_string(entry).unwrap_or_default();
+        self.json(self.http.post(&url).body(body), &url).await
+    }
+
+    pub async fn delete_webhook(&self, id: u64) -> Result<(), ApiError> {
+        let url = self.url(&format!("/webhooks/{id}"));
+        self.send(self.http.delete(&url), &url).await.map(|_| ())
+    }
+
+    /// Turn a webhook on or off (an update with the same fields).
+    pub async fn set_active(&self, id: u64, active: bool) -> Result<Webhook, ApiError> {
+        let w = self.get_webhook(id).await?;
+        let mut entry = WebhookEntry::from_webhook(&w);
+        entry.active = Some(active);
+        self.update_webhook(id, &entry).await
+    }
+
+    pub async fn send_messages(
+        &self,
+        entries: &[SubmissionEntry],
+    ) -> Result<Vec<Message>, ApiError> {
+        let url = self.url("/messages");
+        let body = serde_json::to_string(entries).unwrap_or_default();
+        self.json(self.http.post(&url).body(body), &url).await
+    }
+
+    /// List messages: `filter` is the service's clause text, e.g. `type=SENT&status.type=DELIVERED`.
+    pub async fn list_messages(
+        &self,
+        limit: Option<u32>,
+        ascending: bool,
+        filter: Option<&str>,
+    ) -> Result<Vec<Message>, ApiError> {
+        let url = self.url("/messages");
+        let mut q: Vec<(&str, String)> = Vec::new();
+        if let Some(l) = limit {
+            q.push(("limit", l.to_string()));
+        }
+        if ascending {
+            q.push(("sortOrder", "ASCENDING".into()));
+        }
+        if let Some(f) = filter {
+            q.push(("filter", f.to_owned()));
+        }
+        let full = reqwest::Url::parse_with_params(&url, &q).map_err(|e| ApiError::Other {
+            url: url.clone(),
+            detail: e.to_string(),
+        })?;
+        self.json(self.http.get(full), &url).await
+    }
+
+    pub async fn get_message(&self, id: &str) -> Result<Message, ApiError> {
+        let url = self.url(&format!("/messages/{id}"));
+        self.json(self.http.get(&url), &url).await
+    }
+}
+
+fn snippet(body: &[u8]) -> String {
+    let text: String = String::from_utf8_lossy(body).chars().take(80).collect();
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        "an empty body".into()
+    } else {
+        format!("\"{}\"", crate::text::escape_control(&text))
+    }
+}
+
+fn transport_error(url: &str, e: &reqwest::Error) -> ApiError {
+    let chain = {
+        let mut s = e.to_string();
+        let mut src = std::error::Error::source(e);
+        while let Some(c) = src {
+            s.push_str(": ");
+            s.push_str(&c.to_string());
+            src = c.source();
+        }
+        s
+    };
+    let lower = chain.to_ascii_lowercase();
+    let refused = lower.contains("connection refused") || lower.contains("tcp connect error");
+    let tls_words = [
+        "certificate",
+        "tls",
+        "handshake",
+        "corrupt message",
+        "alert",
+    ];
+    if e.is_timeout() {
+        ApiError::Timeout {
+            url: url.to_owned(),
+        }
+    } else if !refused
+        && (tls_words.iter().any(|w| lower.contains(w))
+            || (e.is_connect() && url.starts_with("https:")))
+    {
+        // The TCP connection was made; the secure handshake on top of it failed.
+        ApiError::Tls {
+            url: url.to_owned(),
+            detail: chain.rsplit(": ").next().unwrap_or(&chain).to_owned(),
+        }
+    } else if e.is_connect() {
+        ApiError::ConnectionRefused {
+            url: url.to_owned(),
+        }
+    } else {
+        ApiError::Other {
+            url: url.to_owned(),
+            detail: chain,
+        }
+    }
+}

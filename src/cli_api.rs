@@ -1,0 +1,438 @@
+//! The CLI's service commands: `webhooks`, `send`, `send-test`, `inject`, and `emulate`.
+
+use crate::api::model::{InvokeOption, SubmissionEntry, Webhook, WebhookEntry};
+use crate::api::{ApiClient, ApiError};
+use crate::contract::{Brand, TEST_NUMBER, TriggerScope};
+use crate::emulator::{Credentials, Emulator, EmulatorConfig};
+use crate::text::escape_control;
+use clap::{Args, Subcommand};
+use std::io::{IsTerminal, Write};
+use std::net::IpAddr;
+
+/// The environment variable that carries the API password or token secret.
+pub const PASSWORD_ENV: &str = "HOOKSCOPE_API_PASSWORD";
+
+#[derive(Debug, Clone, Args)]
+pub struct ApiArgs {
+    /// The API's base URL (the emulator's by default).
+    #[arg(
+        long,
+        env = "HOOKSCOPE_API_URL",
+        default_value = "http://127.0.0.1:8788/v1",
+        value_name = "URL"
+    )]
+    pub api_url: String,
+    /// Username, or API token id. The password or token secret comes from HOOKSCOPE_API_PASSWORD,
+    /// or a prompt.
+    #[arg(long, env = "HOOKSCOPE_API_USER", default_value = "demo")]
+    pub user: String,
+    /// Print the service's JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum WebhooksCommand {
+    /// List the webhooks.
+    List(ApiArgs),
+    /// Show one webhook.
+    Get {
+        id: u64,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Create a webhook (the service calls the URL with [] first: it must answer 200).
+    Create {
+        #[command(flatten)]
+        entry: EntryArgs,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Change a webhook: the fields given replace the current ones.
+    Update {
+        id: u64,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        url: Option<String>,
+        #[arg(long, value_name = "SENT|RECEIVED")]
+        scope: Option<String>,
+        #[arg(long, value_name = "EMAIL")]
+        contact: Option<String>,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Delete a webhook.
+    Delete {
+        id: u64,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Turn a webhook on (the URL is checked again).
+    Enable {
+        id: u64,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Turn a webhook off.
+    Disable {
+        id: u64,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EntryArgs {
+    /// A name, unique in the account.
+    #[arg(long)]
+    pub name: String,
+    /// The URL the service calls (http or https).
+    #[arg(long)]
+    pub url: String,
+    /// SENT for status reports, RECEIVED for incoming messages.
+    #[arg(long, value_name = "SENT|RECEIVED")]
+    pub scope: String,
+    /// Where problem reports are e-mailed.
+    #[arg(long, value_name = "EMAIL")]
+    pub contact: Option<String>,
+    /// Up to 10 messages per call instead of one.
+    #[arg(long)]
+    pub many: bool,
+    /// Create it turned off (no registration check).
+    #[arg(long)]
+    pub inactive: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SendArgs {
+    /// The recipient's number, e.g. +27001234567.
+    #[arg(long)]
+    pub to: String,
+    /// The text.
+    #[arg(long)]
+    pub body: String,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SendTestArgs {
+    /// The text.
+    #[arg(long, default_value = "Hookscope test message")]
+    pub body: String,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct InjectArgs {
+    /// The text of the incoming message.
+    #[arg(long)]
+    pub body: String,
+    /// The handset's number.
+    #[arg(long, default_value = "+27007654321")]
+    pub from: String,
+    /// Your number that receives it.
+    #[arg(long, default_value = "+27001234567")]
+    pub to: String,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EmulateArgs {
+    #[arg(long, default_value = "127.0.0.1", value_name = "IP")]
+    pub bind: IpAddr,
+    /// Port; 0 picks a free one.
+    #[arg(long, default_value_t = crate::emulator::DEFAULT_PORT)]
+    pub port: u16,
+    /// The account's username; its password comes from HOOKSCOPE_API_PASSWORD (default demo).
+    #[arg(long, default_value = "demo")]
+    pub user: String,
+    /// A principal that may read but not change (403); its password comes from
+    /// HOOKSCOPE_API_READONLY_PASSWORD (default readonly).
+    #[arg(long, value_name = "USER")]
+    pub read_only_user: Option<String>,
+    /// Emulated time runs this many times faster (60: a minute of schedule per second).
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Let the emulator call webhook URLs on other hosts than this one.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Credits the account starts with.
+    #[arg(long, default_value_t = 1000.0)]
+    pub credits: f64,
+    /// The word in the header names (X-<WORD>-Event).
+    #[arg(long, default_value = "Service")]
+    pub brand: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiCliError {
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    #[error(transparent)]
+    Emulator(#[from] crate::emulator::EmulatorError),
+    #[error("{0}")]
+    Input(String),
+    #[error("cannot write the output: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+/// The password: from the environment, else a prompt on a terminal, else none.
+fn password() -> Result<Option<String>, ApiCliError> {
+    if let Ok(p) = std::env::var(PASSWORD_ENV) {
+        return Ok(Some(p));
+    }
+    if std::io::stdin().is_terminal() {
+        let p = rpassword::prompt_password("API password or token secret: ")
+            .map_err(|e| ApiCliError::Input(format!("cannot read the password: {e}")))?;
+        return Ok(Some(p));
+    }
+    Ok(None)
+}
+
+fn client(api: &ApiArgs) -> Result<ApiClient, ApiCliError> {
+    Ok(ApiClient::new(&api.api_url, &api.user, password()?)?)
+}
+
+fn print_json(v: &impl serde::Serialize) -> Result<(), ApiCliError> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{}",
+        serde_json::to_string_pretty(v).unwrap_or_default()
+    )?;
+    Ok(())
+}
+
+fn webhook_line(w: &Webhook) -> String {
+    format!(
+        "{:>5}  {:<20} {:<8} {:<8} {}  {}",
+        w.id,
+        escape_control(&w.name),
+        w.trigger_scope.as_str(),
+        if w.active { "active" } else { "inactive" },
+        escape_control(&w.url),
+        w.contact_email_address
+            .as_deref()
+            .map_or(String::new(), escape_control)
+    )
+}
+
+fn scope(s: &str) -> Result<TriggerScope, ApiCliError> {
+    TriggerScope::parse(s)
+        .ok_or_else(|| ApiCliError::Input(format!("--scope must be SENT or RECEIVED, not '{s}'")))
+}
+
+pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
+    match cmd {
+        WebhooksCommand::List(api) => {
+            let c = client(&api)?;
+            let list = c.list_webhooks().await?;
+            if api.json {
+                return print_json(&list);
+            }
+            let mut out = std::io::stdout().lock();
+            if list.is_empty() {
+                writeln!(
+                    out,
+                    "No webhooks. Create one with `hookscope webhooks create --name NAME --url URL --scope SENT`."
+                )?;
+            }
+            for w in &list {
+                writeln!(out, "{}", webhook_line(w))?;
+            }
+            Ok(())
+        }
+        WebhooksCommand::Get { id, api } => show(&api, client(&api)?.get_webhook(id).await?),
+        WebhooksCommand::Create { entry, api } => {
+            let mut e = WebhookEntry::new(&entry.name, &entry.url, scope(&entry.scope)?);
+            e.contact_email_address = entry.contact;
+            e.active = entry.inactive.then_some(false);
+            e.invoke_option = entry.many.then_some(InvokeOption::Many);
+            show(&api, client(&api)?.create_webhook(&e).await?)
+        }
+        WebhooksCommand::Update {
+            id,
+            name,
+            url,
+            scope: sc,
+            contact,
+            api,
+        } => {
+            let c = client(&api)?;
+            let current = c.get_webhook(id).await?;
+            let mut e = WebhookEntry::from_webhook(&current);
+            if let Some(n) = name {
+                e.name = n;
+            }
+            if let Some(u) = url {
+                e.url = u;
+            }
+            if let Some(s) = sc {
+                e.trigger_scope = scope(&s)?.as_str().to_owned();
+            }
+            if let Some(ct) = contact {
+                e.contact_email_address = Some(ct).filter(|c| !c.is_empty());
+            }
+            show(&api, c.update_webhook(id, &e).await?)
+        }
+        WebhooksCommand::Delete { id, api } => {
+            client(&api)?.delete_webhook(id).await?;
+            if api.json {
+                return print_json(&serde_json::json!({"deleted": id}));
+            }
+            println!("Webhook {id} deleted.");
+            Ok(())
+        }
+        WebhooksCommand::Enable { id, api } => {
+            show(&api, client(&api)?.set_active(id, true).await?)
+        }
+        WebhooksCommand::Disable { id, api } => {
+            show(&api, client(&api)?.set_active(id, false).await?)
+        }
+    }
+}
+
+fn show(api: &ApiArgs, w: Webhook) -> Result<(), ApiCliError> {
+    if api.json {
+        return print_json(&w);
+    }
+    println!("{}", webhook_line(&w));
+    Ok(())
+}
+
+pub async fn send(args: SendArgs) -> Result<(), ApiCliError> {
+    send_to(&args.api, &args.to, &args.body).await
+}
+
+pub async fn send_test(args: SendTestArgs) -> Result<(), ApiCliError> {
+    if !args.api.json {
+        eprintln!(
+            "Sending to the test number {TEST_NUMBER}: delivery fails by design and costs nothing; the SENT webhooks get its status reports."
+        );
+    }
+    send_to(&args.api, TEST_NUMBER, &args.body).await
+}
+
+async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError> {
+    let c = client(api)?;
+    let sent = c
+        .send_messages(&[SubmissionEntry::to_number(to, body)])
+        .await?;
+    if api.json {
+        return print_json(&sent);
+    }
+    for m in sent {
+        println!(
+            "message {} to {} {}",
+            m.id,
+            escape_control(&m.to),
+            m.status.id
+        );
+    }
+    Ok(())
+}
+
+pub async fn inject(args: InjectArgs) -> Result<(), ApiCliError> {
+    let c = client(&args.api)?;
+    let v = c
+        .raw(
+            reqwest::Method::POST,
+            "/emulator/incoming",
+            Some(serde_json::json!({"from": args.from, "to": args.to, "body": args.body})),
+        )
+        .await?;
+    if args.api.json {
+        return print_json(&v);
+    }
+    println!(
+        "incoming message {} from {} injected",
+        v.get("id").and_then(|i| i.as_str()).unwrap_or("?"),
+        escape_control(&args.from)
+    );
+    Ok(())
+}
+
+pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
+    let password = std::env::var(PASSWORD_ENV).unwrap_or_else(|_| "demo".into());
+    let default_password = std::env::var(PASSWORD_ENV).is_err();
+    let read_only = args.read_only_user.as_ref().map(|u| Credentials {
+        user: u.clone(),
+        password: std::env::var("HOOKSCOPE_API_READONLY_PASSWORD")
+            .unwrap_or_else(|_| "readonly".into()),
+    });
+    let emu = Emulator::start(EmulatorConfig {
+        bind: args.bind,
+        port: args.port,
+        account: Credentials {
+            user: args.user.clone(),
+            password,
+        },
+        read_only,
+        allow_remote: args.allow_remote,
+        speed: args.speed,
+        brand: Brand::new(&args.brand),
+        credits: args.credits,
+    })
+    .await?;
+    eprintln!("The service emulator is listening on {}", emu.base_url());
+    eprintln!(
+        "Credentials: user {}, password {}",
+        args.user,
+        if default_password {
+            "demo (set HOOKSCOPE_API_PASSWORD to change it)"
+        } else {
+            "from HOOKSCOPE_API_PASSWORD"
+        }
+    );
+    if let Some(u) = &args.read_only_user {
+        eprintln!(
+            "Read-only principal: {u} (password from HOOKSCOPE_API_READONLY_PASSWORD, default readonly)"
+        );
+    }
+    eprintln!(
+        "Clock speed {}x. Outbound calls: {}. Press Ctrl-C to stop.",
+        args.speed,
+        if args.allow_remote {
+            "any host"
+        } else {
+            "this machine only"
+        }
+    );
+    let (mut shown_activity, mut shown_mail) = (0usize, 0usize);
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        tokio::select! {
+            _ = &mut ctrl_c => break,
+            _ = tokio::time::sleep(std::time::Duration::from_millis(200)) => {}
+        }
+        let activity = emu.activity();
+        // The log keeps the last 500 lines; if more came, start from what is there.
+        shown_activity = shown_activity.min(activity.len());
+        for a in &activity[shown_activity..] {
+            println!(
+                "{}  {}",
+                a.at.format("%Y-%m-%d %H:%M:%S"),
+                escape_control(&a.text)
+            );
+        }
+        shown_activity = activity.len();
+        let mail = emu.outbox();
+        for m in &mail[shown_mail.min(mail.len())..] {
+            println!(
+                "{}  OUTBOX to {}: {}: {}",
+                m.at.format("%Y-%m-%d %H:%M:%S"),
+                escape_control(&m.to),
+                m.notice,
+                escape_control(&m.text)
+            );
+        }
+        shown_mail = mail.len();
+    }
+    emu.stop();
+    Ok(())
+}

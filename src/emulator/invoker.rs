@@ -1,0 +1,409 @@
+//! The service's side of the contract: the message life cycle, the registration check, and the
+//! invoker that calls webhooks and retries on the contract's schedule, by the emulator's clock.
+
+use super::{Mail, Shared};
+use crate::api::model::{InvokeOption, Webhook};
+use crate::contract::{
+    ANSWER_TIMEOUT, EventKind, Message, MessageStatus, Outcome, Schedule, Submission, TEST_NUMBER,
+    TriggerScope, outcome_of, parse_retry_after,
+};
+use chrono::{DateTime, Utc};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Emulated time between a message's status changes.
+const STEP: Duration = Duration::from_secs(2);
+/// Real time the invoker waits for more events to batch into one call (invokeOption MANY).
+const BATCH_WINDOW: Duration = Duration::from_millis(50);
+
+/// POST `[]` with the invoker's headers; anything but 200 refuses the URL.
+pub async fn registration_check(s: &Shared, url: &str) -> Result<(), String> {
+    let target = reqwest::Url::parse(url).map_err(|e| format!("url '{url}' is not valid: {e}"))?;
+    super::check_target(&target, s.config.allow_remote)?;
+    let r = s
+        .http
+        .post(target)
+        .header("Content-Type", "application/json")
+        .header("User-Agent", s.config.brand.user_agent())
+        .body("[]")
+        .timeout(s.clock.real(ANSWER_TIMEOUT).max(Duration::from_secs(2)))
+        .send()
+        .await;
+    match r {
+        Ok(r) if r.status().as_u16() == 200 => {
+            s.log(format!("registration check of {url}: 200"));
+            Ok(())
+        }
+        Ok(r) => Err(format!(
+            "Invoking the Webhook URL caused an error: {} - {}",
+            r.status().as_u16(),
+            r.status().canonical_reason().unwrap_or("")
+        )),
+        Err(e) => Err(format!(
+            "Invoking the Webhook URL caused an error: {}",
+            if e.is_timeout() {
+                "no answer within 30 seconds".to_owned()
+            } else if e.is_connect() {
+                "the connection was refused".to_owned()
+            } else {
+                e.to_string()
+            }
+        )),
+    }
+}
+
+fn new_message(
+    s: &Shared,
+    kind: &str,
+    from: &str,
+    to: &str,
+    body: &str,
+    status: MessageStatus,
+) -> Message {
+    let mut d = s.data();
+    let id = d.next_message;
+    d.next_message += 1;
+    let m = Message {
+        id: id.to_string(),
+        kind: kind.to_owned(),
+        from: from.to_owned(),
+        to: to.to_owned(),
+        body: body.to_owned(),
+        encoding: "TEXT".into(),
+        protocol_id: 0,
+        message_class: 2,
+        number_of_parts: None,
+        credit_cost: None,
+        user_supplied_id: None,
+        submission: Submission {
+            id: format!("{}", id + 7_000_000_000_000_000_000),
+            date: now_iso_unlocked(&s.clock),
+        },
+        status,
+        related_sent_message_id: None,
+    };
+    d.messages.insert(id, m.clone());
+    m
+}
+
+fn now_iso_unlocked(c: &super::Clock) -> String {
+    c.now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn set_status(s: &Shared, id: &str, status: MessageStatus, cost: Option<f64>) -> Option<Message> {
+    let key: u128 = id.parse().ok()?;
+    let mut d = s.data();
+    let m = d.messages.get_mut(&key)?;
+    m.status = status;
+    m.number_of_parts = Some(i64::from(super::routes::parts(&m.body)));
+    if cost.is_some() {
+        m.credit_cost = cost;
+    }
+    Some(m.clone())
+}
+
+/// Accept a message for sending and play its life cycle: ACCEPTED -> SENT -> DELIVERED (or
+/// FAILED.HANDSET_ERROR for the test number), each change a status report.
+pub fn submit(
+    s: &Arc<Shared>,
+    from: &str,
+    to: &str,
+    body: &str,
+    user_supplied_id: Option<String>,
+    reports: &str,
+) -> Message {
+    let mut m = new_message(
+        s,
+        "SENT",
+        from,
+        to,
+        body,
+        MessageStatus::new("ACCEPTED", None),
+    );
+    if user_supplied_id.is_some()
+        && let Ok(key) = m.id.parse::<u128>()
+    {
+        m.user_supplied_id = user_supplied_id;
+        if let Some(stored) = s.data().messages.get_mut(&key) {
+            stored.user_supplied_id = m.user_supplied_id.clone();
+        }
+    }
+    let test = to.trim_start_matches('+') == TEST_NUMBER;
+    s.log(format!("message {} to {to} accepted", m.id));
+    let (s2, id, reports) = (s.clone(), m.id.clone(), reports.to_owned());
+    let cost = if test {
+        0.0
+    } else {
+        f64::from(super::routes::parts(body))
+    };
+    tokio::spawn(async move {
+        let t = s2.clock.now() + chrono::TimeDelta::from_std(STEP).unwrap_or_default();
+        s2.clock.sleep_until(t).await;
+        if let Some(sent) = set_status(&s2, &id, MessageStatus::new("SENT", None), Some(cost))
+            && reports == "ALL"
+        {
+            dispatch(&s2, TriggerScope::Sent, sent);
+        }
+        let t = s2.clock.now() + chrono::TimeDelta::from_std(STEP).unwrap_or_default();
+        s2.clock.sleep_until(t).await;
+        let final_status = if test {
+            MessageStatus::new("FAILED", Some("HANDSET_ERROR"))
+        } else {
+            MessageStatus::new("DELIVERED", None)
+        };
+        let failed = test;
+        if let Some(done) = set_status(&s2, &id, final_status, None) {
+            s2.log(format!("message {id} is {}", done.status.id));
+            if reports == "ALL" || (reports == "ERRORS" && failed) {
+                dispatch(&s2, TriggerScope::Sent, done);
+            }
+        }
+    });
+    m
+}
+
+/// A message from a handset arrives.
+pub fn receive(s: &Arc<Shared>, from: &str, to: &str, body: &str) -> Message {
+    let mut status = MessageStatus::new("DELIVERED", None);
+    status.kind = "RECEIVED".into();
+    status.id = crate::contract::status_id("RECEIVED", None);
+    let m = new_message(s, "RECEIVED", from, to, body, status);
+    s.log(format!("message {} received from {from}", m.id));
+    dispatch(s, TriggerScope::Received, m.clone());
+    m
+}
+
+/// Send `message` to every active webhook of `scope`.
+fn dispatch(s: &Arc<Shared>, scope: TriggerScope, message: Message) {
+    let hooks: Vec<Webhook> = s
+        .data()
+        .webhooks
+        .values()
+        .filter(|w| w.active && w.trigger_scope == scope)
+        .cloned()
+        .collect();
+    for w in hooks {
+        let s2 = s.clone();
+        let m = message.clone();
+        tokio::spawn(async move {
+            let batch = if w.invoke_option == InvokeOption::Many {
+                collect_batch(&s2, &w, m).await
+            } else {
+                Some(vec![m])
+            };
+            if let Some(batch) = batch {
+                deliver(s2, w, batch, None).await;
+            }
+        });
+    }
+}
+
+/// For invokeOption MANY: the first event of a burst waits briefly and takes up to 10 that are
+/// queued for the same webhook; the others find their message already taken.
+async fn collect_batch(s: &Arc<Shared>, w: &Webhook, m: Message) -> Option<Vec<Message>> {
+    type Queues = std::collections::HashMap<u64, Vec<Message>>;
+    static QUEUES: std::sync::OnceLock<std::sync::Mutex<Queues>> = std::sync::OnceLock::new();
+    let queues = QUEUES.get_or_init(Default::default);
+    let leader = {
+        let mut q = queues.lock().unwrap_or_else(|p| p.into_inner());
+        let list = q.entry(w.id).or_default();
+        list.push(m);
+        list.len() == 1
+    };
+    if !leader {
+        return None;
+    }
+    tokio::time::sleep(BATCH_WINDOW).await;
+    let mut q = queues.lock().unwrap_or_else(|p| p.into_inner());
+    let list = q.entry(w.id).or_default();
+    let take = list.len().min(10);
+    let batch: Vec<Message> = list.drain(..take).collect();
+    let rest: Vec<Message> = std::mem::take(list);
+    drop(q);
+    // Anything past 10 goes out in calls of its own.
+    for chunk in rest.chunks(10) {
+        let (s2, w2, c) = (s.clone(), w.clone(), chunk.to_vec());
+        tokio::spawn(async move { deliver(s2, w2, c, None).await });
+    }
+    let _ = s;
+    Some(batch)
+}
+
+struct Resume {
+    delivery: String,
+    attempt: u32,
+    first_failure: DateTime<Utc>,
+    at: DateTime<Utc>,
+}
+
+/// Call the webhook with `messages` until the contract says stop. (Boxed: a failed batch
+/// spawns one delivery per message.)
+fn deliver(
+    s: Arc<Shared>,
+    w: Webhook,
+    messages: Vec<Message>,
+    resume: Option<Resume>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+    Box::pin(deliver_inner(s, w, messages, resume))
+}
+
+async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resume: Option<Resume>) {
+    let event = w.trigger_scope.event();
+    let schedule = Schedule::default();
+    let (delivery, mut attempt, mut first_failure) = match resume {
+        Some(r) => {
+            s.clock.sleep_until(r.at).await;
+            (r.delivery, r.attempt, Some(r.first_failure))
+        }
+        None => {
+            let mut d = s.data();
+            d.next_delivery += 1;
+            (format!("dlv-{:06}-{}", d.next_delivery, w.id), 1, None)
+        }
+    };
+    loop {
+        // A webhook deleted or deactivated meanwhile is not called.
+        let current = s.data().webhooks.get(&w.id).cloned();
+        let Some(hook) = current.filter(|h| h.active) else {
+            s.log(format!(
+                "delivery {delivery}: webhook {} is gone or inactive, stopping",
+                w.id
+            ));
+            return;
+        };
+        let (status, retry_after) = call(&s, &hook, event, &delivery, attempt, &messages).await;
+        let outcome = status.map_or(Outcome::RetryTemporary, outcome_of);
+        let answered = status.map_or("no answer".to_owned(), |c| c.to_string());
+        s.log(format!(
+            "delivery {delivery} attempt {attempt} to webhook {}: {answered} ({})",
+            hook.id,
+            outcome.as_str()
+        ));
+        let now = s.clock.now();
+        match outcome {
+            Outcome::Succeeded => return,
+            Outcome::FailedPermanently => {
+                notice(
+                    &s,
+                    &hook,
+                    "message discarded",
+                    format!(
+                        "Delivery {delivery} to {} was answered {answered}: the message was discarded.",
+                        hook.url
+                    ),
+                );
+                return;
+            }
+            Outcome::WebhookCancelled => {
+                if let Some(h) = s.data().webhooks.get_mut(&hook.id) {
+                    h.active = false;
+                }
+                s.log(format!("webhook {} deactivated: it answered 410", hook.id));
+                return;
+            }
+            _ => {}
+        }
+        let ff = *first_failure.get_or_insert(now);
+        let Some(next) = schedule.next_attempt(ff, attempt, now, retry_after) else {
+            notice(
+                &s,
+                &hook,
+                "message discarded",
+                format!(
+                    "Delivery {delivery} to {} failed for 2 days: the message was discarded.",
+                    hook.url
+                ),
+            );
+            s.log(format!("delivery {delivery}: retries exhausted, discarded"));
+            return;
+        };
+        notice(
+            &s,
+            &hook,
+            "message retrying",
+            format!(
+                "Delivery {delivery} to {} was answered {answered}; it will be retried.",
+                hook.url
+            ),
+        );
+        if messages.len() > 1 {
+            // A failed call with several messages: each is retried on its own.
+            for (i, m) in messages.into_iter().enumerate() {
+                let resume = Resume {
+                    delivery: format!("{delivery}-{}", i + 1),
+                    attempt: next.number,
+                    first_failure: ff,
+                    at: next.at,
+                };
+                let (s2, w2) = (s.clone(), hook.clone());
+                tokio::spawn(async move { deliver(s2, w2, vec![m], Some(resume)).await });
+            }
+            return;
+        }
+        s.clock.sleep_until(next.at).await;
+        attempt = next.number;
+    }
+}
+
+/// One call; the status (None for no answer in time, or a failed connection) and Retry-After.
+async fn call(
+    s: &Shared,
+    w: &Webhook,
+    event: EventKind,
+    delivery: &str,
+    attempt: u32,
+    messages: &[Message],
+) -> (Option<u16>, Option<Duration>) {
+    let b = &s.config.brand;
+    let body = serde_json::to_vec(messages).unwrap_or_else(|_| b"[]".to_vec());
+    let r = s
+        .http
+        .post(&w.url)
+        .header(b.event_header(), event.header_value())
+        .header(b.delivery_header(), delivery)
+        .header(b.attempt_header(), attempt.to_string())
+        .header(b.webhook_id_header(), w.id.to_string())
+        .header("Content-Type", "application/json")
+        .header("User-Agent", b.user_agent())
+        .body(body)
+        // 30 s of emulated time; never less than 250 ms of real time, so a fast clock does
+        // not fail a receiver that is merely busy.
+        .timeout(s.clock.real(ANSWER_TIMEOUT).max(Duration::from_millis(250)))
+        .send()
+        .await;
+    match r {
+        Ok(r) => {
+            let ra = r
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| parse_retry_after(v, s.clock.now()));
+            (Some(r.status().as_u16()), ra)
+        }
+        Err(_) => (None, None),
+    }
+}
+
+/// A problem report: at most one per notice type per webhook per 24 h of emulated time, and only
+/// when the webhook has a contact address.
+fn notice(s: &Shared, w: &Webhook, kind: &str, text: String) {
+    let Some(to) = w.contact_email_address.clone() else {
+        return;
+    };
+    let now = s.clock.now();
+    let mut d = s.data();
+    let key = (w.id, kind.to_owned());
+    if let Some(last) = d.last_notice.get(&key)
+        && now - *last < chrono::TimeDelta::hours(24)
+    {
+        return;
+    }
+    d.last_notice.insert(key, now);
+    d.outbox.push(Mail {
+        at: now,
+        to,
+        webhook_id: w.id,
+        notice: kind.to_owned(),
+        text,
+    });
+}

@@ -1,0 +1,278 @@
+//! A local stand-in for the SMS service, faithful to contract.md and service-api.md: the `/v1`
+//! Webhooks API and message calls behind HTTP Basic authentication, a message life cycle that
+//! fires status reports, an invoker that retries on the contract's schedule, a clock that can run
+//! faster than real time, and an outbox for the problem-report e-mails it does not send.
+//!
+//! Outbound calls go only to loopback addresses unless `allow_remote` is set.
+
+pub mod clock;
+mod invoker;
+mod routes;
+
+use crate::api::model::Webhook;
+use crate::contract::{Brand, Message};
+use chrono::{DateTime, Utc};
+pub use clock::Clock;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+/// The emulator's default port (the receiver's is 8787).
+pub const DEFAULT_PORT: u16 = 8788;
+/// Most messages one POST /v1/messages may carry.
+pub const MAX_MESSAGES_PER_REQUEST: usize = 30_000;
+
+/// A principal: a username (or token id) and its password (or secret).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub user: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print a secret.
+        write!(f, "Credentials({}, ****)", self.user)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct EmulatorConfig {
+    pub bind: IpAddr,
+    pub port: u16,
+    /// The account with full access.
+    pub account: Credentials,
+    /// A principal that may read but is denied changes (403).
+    pub read_only: Option<Credentials>,
+    /// Call webhook URLs on other hosts than this one.
+    pub allow_remote: bool,
+    pub speed: f64,
+    pub brand: Brand,
+    /// Credits the account starts with; each message costs one per part (the test number
+    /// costs nothing).
+    pub credits: f64,
+}
+
+impl Default for EmulatorConfig {
+    fn default() -> Self {
+        EmulatorConfig {
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: DEFAULT_PORT,
+            account: Credentials {
+                user: "demo".into(),
+                password: "demo".into(),
+            },
+            read_only: None,
+            allow_remote: false,
+            speed: 1.0,
+            brand: Brand::default(),
+            credits: 1000.0,
+        }
+    }
+}
+
+/// A problem report the service would have e-mailed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Mail {
+    pub at: DateTime<Utc>,
+    pub to: String,
+    pub webhook_id: u64,
+    /// `message retrying` or `message discarded`.
+    pub notice: String,
+    pub text: String,
+}
+
+/// Something the emulator did, for the app's emulator panel and `emulate`'s output.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Activity {
+    pub at: DateTime<Utc>,
+    pub text: String,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Data {
+    pub webhooks: BTreeMap<u64, Webhook>,
+    pub next_webhook: u64,
+    pub messages: BTreeMap<u128, Message>,
+    pub next_message: u128,
+    pub next_delivery: u64,
+    pub credits: f64,
+    pub outbox: Vec<Mail>,
+    pub last_notice: HashMap<(u64, String), DateTime<Utc>>,
+    pub activity: Vec<Activity>,
+}
+
+/// Shared state of a running emulator.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub config: EmulatorConfig,
+    pub clock: Clock,
+    pub data: Mutex<Data>,
+    pub http: reqwest::Client,
+}
+
+impl Shared {
+    pub fn data(&self) -> std::sync::MutexGuard<'_, Data> {
+        self.data.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn log(&self, text: String) {
+        let at = self.clock.now();
+        tracing::info!("{text}");
+        let mut d = self.data();
+        d.activity.push(Activity { at, text });
+        let excess = d.activity.len().saturating_sub(500);
+        d.activity.drain(..excess);
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmulatorError {
+    #[error(
+        "port {port} on {ip} is already in use; choose another with --port, or --port 0 for any free port"
+    )]
+    PortInUse { ip: IpAddr, port: u16 },
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+}
+
+/// A running emulator. Its handle lets the app and tests look inside and steer it.
+#[derive(Clone)]
+pub struct Emulator {
+    pub addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Arc<Mutex<Option<tokio::sync::oneshot::Sender<()>>>>,
+}
+
+impl std::fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emulator")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+impl Emulator {
+    /// Start the emulator on the current tokio runtime.
+    pub async fn start(config: EmulatorConfig) -> Result<Emulator, EmulatorError> {
+        let addr = SocketAddr::new(config.bind, config.port);
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| match source.kind() {
+                std::io::ErrorKind::AddrInUse => EmulatorError::PortInUse {
+                    ip: config.bind,
+                    port: config.port,
+                },
+                _ => EmulatorError::Bind { addr, source },
+            })?;
+        let local = listener
+            .local_addr()
+            .map_err(|source| EmulatorError::Bind { addr, source })?;
+        crate::api::install_tls_provider();
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| EmulatorError::Client(e.to_string()))?;
+        let shared = Arc::new(Shared {
+            clock: Clock::new(config.speed),
+            data: Mutex::new(Data {
+                next_webhook: 1,
+                next_message: 1_000_000_000_000_000_000,
+                credits: config.credits,
+                ..Data::default()
+            }),
+            config,
+            http,
+        });
+        let app = routes::router(shared.clone());
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async {
+                let _ = stop_rx.await;
+            });
+            if let Err(e) = serve.await {
+                tracing::error!("the emulator stopped: {e}");
+            }
+        });
+        Ok(Emulator {
+            addr: local,
+            shared,
+            stop: Arc::new(Mutex::new(Some(stop_tx))),
+        })
+    }
+
+    /// The API's base URL, e.g. `http://127.0.0.1:8788/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.shared.clock
+    }
+
+    pub fn set_speed(&self, speed: f64) {
+        self.shared.clock.set_speed(speed);
+        self.shared.log(format!("clock speed set to {speed}x"));
+    }
+
+    pub fn outbox(&self) -> Vec<Mail> {
+        self.shared.data().outbox.clone()
+    }
+
+    pub fn activity(&self) -> Vec<Activity> {
+        self.shared.data().activity.clone()
+    }
+
+    pub fn webhooks(&self) -> Vec<Webhook> {
+        self.shared.data().webhooks.values().cloned().collect()
+    }
+
+    pub fn credits(&self) -> f64 {
+        self.shared.data().credits
+    }
+
+    /// A message from a handset arrives: it goes to the RECEIVED webhooks.
+    pub fn inject_incoming(&self, from: &str, to: &str, body: &str) -> Message {
+        invoker::receive(&self.shared, from, to, body)
+    }
+
+    pub fn stop(&self) {
+        if let Some(tx) = self.stop.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Whether the emulator may call `url`: loopback only, unless remote calls are allowed.
+pub fn check_target(url: &reqwest::Url, allow_remote: bool) -> Result<(), String> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "the URL must be http or https, not {}",
+            url.scheme()
+        ));
+    }
+    let Some(host) = url.host() else {
+        return Err("the URL has no host".into());
+    };
+    if allow_remote {
+        return Ok(());
+    }
+    let local = match host {
+        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => ip.is_loopback(),
+    };
+    if local {
+        Ok(())
+    } else {
+        Err(format!(
+            "the emulator only calls this machine (127.0.0.1, ::1, localhost), not {host}; start it with --allow-remote to call other hosts"
+        ))
+    }
+}

@@ -1,0 +1,537 @@
+//! The emulator's HTTP API: `/v1/webhooks`, `/v1/messages`, and `/v1/emulator/*` controls.
+
+use super::{Credentials, MAX_MESSAGES_PER_REQUEST, Shared, check_target, invoker};
+use crate::api::model::{ErrorBody, InvokeOption, Webhook, WebhookEntry};
+use crate::contract::{Message, TriggerScope};
+use axum::Router;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::Value;
+use std::sync::Arc;
+
+type Shr = State<Arc<Shared>>;
+
+/// An API error: the documented body and its status.
+pub struct ApiErr(pub ErrorBody);
+
+impl IntoResponse for ApiErr {
+    fn into_response(self) -> Response {
+        let status =
+            StatusCode::from_u16(self.0.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut r = (status, axum::Json(self.0)).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"emulator\""),
+            );
+        }
+        r
+    }
+}
+
+fn bad_request(detail: impl Into<String>) -> ApiErr {
+    ApiErr(ErrorBody::new("bad-request", "Bad Request", 400, detail))
+}
+
+fn not_found(detail: impl Into<String>) -> ApiErr {
+    ApiErr(ErrorBody::new("not-found", "Not Found", 404, detail))
+}
+
+pub fn router(shared: Arc<Shared>) -> Router {
+    let api = Router::new()
+        .route("/webhooks", get(list_webhooks).post(create_webhook))
+        .route(
+            "/webhooks/{id}",
+            get(get_webhook).post(update_webhook).delete(delete_webhook),
+        )
+        .route("/messages", post(send_messages).get(list_messages))
+        .route("/messages/{id}", get(get_message))
+        .route("/emulator/incoming", post(inject))
+        .route("/emulator/outbox", get(outbox))
+        .route("/emulator/speed", post(set_speed))
+        .layer(middleware::from_fn_with_state(shared.clone(), auth));
+    Router::new()
+        .nest("/v1", api)
+        .fallback(|| async { not_found("No such path: the API lives under /v1") })
+        .with_state(shared)
+}
+
+fn credentials(headers: &HeaderMap) -> Option<Credentials> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let encoded = value
+        .strip_prefix("Basic ")
+        .or_else(|| value.strip_prefix("basic "))?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (user, password) = text.split_once(':')?;
+    Some(Credentials {
+        user: user.to_owned(),
+        password: password.to_owned(),
+    })
+}
+
+/// HTTP Basic: none -> 401, wrong -> 401, the read-only principal changing anything -> 403.
+async fn auth(State(s): Shr, req: Request, next: Next) -> Response {
+    let Some(given) = credentials(req.headers()) else {
+        return ApiErr(ErrorBody::new(
+            "unauthorized",
+            "Unauthorized",
+            401,
+            "No credentials were provided: send HTTP Basic authentication (username and password, or token id and secret).",
+        ))
+        .into_response();
+    };
+    if given == s.config.account {
+        return next.run(req).await;
+    }
+    if s.config.read_only.as_ref() == Some(&given) {
+        if req.method() == Method::GET {
+            return next.run(req).await;
+        }
+        return ApiErr(ErrorBody::new(
+            "forbidden",
+            "Forbidden",
+            403,
+            format!(
+                "The principal '{}' is not allowed to change this resource.",
+                given.user
+            ),
+        ))
+        .into_response();
+    }
+    ApiErr(ErrorBody::new(
+        "unauthorized",
+        "Unauthorized",
+        401,
+        "The credentials could not be verified.",
+    ))
+    .into_response()
+}
+
+/// Parse a JSON body ourselves so every mistake gets the documented error body.
+fn json_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiErr> {
+    serde_json::from_slice(body)
+        .map_err(|e| bad_request(format!("The request body is not valid: {e}")))
+}
+
+async fn list_webhooks(State(s): Shr) -> axum::Json<Vec<Webhook>> {
+    axum::Json(s.data().webhooks.values().cloned().collect())
+}
+
+fn parse_id(id: &str) -> Result<u64, ApiErr> {
+    id.parse()
+        .map_err(|_| not_found(format!("Webhook with id '{id}' does not exist")))
+}
+
+async fn get_webhook(State(s): Shr, Path(id): Path<String>) -> Result<axum::Json<Webhook>, ApiErr> {
+    let n = parse_id(&id)?;
+    s.data()
+        .webhooks
+        .get(&n)
+        .cloned()
+        .map(axum::Json)
+        .ok_or_else(|| not_found(format!("Webhook with id '{id}' does not exist")))
+}
+
+/// Validate an entry into a webhook with `id`; `None` id means create.
+fn validate_entry(s: &Shared, entry: &WebhookEntry, id: Option<u64>) -> Result<Webhook, ApiErr> {
+    if entry.name.trim().is_empty() {
+        return Err(bad_request("name must not be empty"));
+    }
+    let taken = s
+        .data()
+        .webhooks
+        .values()
+        .any(|w| w.name == entry.name && Some(w.id) != id);
+    if taken {
+        return Err(bad_request(format!(
+            "A webhook named '{}' already exists; names are unique per account",
+            entry.name
+        )));
+    }
+    let scope = TriggerScope::parse(&entry.trigger_scope).ok_or_else(|| {
+        bad_request(format!(
+            "triggerScope must be SENT or RECEIVED (case-sensitive), not '{}'",
+            entry.trigger_scope
+        ))
+    })?;
+    let url = reqwest::Url::parse(&entry.url)
+        .map_err(|e| bad_request(format!("url '{}' is not a valid URI: {e}", entry.url)))?;
+    check_target(&url, s.config.allow_remote).map_err(bad_request)?;
+    Ok(Webhook {
+        id: id.unwrap_or(0),
+        name: entry.name.clone(),
+        url: entry.url.clone(),
+        trigger_scope: scope,
+        active: entry.active.unwrap_or(true),
+        contact_email_address: entry
+            .contact_email_address
+            .clone()
+            .filter(|e| !e.trim().is_empty()),
+        on_web_app: entry.on_web_app.unwrap_or(true),
+        invoke_option: entry.invoke_option.unwrap_or(InvokeOption::One),
+    })
+}
+
+async fn create_webhook(
+    State(s): Shr,
+    body: axum::body::Bytes,
+) -> Result<axum::Json<Webhook>, ApiErr> {
+    let entry: WebhookEntry = json_body(&body)?;
+    let mut w = validate_entry(&s, &entry, None)?;
+    if w.active {
+        invoker::registration_check(&s, &w.url)
+            .await
+            .map_err(bad_request)?;
+    }
+    {
+        let mut d = s.data();
+        w.id = d.next_webhook;
+        d.next_webhook += 1;
+        d.webhooks.insert(w.id, w.clone());
+    }
+    s.log(format!(
+        "webhook {} \"{}\" created for {} ({})",
+        w.id,
+        w.name,
+        w.url,
+        w.trigger_scope.as_str()
+    ));
+    Ok(axum::Json(w))
+}
+
+async fn update_webhook(
+    State(s): Shr,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<axum::Json<Webhook>, ApiErr> {
+    let n = parse_id(&id)?;
+    if !s.data().webhooks.contains_key(&n) {
+        return Err(not_found(format!("Webhook with id '{id}' does not exist")));
+    }
+    let entry: WebhookEntry = json_body(&body)?;
+    let w = validate_entry(&s, &entry, Some(n))?;
+    if w.active {
+        invoker::registration_check(&s, &w.url)
+            .await
+            .map_err(bad_request)?;
+    }
+    s.data().webhooks.insert(n, w.clone());
+    s.log(format!(
+        "webhook {n} \"{}\" updated (active: {})",
+        w.name, w.active
+    ));
+    Ok(axum::Json(w))
+}
+
+async fn delete_webhook(State(s): Shr, Path(id): Path<String>) -> Result<StatusCode, ApiErr> {
+    let n = parse_id(&id)?;
+    match s.data().webhooks.remove(&n) {
+        Some(_) => {}
+        None => return Err(not_found(format!("Webhook with id '{id}' does not exist"))),
+    }
+    s.log(format!("webhook {n} deleted"));
+    Ok(StatusCode::OK)
+}
+
+/// One recipient, in any of the forms the service accepts.
+fn recipients(to: &Value) -> Result<Vec<String>, ApiErr> {
+    let one = |v: &Value| -> Result<String, ApiErr> {
+        match v {
+            Value::String(s) => Ok(s.clone()),
+            Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+                Some("INTERNATIONAL") | None => o
+                    .get("address")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .ok_or_else(|| bad_request("a recipient object needs an address")),
+                Some("GROUP") => Err(ApiErr(ErrorBody::new(
+                    "no-such-group",
+                    "Bad Request",
+                    400,
+                    format!(
+                        "Recipient group '{}' was specified but no such group was found",
+                        o.get("name").and_then(Value::as_str).unwrap_or("?")
+                    ),
+                ))),
+                Some(other) => Err(bad_request(format!("unknown recipient type '{other}'"))),
+            },
+            _ => Err(bad_request("a recipient is a number string or an object")),
+        }
+    };
+    let list = match to {
+        Value::Array(items) => items.iter().map(one).collect::<Result<Vec<_>, _>>()?,
+        other => vec![one(other)?],
+    };
+    for n in &list {
+        let digits = n.trim_start_matches('+');
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad_request(format!("'{n}' is not a phone number")));
+        }
+    }
+    if list.is_empty() {
+        return Err(bad_request("to must name at least one recipient"));
+    }
+    Ok(list)
+}
+
+async fn send_messages(State(s): Shr, body: axum::body::Bytes) -> Result<Response, ApiErr> {
+    let value: Value = json_body(&body)?;
+    let entries = match value {
+        Value::Array(items) => items,
+        obj @ Value::Object(_) => vec![obj],
+        _ => {
+            return Err(bad_request(
+                "the body is one submission entry or an array of them",
+            ));
+        }
+    };
+    let mut planned = Vec::new();
+    for e in &entries {
+        let to = e.get("to").ok_or_else(|| bad_request("to is required"))?;
+        let body = e
+            .get("body")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad_request("body is required and must be text"))?;
+        let usid = e.get("userSuppliedId").and_then(Value::as_str);
+        if usid.is_some_and(|u| u.chars().count() > 20) {
+            return Err(bad_request("userSuppliedId is at most 20 characters"));
+        }
+        let from = match e.get("from") {
+            Some(Value::String(f)) => f.clone(),
+            Some(Value::Object(o)) => o
+                .get("address")
+                .and_then(Value::as_str)
+                .unwrap_or("+27000000000")
+                .to_owned(),
+            _ => "+27000000000".to_owned(),
+        };
+        let reports = e
+            .get("deliveryReports")
+            .and_then(Value::as_str)
+            .unwrap_or("ALL")
+            .to_owned();
+        for number in recipients(to)? {
+            planned.push((
+                from.clone(),
+                number,
+                body.to_owned(),
+                usid.map(str::to_owned),
+                reports.clone(),
+            ));
+        }
+    }
+    if planned.len() > MAX_MESSAGES_PER_REQUEST {
+        return Err(ApiErr(ErrorBody::new(
+            "too-many-messages",
+            "Bad Request",
+            400,
+            format!(
+                "The request contained {} messages; at most {MAX_MESSAGES_PER_REQUEST} are allowed per request",
+                planned.len()
+            ),
+        )));
+    }
+    let cost: f64 = planned
+        .iter()
+        .filter(|(_, to, ..)| to.trim_start_matches('+') != crate::contract::TEST_NUMBER)
+        .map(|(_, _, body, ..)| parts(body) as f64)
+        .sum();
+    {
+        let mut d = s.data();
+        if cost > d.credits {
+            return Err(ApiErr(ErrorBody::new(
+                "insufficient-credits",
+                "Forbidden",
+                403,
+                format!(
+                    "Not enough credits: the messages cost {cost}, the account has {}",
+                    d.credits
+                ),
+            )));
+        }
+        d.credits -= cost;
+    }
+    let mut out = Vec::new();
+    for (from, to, body, usid, reports) in planned {
+        out.push(invoker::submit(&s, &from, &to, &body, usid, &reports));
+    }
+    Ok((StatusCode::CREATED, axum::Json(out)).into_response())
+}
+
+/// Parts of a text message (160 characters, 153 per part when split).
+pub fn parts(body: &str) -> u32 {
+    let n = body.chars().count().max(1);
+    if n <= 160 { 1 } else { n.div_ceil(153) as u32 }
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    limit: Option<usize>,
+    #[serde(rename = "sortOrder")]
+    sort_order: Option<String>,
+    filter: Option<String>,
+}
+
+/// One clause of the List Messages filter: `field op value`.
+fn clause_matches(m: &Message, clause: &str) -> Result<bool, ApiErr> {
+    let ops = ["<=", ">=", "<", ">", "="];
+    let (pos, op) = ops
+        .iter()
+        .filter_map(|op| clause.find(op).map(|p| (p, *op)))
+        .min_by_key(|(p, op)| (*p, std::cmp::Reverse(op.len())))
+        .ok_or_else(|| bad_request(format!("filter clause '{clause}' has no operator")))?;
+    let (field, value) = (clause[..pos].trim(), clause[pos + op.len()..].trim());
+    let actual = match field {
+        "id" => m.id.clone(),
+        "type" => m.kind.clone(),
+        "submission.id" => m.submission.id.clone(),
+        "status.type" => m.status.kind.clone(),
+        "status.id" => m.status.id.clone(),
+        "submission.date" => m.submission.date.clone(),
+        "userSuppliedId" => m.user_supplied_id.clone().unwrap_or_default(),
+        other => return Err(bad_request(format!("cannot filter on '{other}'"))),
+    };
+    let ord = if field == "id" {
+        // Ids are big numbers as text: compare by length, then digits.
+        (actual.len(), actual.as_str()).cmp(&(value.len(), value))
+    } else {
+        actual.as_str().cmp(value)
+    };
+    Ok(match op {
+        "=" => actual == value,
+        "<" => ord.is_lt(),
+        ">" => ord.is_gt(),
+        "<=" => ord.is_le(),
+        _ => ord.is_ge(),
+    })
+}
+
+async fn list_messages(
+    State(s): Shr,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<Vec<Message>>, ApiErr> {
+    let clauses: Vec<String> = q
+        .filter
+        .as_deref()
+        .map(|f| {
+            f.split('&')
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let ascending = match q.sort_order.as_deref() {
+        None | Some("DESCENDING") => false,
+        Some("ASCENDING") => true,
+        Some(other) => {
+            return Err(bad_request(format!(
+                "sortOrder must be ASCENDING or DESCENDING, not '{other}'"
+            )));
+        }
+    };
+    let limit = q.limit.unwrap_or(1000);
+    let d = s.data();
+    let mut out = Vec::new();
+    let iter: Box<dyn Iterator<Item = &Message>> = if ascending {
+        Box::new(d.messages.values())
+    } else {
+        Box::new(d.messages.values().rev())
+    };
+    for m in iter {
+        if out.len() >= limit {
+            break;
+        }
+        let mut keep = true;
+        for c in &clauses {
+            keep &= clause_matches(m, c)?;
+        }
+        if keep {
+            out.push(m.clone());
+        }
+    }
+    Ok(axum::Json(out))
+}
+
+async fn get_message(State(s): Shr, Path(id): Path<String>) -> Result<axum::Json<Message>, ApiErr> {
+    let key: Option<u128> = id.parse().ok();
+    key.and_then(|k| s.data().messages.get(&k).cloned())
+        .map(axum::Json)
+        .ok_or_else(|| not_found(format!("Message with id '{id}' does not exist")))
+}
+
+#[derive(Deserialize)]
+struct Inject {
+    from: Option<String>,
+    to: Option<String>,
+    body: String,
+}
+
+async fn inject(
+    State(s): Shr,
+    body: axum::body::Bytes,
+) -> Result<(StatusCode, axum::Json<Message>), ApiErr> {
+    let i: Inject = json_body(&body)?;
+    let m = invoker::receive(
+        &s,
+        i.from.as_deref().unwrap_or("+27007654321"),
+        i.to.as_deref().unwrap_or("+27001234567"),
+        &i.body,
+    );
+    Ok((StatusCode::CREATED, axum::Json(m)))
+}
+
+async fn outbox(State(s): Shr) -> axum::Json<Vec<super::Mail>> {
+    axum::Json(s.data().outbox.clone())
+}
+
+#[derive(Deserialize)]
+struct Speed {
+    speed: f64,
+}
+
+async fn set_speed(State(s): Shr, body: axum::body::Bytes) -> Result<StatusCode, ApiErr> {
+    let sp: Speed = json_body(&body)?;
+    if !(sp.speed.is_finite() && sp.speed > 0.0) {
+        return Err(bad_request("speed must be a positive number"));
+    }
+    s.clock.set_speed(sp.speed);
+    Ok(StatusCode::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_of_a_message() {
+        assert_eq!(parts("hi"), 1);
+        assert_eq!(parts(&"x".repeat(160)), 1);
+        assert_eq!(parts(&"x".repeat(161)), 2);
+        assert_eq!(parts(&"x".repeat(307)), 3);
+    }
+
+    #[test]
+    fn recipients_in_every_form() {
+        let r = |v: Value| recipients(&v).map_err(|e| e.0.detail.unwrap_or_default());
+        assert_eq!(r(serde_json::json!("+2700")), Ok(vec!["+2700".to_owned()]));
+        assert_eq!(r(serde_json::json!(["1", "2"])).unwrap().len(), 2);
+        assert_eq!(
+            r(serde_json::json!([{"type": "INTERNATIONAL", "address": "+27001234567"}])),
+            Ok(vec!["+27001234567".to_owned()])
+        );
+        assert!(
+            r(serde_json::json!([{"type": "GROUP", "name": "staff"}]))
+                .unwrap_err()
+                .contains("no such group")
+        );
+        assert!(r(serde_json::json!("abc")).is_err());
+    }
+}

@@ -1,0 +1,547 @@
+//! The emulator and the API client over real HTTP on 127.0.0.1: every call, every error kind,
+//! the registration check, the invoker's retries on a fast clock, 410, Retry-After, the end of
+//! the retry window and the outbox.
+
+mod common;
+
+use common::*;
+use hookscope::api::model::{SubmissionEntry, WebhookEntry};
+use hookscope::api::{ApiClient, ApiError};
+use hookscope::contract::TriggerScope;
+use hookscope::emulator::{Credentials, Emulator, EmulatorConfig};
+use hookscope::responder::Answer;
+use hookscope::store::{Filter, Stored};
+use std::time::Duration;
+
+async fn emulator(speed: f64, tweak: impl FnOnce(&mut EmulatorConfig)) -> Emulator {
+    let mut config = EmulatorConfig {
+        port: 0,
+        speed,
+        read_only: Some(Credentials {
+            user: "viewer".into(),
+            password: "view".into(),
+        }),
+        ..EmulatorConfig::default()
+    };
+    tweak(&mut config);
+    Emulator::start(config).await.expect("emulator starts")
+}
+
+fn client(emu: &Emulator) -> ApiClient {
+    ApiClient::new(&emu.base_url(), "demo", Some("demo".into())).unwrap()
+}
+
+fn sent_hook(rig: &Rig, name: &str) -> WebhookEntry {
+    WebhookEntry::new(name, &rig.url("/hook"), TriggerScope::Sent)
+}
+
+/// The calls of delivery-carrying invocations (not the registration check), oldest first.
+fn deliveries(rig: &Rig) -> Vec<Stored> {
+    let mut all: Vec<Stored> = rig
+        .store
+        .page(&Filter::default(), 0, 10_000)
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.delivery.is_some())
+        .filter_map(|s| rig.store.get(s.id).unwrap())
+        .collect();
+    all.reverse();
+    all
+}
+
+#[tokio::test]
+async fn every_webhook_call_round_trips() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let emu = emulator(1.0, |_| {}).await;
+    let c = client(&emu);
+    assert!(c.list_webhooks().await.unwrap().is_empty());
+    let mut entry = sent_hook(&rig, "status");
+    entry.contact_email_address = Some("ops@example.com".into());
+    let w = c.create_webhook(&entry).await.unwrap();
+    assert_eq!(w.name, "status");
+    assert!(w.active, "active by default");
+    assert!(w.on_web_app, "onWebApp by default");
+    assert_eq!(w.contact_email_address.as_deref(), Some("ops@example.com"));
+    // The registration check reached the receiver and was marked.
+    let check = rig
+        .store
+        .get(rig.store.last_id().unwrap().unwrap())
+        .unwrap()
+        .unwrap();
+    assert!(check.inv.registration_check);
+    assert_eq!(c.get_webhook(w.id).await.unwrap(), w);
+    let mut changed = WebhookEntry::from_webhook(&w);
+    changed.name = "renamed".into();
+    assert_eq!(
+        c.update_webhook(w.id, &changed).await.unwrap().name,
+        "renamed"
+    );
+    assert!(!c.set_active(w.id, false).await.unwrap().active);
+    assert!(c.set_active(w.id, true).await.unwrap().active);
+    assert_eq!(c.list_webhooks().await.unwrap().len(), 1);
+    c.delete_webhook(w.id).await.unwrap();
+    assert!(matches!(
+        c.get_webhook(w.id).await,
+        Err(ApiError::NotFound { .. })
+    ));
+    assert!(matches!(
+        c.delete_webhook(w.id).await,
+        Err(ApiError::NotFound { .. })
+    ));
+}
+
+#[tokio::test]
+async fn webhook_validation_is_the_services() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let emu = emulator(1.0, |_| {}).await;
+    let c = client(&emu);
+    c.create_webhook(&sent_hook(&rig, "one")).await.unwrap();
+    let dup = c.create_webhook(&sent_hook(&rig, "one")).await.unwrap_err();
+    assert!(
+        matches!(&dup, ApiError::Validation { detail } if detail.contains("already exists")),
+        "{dup}"
+    );
+    let mut lower = sent_hook(&rig, "two");
+    lower.trigger_scope = "sent".into();
+    let e = c.create_webhook(&lower).await.unwrap_err();
+    assert!(e.to_string().contains("case-sensitive"), "{e}");
+    let mut ftp = sent_hook(&rig, "three");
+    ftp.url = "ftp://127.0.0.1/x".into();
+    assert!(matches!(
+        c.create_webhook(&ftp).await,
+        Err(ApiError::Validation { .. })
+    ));
+    // Another host: refused before any call is made.
+    let mut remote = sent_hook(&rig, "four");
+    remote.url = "http://192.0.2.10/hook".into();
+    let e = c.create_webhook(&remote).await.unwrap_err();
+    assert!(e.to_string().contains("--allow-remote"), "{e}");
+}
+
+#[tokio::test]
+async fn the_registration_check_must_get_200() {
+    let rig = Rig::start(Answer::status(403)).await;
+    rig.responder.set_pass_registration_check(false);
+    let emu = emulator(1.0, |_| {}).await;
+    let c = client(&emu);
+    let e = c
+        .create_webhook(&sent_hook(&rig, "refused"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, ApiError::Validation { detail } if detail == "Invoking the Webhook URL caused an error: 403 - Forbidden"),
+        "{e}"
+    );
+    assert!(
+        c.list_webhooks().await.unwrap().is_empty(),
+        "nothing created"
+    );
+    // Inactive: no check, created.
+    let mut off = sent_hook(&rig, "off");
+    off.active = Some(false);
+    assert!(!c.create_webhook(&off).await.unwrap().active);
+    // Nothing listening: refused with a reason.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let mut gone = sent_hook(&rig, "gone");
+    gone.url = format!("http://127.0.0.1:{port}/hook");
+    let e = c.create_webhook(&gone).await.unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("Invoking the Webhook URL caused an error"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn messages_send_list_filter_and_get() {
+    let emu = emulator(1000.0, |_| {}).await;
+    let c = client(&emu);
+    let sent = c
+        .send_messages(&[SubmissionEntry::to_number("+27001234567", "hello")])
+        .await
+        .unwrap();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].status.id, "ACCEPTED.null");
+    assert_eq!(sent[0].number_of_parts, None);
+    assert!(sent[0].id.len() >= 19, "ids beyond 2^53 stay strings");
+    // Plain-string recipients and an array of entries are accepted too.
+    let raw = c
+        .raw(
+            reqwest::Method::POST,
+            "/messages",
+            Some(serde_json::json!([{"to": "+27001", "body": "a"}, {"to": ["+27002", "+27003"], "body": "b", "userSuppliedId": "u-1"}])),
+        )
+        .await
+        .unwrap();
+    assert_eq!(raw.as_array().unwrap().len(), 3);
+    let got = c.get_message(&sent[0].id).await.unwrap();
+    assert_eq!(got.body, "hello");
+    assert!(matches!(
+        c.get_message("42").await,
+        Err(ApiError::NotFound { .. })
+    ));
+    let newest = c.list_messages(Some(2), false, None).await.unwrap();
+    assert_eq!(newest.len(), 2);
+    assert!(newest[0].id > newest[1].id, "newest first by default");
+    let oldest = c.list_messages(Some(1), true, None).await.unwrap();
+    assert_eq!(oldest[0].id, sent[0].id);
+    let by_usid = c
+        .list_messages(None, false, Some("userSuppliedId=u-1"))
+        .await
+        .unwrap();
+    assert_eq!(by_usid.len(), 2);
+    let after = c
+        .list_messages(None, true, Some(&format!("id>{}", sent[0].id)))
+        .await
+        .unwrap();
+    assert_eq!(after.len(), 3);
+    // The life cycle moves on by the fast clock: ACCEPTED -> SENT -> DELIVERED.
+    let id = sent[0].id.clone();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let m = c.get_message(&id).await.unwrap();
+        if m.status.id == "DELIVERED.null" {
+            assert_eq!(m.number_of_parts, Some(1));
+            assert_eq!(m.credit_cost, Some(1.0));
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still {}",
+            m.status.id
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let delivered = c
+        .list_messages(None, false, Some("status.type=DELIVERED&type=SENT"))
+        .await
+        .unwrap();
+    assert!(delivered.iter().any(|m| m.id == id));
+}
+
+#[tokio::test]
+async fn every_error_kind_maps_to_a_message() {
+    let emu = emulator(1.0, |c| c.credits = 2.0).await;
+    let base = emu.base_url();
+    let none = ApiClient::new(&base, "demo", None).unwrap();
+    assert!(matches!(
+        none.list_webhooks().await,
+        Err(ApiError::MissingCredentials)
+    ));
+    let wrong = ApiClient::new(&base, "demo", Some("nope".into())).unwrap();
+    let e = wrong.list_webhooks().await.unwrap_err();
+    assert!(matches!(e, ApiError::WrongCredentials { .. }));
+    assert!(e.to_string().contains("check the username and password"));
+    let viewer = ApiClient::new(&base, "viewer", Some("view".into())).unwrap();
+    assert!(
+        viewer.list_webhooks().await.is_ok(),
+        "the read-only principal may read"
+    );
+    let e = viewer
+        .send_messages(&[SubmissionEntry::to_number("1", "x")])
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ApiError::AccessDenied { .. }), "{e}");
+    let c = client(&emu);
+    let many: Vec<SubmissionEntry> = (0..30_001)
+        .map(|_| SubmissionEntry::to_number("+1", "x"))
+        .collect();
+    let e = c.send_messages(&many).await.unwrap_err();
+    assert!(matches!(e, ApiError::TooManyMessages { .. }), "{e}");
+    let e = c
+        .send_messages(&[
+            SubmissionEntry::to_number("+1", "a"),
+            SubmissionEntry::to_number("+2", "b"),
+            SubmissionEntry::to_number("+3", "c"),
+        ])
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ApiError::NotEnoughCredits { .. }), "{e}");
+    // The test number costs nothing, so it goes through with no credits to spare.
+    assert!(
+        c.send_messages(&[SubmissionEntry::to_number("1111111", "t")])
+            .await
+            .is_ok()
+    );
+    let e = c
+        .raw(
+            reqwest::Method::POST,
+            "/messages",
+            Some(serde_json::json!({"to": [{"type": "GROUP", "name": "staff"}], "body": "x"})),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, ApiError::Validation { detail } if detail.contains("no such group")),
+        "{e}"
+    );
+
+    // Answers the emulator never gives, from a stand-in server.
+    let rig = Rig::start(Answer::status(200)).await;
+    let api_at = |rig: &Rig| ApiClient::new(&rig.url("/v1"), "demo", Some("demo".into())).unwrap();
+    rig.responder
+        .set_answer(Answer::status(503).with_retry_after(120))
+        .unwrap();
+    let e = api_at(&rig).list_webhooks().await.unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ApiError::Unavailable {
+                status: 503,
+                retry_after: Some(120)
+            }
+        ),
+        "{e}"
+    );
+    rig.responder.set_answer(Answer::status(429)).unwrap();
+    assert!(matches!(
+        api_at(&rig).list_webhooks().await,
+        Err(ApiError::Unavailable { status: 429, .. })
+    ));
+    let json_error = |status: u16, kind: &str| Answer {
+        body: Some(format!(
+            "{{\"type\":\"x#{kind}\",\"title\":\"T\",\"status\":{status},\"detail\":\"d\"}}"
+        )),
+        content_type: Some("application/json".into()),
+        ..Answer::status(status)
+    };
+    rig.responder
+        .set_answer(json_error(500, "server-error"))
+        .unwrap();
+    assert!(matches!(
+        api_at(&rig).list_webhooks().await,
+        Err(ApiError::Server { status: 500, .. })
+    ));
+    rig.responder
+        .set_answer(json_error(403, "insufficient-quota"))
+        .unwrap();
+    assert!(matches!(
+        api_at(&rig).list_webhooks().await,
+        Err(ApiError::NotEnoughQuota { .. })
+    ));
+    rig.responder
+        .set_answer(Answer {
+            body: Some("<html><body>Login</body></html>".into()),
+            content_type: Some("text/html".into()),
+            ..Answer::status(200)
+        })
+        .unwrap();
+    let e = api_at(&rig).list_webhooks().await.unwrap_err();
+    assert!(matches!(e, ApiError::NotJson { .. }), "{e}");
+    assert!(e.to_string().contains("<html>"), "{e}");
+    // TLS to a plain-HTTP server fails the handshake.
+    let tls = ApiClient::new(
+        &format!("https://{}/v1", rig.running.addr),
+        "demo",
+        Some("x".into()),
+    )
+    .unwrap();
+    let e = tls.list_webhooks().await.unwrap_err();
+    assert!(matches!(e, ApiError::Tls { .. }), "{e:?}");
+    // Nothing listening.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let gone = ApiClient::new(
+        &format!("http://127.0.0.1:{port}/v1"),
+        "demo",
+        Some("x".into()),
+    )
+    .unwrap();
+    let e = gone.list_webhooks().await.unwrap_err();
+    assert!(matches!(e, ApiError::ConnectionRefused { .. }), "{e}");
+    // No answer in time.
+    rig.responder
+        .set_answer(Answer {
+            delay_ms: 3_000,
+            ..Answer::status(200)
+        })
+        .unwrap();
+    let slow = api_at(&rig).with_timeout(Duration::from_millis(300));
+    assert!(matches!(
+        slow.list_webhooks().await,
+        Err(ApiError::Timeout { .. })
+    ));
+}
+
+/// Poll until the receiver has `n` delivery calls.
+async fn calls(rig: &Rig, n: usize, secs: u64) -> Vec<Stored> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let got = deliveries(rig);
+        if got.len() >= n {
+            return got;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {} of {n} calls arrived",
+            got.len()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn gap_secs(a: &Stored, b: &Stored) -> f64 {
+    (b.inv.received_at - a.inv.received_at)
+        .num_microseconds()
+        .unwrap_or(0) as f64
+        / 1e6
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn end_to_end_503_is_retried_on_the_schedule_of_the_fast_clock() {
+    let speed = 200.0;
+    let rig = Rig::start(Answer::status(503)).await;
+    let emu = emulator(speed, |_| {}).await;
+    let c = client(&emu);
+    // The registration check still succeeds while 503 is chosen.
+    let w = c.create_webhook(&sent_hook(&rig, "e2e")).await.unwrap();
+    c.send_messages(&[SubmissionEntry::to_number("1111111", "test")])
+        .await
+        .unwrap();
+    let got = calls(&rig, 3, 30).await;
+    // The first status change (SENT) is a delivery of its own: follow it.
+    let d = got[0].inv.delivery.clone().unwrap();
+    let same: Vec<&Stored> = got
+        .iter()
+        .filter(|s| s.inv.delivery.as_deref() == Some(&d))
+        .collect();
+    let same = if same.len() >= 3 {
+        same
+    } else {
+        let more = calls(&rig, 5, 30).await;
+        let d2 = d.clone();
+        let v: Vec<Stored> = more
+            .into_iter()
+            .filter(|s| s.inv.delivery.as_deref() == Some(&d2))
+            .collect();
+        assert!(v.len() >= 3, "three attempts of {d}");
+        return check_spacing(&v.iter().collect::<Vec<_>>(), speed, &w.id.to_string());
+    };
+    check_spacing(&same, speed, &w.id.to_string());
+}
+
+fn check_spacing(same: &[&Stored], speed: f64, webhook: &str) {
+    let attempts: Vec<Option<u32>> = same.iter().take(3).map(|s| s.inv.attempt).collect();
+    assert_eq!(attempts, vec![Some(1), Some(2), Some(3)]);
+    for s in same.iter().take(3) {
+        assert_eq!(s.inv.webhook_id.as_deref(), Some(webhook));
+        assert_eq!(s.inv.event.as_deref(), Some("status-report"));
+        assert!(s.inv.findings.is_empty(), "{:?}", s.inv.findings);
+    }
+    let (g1, g2) = (gap_secs(same[0], same[1]), gap_secs(same[1], same[2]));
+    let (e1, e2) = (90.0 / speed, 180.0 / speed);
+    assert!(g1 >= e1 * 0.9 && g1 < e1 * 3.0 + 0.3, "gap 1 {g1} vs {e1}");
+    assert!(g2 >= e2 * 0.9 && g2 < e2 * 3.0 + 0.3, "gap 2 {g2} vs {e2}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_delays_the_retry() {
+    let speed = 1000.0;
+    let rig = Rig::start(Answer::status(503).with_retry_after(600)).await;
+    let emu = emulator(speed, |_| {}).await;
+    let c = client(&emu);
+    c.create_webhook(&WebhookEntry::new(
+        "in",
+        &rig.url("/in"),
+        TriggerScope::Received,
+    ))
+    .await
+    .unwrap();
+    emu.inject_incoming("+27007654321", "+27001234567", "hi");
+    let got = calls(&rig, 2, 30).await;
+    assert_eq!(got[0].inv.event.as_deref(), Some("incoming-message"));
+    let g = gap_secs(&got[0], &got[1]);
+    assert!(
+        g >= 0.6 * 0.9,
+        "Retry-After 600 s at 1000x is 0.6 s; the gap was {g}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_410_deactivates_the_webhook() {
+    let rig = Rig::start(Answer::status(410)).await;
+    let emu = emulator(1000.0, |_| {}).await;
+    let c = client(&emu);
+    let w = c
+        .create_webhook(&WebhookEntry::new(
+            "in",
+            &rig.url("/in"),
+            TriggerScope::Received,
+        ))
+        .await
+        .unwrap();
+    emu.inject_incoming("+1", "+2", "bye");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while c.get_webhook(w.id).await.unwrap().active {
+        assert!(std::time::Instant::now() < deadline, "still active");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // No more calls to it.
+    emu.inject_incoming("+1", "+2", "again");
+    tokio::task::yield_now().await;
+    assert_eq!(deliveries(&rig).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_end_with_the_window_and_the_outbox_dedups() {
+    // 2 days in about 1.7 s.
+    let rig = Rig::start(Answer::status(500)).await;
+    let emu = emulator(100_000.0, |_| {}).await;
+    let c = client(&emu);
+    let mut entry = WebhookEntry::new("in", &rig.url("/in"), TriggerScope::Received);
+    entry.contact_email_address = Some("ops@example.com".into());
+    c.create_webhook(&entry).await.unwrap();
+    emu.inject_incoming("+1", "+2", "x");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !emu.outbox().iter().any(|m| m.notice == "message discarded") {
+        assert!(std::time::Instant::now() < deadline, "not discarded yet");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let got = deliveries(&rig);
+    // At this speed a millisecond of real time is 100 s of schedule, so fewer than the 194
+    // planned retries fit; the attempts still count up one by one to the last.
+    assert!(got.len() > 100 && got.len() <= 195, "{} calls", got.len());
+    assert_eq!(got.last().unwrap().inv.attempt, Some(got.len() as u32));
+    let outbox = emu.outbox();
+    let first = outbox
+        .iter()
+        .find(|m| m.notice == "message retrying")
+        .unwrap()
+        .at;
+    let discarded = outbox
+        .iter()
+        .find(|m| m.notice == "message discarded")
+        .unwrap()
+        .at;
+    let lasted = discarded - first;
+    assert!(
+        lasted > chrono::TimeDelta::hours(47) + chrono::TimeDelta::minutes(30)
+            && lasted <= chrono::TimeDelta::hours(49),
+        "retries lasted {lasted} of emulated time: the 2-day window"
+    );
+    let retrying = outbox
+        .iter()
+        .filter(|m| m.notice == "message retrying")
+        .count();
+    assert_eq!(retrying, 2, "one per 24 h of emulated time over 2 days");
+    assert!(outbox.iter().all(|m| m.to == "ops@example.com"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_contact_address_means_no_mail_and_many_batches() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let emu = emulator(1000.0, |_| {}).await;
+    let c = client(&emu);
+    let mut entry = WebhookEntry::new("in", &rig.url("/in"), TriggerScope::Received);
+    entry.invoke_option = Some(hookscope::api::model::InvokeOption::Many);
+    c.create_webhook(&entry).await.unwrap();
+    for i in 0..3 {
+        emu.inject_incoming("+1", "+2", &format!("m{i}"));
+    }
+    let got = calls(&rig, 1, 20).await;
+    assert_eq!(got[0].inv.messages, Some(3), "three messages in one call");
+    assert!(emu.outbox().is_empty());
+}
