@@ -290,3 +290,105 @@ fn a_recipe_answers_real_calls_and_a_bad_rule_file_is_refused_with_its_line() {
     // The rules in force are unchanged.
     assert_eq!(rig.send("status-report", "dlv-r2", 1), 503);
 }
+
+#[test]
+fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highlighted() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.step();
+    let url = rig.harness.state().state.service.form.url.clone();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/hook"),
+        "prefilled with the receiver: {url}"
+    );
+    rig.harness.get_by_label("Create").click();
+    rig.until("the webhook is listed", |app| {
+        app.state.service.webhooks.len() == 1
+    });
+    rig.harness.step();
+    assert!(
+        rig.harness
+            .query_all_by_label_contains("1 hookscope-1")
+            .next()
+            .is_some()
+    );
+    assert!(
+        rig.harness
+            .query_all_by_label_contains("\"hookscope-1\" created")
+            .next()
+            .is_some()
+    );
+    // The registration check reached the receiver.
+    rig.until("the check is listed", |app| {
+        app.state.list.row(0).is_some_and(|r| r.registration_check)
+    });
+
+    rig.harness
+        .get_by_label("Send a test message to 1111111")
+        .click();
+    rig.until("the status report is selected", |app| {
+        app.state
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.inv.event.as_deref() == Some("status-report"))
+    });
+    assert!(
+        rig.harness
+            .state()
+            .state
+            .service
+            .status
+            .as_ref()
+            .is_some_and(|s| s
+                .as_ref()
+                .is_ok_and(|t| t.contains("status report arrived")))
+    );
+}
+
+#[test]
+fn a_wrong_password_shows_the_mapped_message() {
+    let mut rig = start();
+    rig.until("the emulator runs", |app| {
+        app.state.service.emulator.is_some()
+    });
+    let base = rig
+        .harness
+        .state()
+        .state
+        .service
+        .emulator
+        .as_ref()
+        .unwrap()
+        .base_url();
+    rig.harness.get_by_label("A real service").click();
+    rig.harness.step();
+    {
+        let s = &mut rig.harness.state_mut().state.settings;
+        s.api_base_url = base;
+        s.api_user = "demo".into();
+    }
+    rig.harness.step();
+    rig.harness.get_by_label("Password").click();
+    rig.harness.step();
+    rig.harness.get_by_label("Password").type_text("wrong");
+    rig.harness.step();
+    rig.harness.get_by_label("Test connection").click();
+    rig.until("the answer", |app| {
+        app.state
+            .service
+            .status
+            .as_ref()
+            .is_some_and(|s| s.is_err())
+    });
+    rig.harness.step();
+    let shown = rig
+        .harness
+        .get_by_label_contains("rejected the credentials")
+        .value()
+        .unwrap_or_default();
+    assert!(shown.contains("check the username and password"), "{shown}");
+    // The password never shows as text on screen.
+    assert!(rig.harness.query_by_label_contains("wrong").is_none());
+}

@@ -34,6 +34,30 @@ pub enum Msg {
     RulesWritten(Result<std::path::PathBuf, String>),
     /// A dialog was closed without a choice.
     Cancelled,
+    EmulatorStarted(crate::emulator::Emulator),
+    EmulatorFailed(String),
+    /// The answer to a service API call the window made.
+    Api(ApiOp, Result<ApiReply, String>),
+}
+
+/// A call the window makes to the service's API.
+#[derive(Clone, Debug)]
+pub enum ApiOp {
+    List,
+    Test,
+    Create(crate::api::model::WebhookEntry),
+    Update(u64, crate::api::model::WebhookEntry),
+    Delete(u64),
+    SetActive(u64, bool),
+    SendTest,
+}
+
+#[derive(Clone, Debug)]
+pub enum ApiReply {
+    Webhooks(Vec<crate::api::model::Webhook>),
+    Webhook(crate::api::model::Webhook),
+    Deleted(u64),
+    Sent(Vec<crate::contract::Message>),
 }
 
 /// A wake-up for the UI: `egui::Context::request_repaint` in the app, nothing in plain tests.
@@ -221,6 +245,45 @@ impl Engine {
                     .map(|_| path.clone())
                     .map_err(|e| format!("cannot write {}: {e}", path.display())),
             ),
+        });
+    }
+
+    /// Start the embedded emulator.
+    pub fn start_emulator(&self, config: crate::emulator::EmulatorConfig) {
+        let (tx, wake) = (self.tx.clone(), self.wake.clone());
+        self.rt.spawn(async move {
+            let msg = match crate::emulator::Emulator::start(config).await {
+                Ok(e) => Msg::EmulatorStarted(e),
+                Err(e) => Msg::EmulatorFailed(e.to_string()),
+            };
+            Engine::send(&tx, &wake, msg);
+        });
+    }
+
+    /// Make a service API call; the reply comes back as [`Msg::Api`].
+    pub fn api(&self, client: crate::api::ApiClient, op: ApiOp) {
+        let (tx, wake) = (self.tx.clone(), self.wake.clone());
+        self.rt.spawn(async move {
+            let r = match &op {
+                ApiOp::List | ApiOp::Test => client.list_webhooks().await.map(ApiReply::Webhooks),
+                ApiOp::Create(e) => client.create_webhook(e).await.map(ApiReply::Webhook),
+                ApiOp::Update(id, e) => client.update_webhook(*id, e).await.map(ApiReply::Webhook),
+                ApiOp::Delete(id) => client
+                    .delete_webhook(*id)
+                    .await
+                    .map(|_| ApiReply::Deleted(*id)),
+                ApiOp::SetActive(id, on) => {
+                    client.set_active(*id, *on).await.map(ApiReply::Webhook)
+                }
+                ApiOp::SendTest => client
+                    .send_messages(&[crate::api::model::SubmissionEntry::to_number(
+                        crate::contract::TEST_NUMBER,
+                        "Hookscope test message",
+                    )])
+                    .await
+                    .map(ApiReply::Sent),
+            };
+            Engine::send(&tx, &wake, Msg::Api(op, r.map_err(|e| e.to_string())));
         });
     }
 

@@ -83,7 +83,114 @@ impl HookscopeApp {
         };
         app.start_listening();
         app.refresh_list();
+        app.start_emulator();
         app
+    }
+
+    /// Start the built-in emulator (any free port) at the saved speed.
+    pub fn start_emulator(&mut self) {
+        self.state.service.emulator_error = None;
+        self.engine.start_emulator(crate::emulator::EmulatorConfig {
+            port: 0,
+            speed: self.state.settings.emulator_speed,
+            brand: Brand::new(&self.state.settings.brand),
+            ..crate::emulator::EmulatorConfig::default()
+        });
+    }
+
+    /// A client for the API the window talks to: the emulator, or the service the user set.
+    pub fn api_client(&self) -> Result<crate::api::ApiClient, String> {
+        let s = &self.state.settings;
+        if s.api_custom {
+            if s.api_base_url.trim().len() <= "https://".len() {
+                return Err("Enter the service's API base URL (ending in /v1).".into());
+            }
+            let pw = &self.state.service.password;
+            crate::api::ApiClient::new(
+                s.api_base_url.trim(),
+                s.api_user.trim(),
+                (!pw.is_empty()).then(|| pw.clone()),
+            )
+            .map_err(|e| e.to_string())
+        } else {
+            let emu = self
+                .state
+                .service
+                .emulator
+                .as_ref()
+                .ok_or("The emulator is not running yet.")?;
+            crate::api::ApiClient::new(&emu.base_url(), "demo", Some("demo".into()))
+                .map_err(|e| e.to_string())
+        }
+    }
+
+    /// Call the service API; the answer arrives as a message.
+    pub fn api(&mut self, op: engine::ApiOp) {
+        match self.api_client() {
+            Ok(c) => {
+                self.state.service.busy += 1;
+                self.engine.api(c, op);
+            }
+            Err(e) => self.state.service.status = Some(Err(e)),
+        }
+    }
+
+    /// The URL a new webhook should call: the public tunnel URL if set, else the receiver.
+    pub fn receiver_url(&self) -> String {
+        let public = self.state.settings.public_url.trim();
+        if !public.is_empty() {
+            return public.to_owned();
+        }
+        match &self.state.listening {
+            Listening::On(addr) => format!("http://{addr}/hook"),
+            _ => String::new(),
+        }
+    }
+
+    fn api_reply(&mut self, op: engine::ApiOp, r: Result<engine::ApiReply, String>) {
+        use engine::{ApiOp, ApiReply};
+        self.state.service.busy = self.state.service.busy.saturating_sub(1);
+        let sv = &mut self.state.service;
+        match (op, r) {
+            (op, Err(e)) => {
+                sv.status = Some(Err(e));
+                if matches!(op, ApiOp::List | ApiOp::Test) {
+                    sv.listed = false;
+                }
+            }
+            (op, Ok(ApiReply::Webhooks(list))) => {
+                if matches!(op, ApiOp::Test) {
+                    sv.status = Some(Ok(format!("Connected: {} webhooks.", list.len())));
+                }
+                sv.webhooks = list;
+                sv.listed = true;
+            }
+            (op, Ok(ApiReply::Webhook(w))) => {
+                let verb = match op {
+                    ApiOp::Create(_) => "created",
+                    ApiOp::SetActive(_, true) => "enabled",
+                    ApiOp::SetActive(_, false) => "disabled",
+                    _ => "saved",
+                };
+                sv.status = Some(Ok(format!("Webhook {} \"{}\" {verb}.", w.id, w.name)));
+                sv.form_open = false;
+                match sv.webhooks.iter_mut().find(|x| x.id == w.id) {
+                    Some(x) => *x = w,
+                    None => sv.webhooks.push(w),
+                }
+            }
+            (_, Ok(ApiReply::Deleted(id))) => {
+                sv.webhooks.retain(|w| w.id != id);
+                sv.status = Some(Ok(format!("Webhook {id} deleted.")));
+            }
+            (_, Ok(ApiReply::Sent(msgs))) => {
+                sv.awaiting_test = true;
+                sv.status = Some(Ok(format!(
+                    "Test message {} accepted. Its status reports will arrive at the SENT webhooks in a moment.",
+                    msgs.first().map_or("?", |m| m.id.as_str())
+                )));
+            }
+        }
     }
 
     /// Saved settings from eframe's storage, or defaults.
@@ -228,6 +335,22 @@ impl HookscopeApp {
                         crate::contract::Schedule::default(),
                     );
                 }
+                if self.state.service.awaiting_test
+                    && rec.summary.event.as_deref() == Some("status-report")
+                {
+                    // The test message's report: show it.
+                    self.state.service.awaiting_test = false;
+                    self.state.service.status = Some(Ok(format!(
+                        "The test message's status report arrived: call {}, selected in the list.",
+                        rec.summary.id
+                    )));
+                    self.state.detail = None;
+                    self.select(rec.summary.id);
+                }
+                if rec.summary.answer_status == 410 && self.state.service.listed {
+                    // The service deactivates a webhook that answers 410: show it.
+                    self.api(engine::ApiOp::List);
+                }
                 self.state.recorded += 1;
                 self.state.list.newer += 1;
                 arrived = true;
@@ -281,6 +404,14 @@ impl HookscopeApp {
                 self.state.rules.file = Some(path);
             }
             Msg::Cancelled => {}
+            Msg::EmulatorStarted(e) => {
+                self.state.service.emulator = Some(e);
+                if !self.state.settings.api_custom {
+                    self.api(engine::ApiOp::List);
+                }
+            }
+            Msg::EmulatorFailed(e) => self.state.service.emulator_error = Some(e),
+            Msg::Api(op, r) => self.api_reply(op, r),
         }
         arrived
     }

@@ -27,6 +27,14 @@ pub struct Settings {
     pub follow: bool,
     /// The rules in force, as JSON (empty: none).
     pub rules_json: String,
+    /// Talk to a real service at `api_base_url` instead of the built-in emulator.
+    pub api_custom: bool,
+    pub api_base_url: String,
+    pub api_user: String,
+    /// The emulator's clock speed.
+    pub emulator_speed: f64,
+    /// A public URL (a tunnel) in front of the receiver, for webhooks on the real service.
+    pub public_url: String,
 }
 
 impl Default for Settings {
@@ -42,6 +50,11 @@ impl Default for Settings {
             pass_registration_check: true,
             follow: true,
             rules_json: String::new(),
+            api_custom: false,
+            api_base_url: "https://".into(),
+            api_user: String::new(),
+            emulator_speed: 60.0,
+            public_url: String::new(),
         }
     }
 }
@@ -295,6 +308,82 @@ impl Preset {
     }
 }
 
+/// The webhook form (create or edit).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WebhookForm {
+    /// The webhook being edited; `None` creates a new one.
+    pub editing: Option<u64>,
+    pub name: String,
+    pub url: String,
+    pub scope: crate::contract::TriggerScope,
+    pub contact: String,
+    pub many: bool,
+    pub active: bool,
+}
+
+impl Default for WebhookForm {
+    fn default() -> Self {
+        WebhookForm {
+            editing: None,
+            name: String::new(),
+            url: String::new(),
+            scope: crate::contract::TriggerScope::Sent,
+            contact: String::new(),
+            many: false,
+            active: true,
+        }
+    }
+}
+
+impl WebhookForm {
+    /// The entry the form describes, or what is wrong with it.
+    pub fn entry(&self) -> Result<crate::api::model::WebhookEntry, String> {
+        if self.name.trim().is_empty() {
+            return Err("Give the webhook a name.".into());
+        }
+        let url = reqwest::Url::parse(self.url.trim())
+            .map_err(|e| format!("The URL is not valid: {e}."))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err("The URL must start with http:// or https://.".into());
+        }
+        let contact = self.contact.trim();
+        if !contact.is_empty() && (!contact.contains('@') || contact.contains(' ')) {
+            return Err(format!("\"{contact}\" is not an e-mail address."));
+        }
+        let mut e =
+            crate::api::model::WebhookEntry::new(self.name.trim(), self.url.trim(), self.scope);
+        e.contact_email_address = (!contact.is_empty()).then(|| contact.to_owned());
+        e.active = Some(self.active);
+        e.invoke_option = Some(if self.many {
+            crate::api::model::InvokeOption::Many
+        } else {
+            crate::api::model::InvokeOption::One
+        });
+        Ok(e)
+    }
+}
+
+/// The service side: connection, webhooks, emulator.
+#[derive(Debug, Default)]
+pub struct ServiceState {
+    pub emulator: Option<crate::emulator::Emulator>,
+    pub emulator_error: Option<String>,
+    /// The password or token secret: in memory only, never saved.
+    pub password: String,
+    pub webhooks: Vec<crate::api::model::Webhook>,
+    pub listed: bool,
+    /// The last result, in words: Ok for news, Err for a problem.
+    pub status: Option<Result<String, String>>,
+    pub form: WebhookForm,
+    pub form_open: bool,
+    pub confirm_delete: Option<u64>,
+    pub busy: u32,
+    /// A test message was sent: the next status report is highlighted.
+    pub awaiting_test: bool,
+    pub inject_from: String,
+    pub inject_text: String,
+}
+
 /// The rules editor.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RulesEditor {
@@ -327,6 +416,8 @@ pub struct AppState {
     /// Calls recorded since the app started.
     pub recorded: u64,
     pub rules: RulesEditor,
+    pub service: ServiceState,
+    pub show_service: bool,
 }
 
 impl AppState {
@@ -346,6 +437,12 @@ impl AppState {
             error: None,
             recorded: 0,
             rules: RulesEditor::default(),
+            service: ServiceState {
+                inject_from: "+27007654321".into(),
+                inject_text: "YES".into(),
+                ..ServiceState::default()
+            },
+            show_service: true,
         }
     }
 }

@@ -4,6 +4,7 @@ mod answer;
 mod detail;
 mod list;
 mod rules;
+mod service;
 mod settings;
 pub mod timeline;
 mod top_bar;
@@ -17,6 +18,13 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     app.state.settings.zoom = ui.ctx().zoom_factor();
 
     egui::Panel::top("top_bar").show(ui, |ui| top_bar::top_bar_ui(ui, app));
+    if app.state.show_service {
+        egui::Panel::left("service_panel")
+            .resizable(true)
+            .default_size(300.0)
+            .min_size(220.0)
+            .show(ui, |ui| service::service_ui(ui, app));
+    }
     egui::Panel::right("answer_panel")
         .resizable(true)
         .default_size(330.0)

@@ -71,6 +71,13 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             }
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if ui
+                .selectable_label(app.state.show_service, "Service")
+                .on_hover_text("Webhooks, the test message and the emulator")
+                .clicked()
+            {
+                app.state.show_service = !app.state.show_service;
+            }
             if ui.button("Settings").clicked() {
                 app.state.show_settings = !app.state.show_settings;
             }

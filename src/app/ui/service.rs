@@ -1,0 +1,354 @@
+//! The service panel: the API connection (emulator or a real service), the webhooks with their
+//! forms, the test message, and the emulator's speed, injection and outbox.
+
+use crate::app::HookscopeApp;
+use crate::app::engine::ApiOp;
+use crate::contract::{TEST_NUMBER, TriggerScope};
+use egui::RichText;
+
+pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    let dark = ui.visuals().dark_mode;
+    ui.add_space(4.0);
+    ui.heading("Service");
+    egui::ScrollArea::vertical()
+        .id_salt("service_scroll")
+        .show(ui, |ui| {
+            connection_ui(ui, app);
+            ui.separator();
+            if let Some(st) = &app.state.service.status {
+                let (text, color) = match st {
+                    Ok(t) => (
+                        t.as_str(),
+                        super::outcome_color(crate::contract::Outcome::Succeeded, dark),
+                    ),
+                    Err(e) => (
+                        e.as_str(),
+                        super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark),
+                    ),
+                };
+                ui.label(RichText::new(text).color(color));
+                ui.separator();
+            }
+            webhooks_ui(ui, app);
+            ui.separator();
+            test_message_ui(ui, app);
+            if !app.state.settings.api_custom {
+                ui.separator();
+                emulator_ui(ui, app);
+            }
+        });
+    delete_modal(ui.ctx(), app);
+}
+
+fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    let s = &mut app.state.settings;
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut s.api_custom, false, "Built-in emulator");
+        ui.selectable_value(&mut s.api_custom, true, "A real service");
+    });
+    if s.api_custom {
+        egui::Grid::new("conn_grid").num_columns(2).show(ui, |ui| {
+            let l = ui.label("API base URL");
+            ui.add(
+                egui::TextEdit::singleline(&mut s.api_base_url)
+                    .hint_text("https://host/v1")
+                    .desired_width(200.0),
+            )
+            .labelled_by(l.id);
+            ui.end_row();
+            let l = ui.label("Username");
+            ui.add(
+                egui::TextEdit::singleline(&mut s.api_user)
+                    .hint_text("user or token id")
+                    .desired_width(200.0),
+            )
+            .labelled_by(l.id);
+            ui.end_row();
+            let l = ui.label("Password");
+            ui.add(
+                egui::TextEdit::singleline(&mut app.state.service.password)
+                    .password(true)
+                    .hint_text("password or token secret")
+                    .desired_width(200.0),
+            )
+            .labelled_by(l.id)
+            .on_hover_text("Kept in memory only: never written to disk, never logged");
+            ui.end_row();
+        });
+    } else {
+        match (
+            &app.state.service.emulator,
+            &app.state.service.emulator_error,
+        ) {
+            (Some(e), _) => {
+                ui.label(RichText::new(e.base_url()).monospace());
+                ui.weak("user demo, password demo");
+            }
+            (None, Some(err)) => {
+                ui.label(err.as_str());
+                if ui.button("Start the emulator").clicked() {
+                    app.start_emulator();
+                }
+            }
+            (None, None) => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("Starting the emulator…");
+                });
+            }
+        }
+    }
+    ui.horizontal(|ui| {
+        if ui.button("Test connection").clicked() {
+            app.api(ApiOp::Test);
+        }
+        if app.state.service.busy > 0 {
+            ui.spinner();
+        }
+    });
+}
+
+fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    ui.horizontal(|ui| {
+        ui.strong("Webhooks");
+        if ui.button("Refresh").clicked() {
+            app.api(ApiOp::List);
+        }
+        if ui.button("New webhook").clicked() {
+            app.state.service.form = crate::app::state::WebhookForm {
+                name: format!("hookscope-{}", app.state.service.webhooks.len() + 1),
+                url: app.receiver_url(),
+                ..Default::default()
+            };
+            app.state.service.form_open = true;
+        }
+    });
+    if app.state.service.webhooks.is_empty() {
+        ui.weak(if app.state.service.listed {
+            "No webhooks yet: New webhook points one at this receiver."
+        } else {
+            "Not connected yet."
+        });
+    }
+    let mut action: Option<ApiOp> = None;
+    let mut edit: Option<crate::api::model::Webhook> = None;
+    for w in &app.state.service.webhooks {
+        egui::Frame::group(ui.style()).show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.horizontal(|ui| {
+                ui.label(RichText::new(format!("{} {}", w.id, w.name)).strong());
+                ui.label(w.trigger_scope.as_str());
+                let (text, color) = if w.active {
+                    (
+                        "active",
+                        super::outcome_color(
+                            crate::contract::Outcome::Succeeded,
+                            ui.visuals().dark_mode,
+                        ),
+                    )
+                } else {
+                    (
+                        "inactive",
+                        super::outcome_color(
+                            crate::contract::Outcome::WebhookCancelled,
+                            ui.visuals().dark_mode,
+                        ),
+                    )
+                };
+                ui.label(RichText::new(text).color(color));
+            });
+            ui.label(RichText::new(&w.url).monospace().small());
+            if let Some(c) = &w.contact_email_address {
+                ui.label(RichText::new(format!("problem reports to {c}")).small());
+            }
+            ui.horizontal(|ui| {
+                let toggle = if w.active { "Disable" } else { "Enable" };
+                if ui.small_button(toggle).clicked() {
+                    action = Some(ApiOp::SetActive(w.id, !w.active));
+                }
+                if ui.small_button("Edit").clicked() {
+                    edit = Some(w.clone());
+                }
+                if ui.small_button("Delete").clicked() {
+                    app.state.service.confirm_delete = Some(w.id);
+                }
+            });
+        });
+    }
+    if let Some(op) = action {
+        app.api(op);
+    }
+    if let Some(w) = edit {
+        app.state.service.form = crate::app::state::WebhookForm {
+            editing: Some(w.id),
+            name: w.name.clone(),
+            url: w.url.clone(),
+            scope: w.trigger_scope,
+            contact: w.contact_email_address.clone().unwrap_or_default(),
+            many: w.invoke_option == crate::api::model::InvokeOption::Many,
+            active: w.active,
+        };
+        app.state.service.form_open = true;
+    }
+    if app.state.service.form_open {
+        form_ui(ui, app);
+    }
+}
+
+fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    let dark = ui.visuals().dark_mode;
+    egui::Frame::group(ui.style()).show(ui, |ui| {
+        let f = &mut app.state.service.form;
+        ui.strong(match f.editing {
+            Some(id) => format!("Edit webhook {id}"),
+            None => "New webhook".to_owned(),
+        });
+        egui::Grid::new("webhook_form").num_columns(2).show(ui, |ui| {
+            let l = ui.label("Name");
+            ui.add(egui::TextEdit::singleline(&mut f.name).desired_width(200.0)).labelled_by(l.id);
+            ui.end_row();
+            let l = ui.label("URL");
+            ui.add(egui::TextEdit::singleline(&mut f.url).desired_width(200.0)).labelled_by(l.id);
+            ui.end_row();
+            ui.label("Scope");
+            ui.horizontal(|ui| {
+                ui.selectable_value(&mut f.scope, TriggerScope::Sent, "SENT (status reports)");
+                ui.selectable_value(&mut f.scope, TriggerScope::Received, "RECEIVED");
+            });
+            ui.end_row();
+            let l = ui.label("Contact e-mail");
+            ui.add(egui::TextEdit::singleline(&mut f.contact).hint_text("for problem reports").desired_width(200.0))
+                .labelled_by(l.id);
+            ui.end_row();
+        });
+        ui.checkbox(&mut f.many, "Up to 10 messages per call");
+        ui.checkbox(&mut f.active, "Active");
+        let entry = f.entry();
+        if let Err(e) = &entry {
+            ui.colored_label(super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark), e);
+        }
+        let editing = f.editing;
+        ui.horizontal(|ui| {
+            let label = if editing.is_some() { "Save" } else { "Create" };
+            if ui.add_enabled(entry.is_ok(), egui::Button::new(label)).clicked()
+                && let Ok(e) = entry
+            {
+                let op = match editing {
+                    Some(id) => ApiOp::Update(id, e),
+                    None => ApiOp::Create(e),
+                };
+                app.api(op);
+            }
+            if ui.button("Cancel").clicked() {
+                app.state.service.form_open = false;
+            }
+        });
+        ui.weak("The service calls the URL with [] before it accepts it; the receiver answers that 200.");
+    });
+}
+
+fn test_message_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    ui.strong("Test message");
+    ui.label(format!(
+        "Sends an SMS to the test number {TEST_NUMBER}: delivery fails by design, it costs nothing, and each status change reaches the SENT webhooks as a status report."
+    ));
+    if ui
+        .button(format!("Send a test message to {TEST_NUMBER}"))
+        .clicked()
+    {
+        app.api(ApiOp::SendTest);
+    }
+}
+
+fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    ui.strong("Emulator");
+    let Some(emu) = app.state.service.emulator.clone() else {
+        return;
+    };
+    let mut speed = app.state.settings.emulator_speed;
+    let l = ui.label("Clock speed (× real time)");
+    if ui
+        .add(egui::Slider::new(&mut speed, 1.0..=3600.0).logarithmic(true))
+        .labelled_by(l.id)
+        .on_hover_text("60: a minute of the retry schedule passes every second")
+        .changed()
+    {
+        app.state.settings.emulator_speed = speed;
+        emu.set_speed(speed);
+    }
+    ui.label(format!(
+        "At {speed:.0}×, the first retry (90 s) comes after {:.1} s, and the 2-day window lasts {}.",
+        90.0 / speed,
+        crate::text::human_duration(std::time::Duration::from_secs_f64(172_800.0 / speed))
+    ));
+    ui.add_space(4.0);
+    ui.label("A message from a handset (to the RECEIVED webhooks):");
+    ui.horizontal(|ui| {
+        let l = ui.label("From");
+        ui.add(egui::TextEdit::singleline(&mut app.state.service.inject_from).desired_width(110.0))
+            .labelled_by(l.id);
+    });
+    ui.horizontal(|ui| {
+        let l = ui.label("Text");
+        ui.add(egui::TextEdit::singleline(&mut app.state.service.inject_text).desired_width(150.0))
+            .labelled_by(l.id);
+        if ui.button("Receive").clicked() {
+            let m = emu.inject_incoming(
+                &app.state.service.inject_from,
+                "+27001234567",
+                &app.state.service.inject_text,
+            );
+            app.state.service.status = Some(Ok(format!(
+                "Incoming message {} received by the emulator.",
+                m.id
+            )));
+        }
+    });
+    ui.add_space(4.0);
+    let outbox = emu.outbox();
+    ui.label(format!(
+        "Outbox: {} problem reports (not sent: e-mail stays here)",
+        outbox.len()
+    ));
+    for m in outbox.iter().rev().take(8) {
+        ui.label(
+            RichText::new(format!(
+                "{} to {}: {}",
+                m.at.with_timezone(&chrono::Local).format("%d %b %H:%M"),
+                m.to,
+                m.notice
+            ))
+            .small(),
+        )
+        .on_hover_text(&m.text);
+    }
+}
+
+fn delete_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
+    let Some(id) = app.state.service.confirm_delete else {
+        return;
+    };
+    let name = app
+        .state
+        .service
+        .webhooks
+        .iter()
+        .find(|w| w.id == id)
+        .map_or(String::new(), |w| w.name.clone());
+    let modal = egui::Modal::new(egui::Id::unique("confirm_delete")).show(ctx, |ui| {
+        ui.heading(format!("Delete webhook {id} \"{name}\"?"));
+        ui.label("The service stops calling its URL. This cannot be undone.");
+        ui.horizontal(|ui| {
+            if ui.button("Yes, delete it").clicked() {
+                app.state.service.confirm_delete = None;
+                app.api(ApiOp::Delete(id));
+            }
+            if ui.button("Keep it").clicked() {
+                app.state.service.confirm_delete = None;
+            }
+        });
+    });
+    if modal.should_close() {
+        app.state.service.confirm_delete = None;
+    }
+}
