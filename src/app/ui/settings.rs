@@ -35,6 +35,15 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                     ui.add(egui::DragValue::new(&mut s.body_limit_mib).range(1..=1024))
                         .labelled_by(l.id);
                     ui.end_row();
+                    let l = ui.label("Public URL");
+                    ui.add(
+                        egui::TextEdit::singleline(&mut s.public_url)
+                            .hint_text("https://xyz.trycloudflare.com/hook")
+                            .desired_width(220.0),
+                    )
+                    .labelled_by(l.id)
+                    .on_hover_text("A tunnel in front of the receiver; new webhooks point here when set");
+                    ui.end_row();
                     ui.label("Theme");
                     ui.horizontal(|ui| {
                         if ui.selectable_label(s.dark, "Dark").clicked() {
