@@ -382,6 +382,8 @@ pub struct ServiceState {
     pub awaiting_test: bool,
     pub inject_from: String,
     pub inject_text: String,
+    /// Waiting for the user to confirm outbound calls to other hosts.
+    pub confirm_remote: bool,
 }
 
 /// The rules editor.

@@ -19,7 +19,7 @@ const BATCH_WINDOW: Duration = Duration::from_millis(50);
 /// POST `[]` with the invoker's headers; anything but 200 refuses the URL.
 pub async fn registration_check(s: &Shared, url: &str) -> Result<(), String> {
     let target = reqwest::Url::parse(url).map_err(|e| format!("url '{url}' is not valid: {e}"))?;
-    super::check_target(&target, s.config.allow_remote)?;
+    super::check_target(&target, s.allow_remote())?;
     let r = s
         .http
         .post(target)

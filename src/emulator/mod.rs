@@ -110,9 +110,15 @@ pub(crate) struct Shared {
     pub clock: Clock,
     pub data: Mutex<Data>,
     pub http: reqwest::Client,
+    /// Starts as `config.allow_remote`; the app may change it (after asking the user).
+    pub remote: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
+    pub fn allow_remote(&self) -> bool {
+        self.remote.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     pub fn data(&self) -> std::sync::MutexGuard<'_, Data> {
         self.data.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -187,6 +193,7 @@ impl Emulator {
                 credits: config.credits,
                 ..Data::default()
             }),
+            remote: std::sync::atomic::AtomicBool::new(config.allow_remote),
             config,
             http,
         });
@@ -219,6 +226,21 @@ impl Emulator {
     pub fn set_speed(&self, speed: f64) {
         self.shared.clock.set_speed(speed);
         self.shared.log(format!("clock speed set to {speed}x"));
+    }
+
+    /// Let the emulator call webhook URLs on other hosts (or stop it again).
+    pub fn set_allow_remote(&self, on: bool) {
+        self.shared
+            .remote
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+        self.shared.log(format!(
+            "outbound calls: {}",
+            if on { "any host" } else { "this machine only" }
+        ));
+    }
+
+    pub fn allow_remote(&self) -> bool {
+        self.shared.allow_remote()
     }
 
     pub fn outbox(&self) -> Vec<Mail> {
@@ -274,5 +296,36 @@ pub fn check_target(url: &reqwest::Url, allow_remote: bool) -> Result<(), String
         Err(format!(
             "the emulator only calls this machine (127.0.0.1, ::1, localhost), not {host}; start it with --allow-remote to call other hosts"
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> reqwest::Url {
+        reqwest::Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn only_this_machine_unless_allowed() {
+        for ok in [
+            "http://127.0.0.1:9/h",
+            "http://localhost/h",
+            "https://[::1]:8/x",
+            "http://127.8.9.1/",
+        ] {
+            assert_eq!(check_target(&url(ok), false), Ok(()), "{ok}");
+        }
+        for remote in [
+            "http://192.0.2.1/h",
+            "http://10.0.0.1/h",
+            "https://example.com/h",
+        ] {
+            let e = check_target(&url(remote), false).unwrap_err();
+            assert!(e.contains("--allow-remote"), "{e}");
+            assert_eq!(check_target(&url(remote), true), Ok(()));
+        }
+        assert!(check_target(&url("ftp://127.0.0.1/"), true).is_err());
     }
 }

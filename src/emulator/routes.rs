@@ -164,7 +164,7 @@ fn validate_entry(s: &Shared, entry: &WebhookEntry, id: Option<u64>) -> Result<W
     })?;
     let url = reqwest::Url::parse(&entry.url)
         .map_err(|e| bad_request(format!("url '{}' is not a valid URI: {e}", entry.url)))?;
-    check_target(&url, s.config.allow_remote).map_err(bad_request)?;
+    check_target(&url, s.allow_remote()).map_err(bad_request)?;
     Ok(Webhook {
         id: id.unwrap_or(0),
         name: entry.name.clone(),

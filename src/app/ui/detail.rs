@@ -179,15 +179,21 @@ fn delivery_ui(ui: &mut egui::Ui, d: Option<&crate::deliveries::Delivery>, s: &S
             }
         });
     for f in &d.findings {
-        ui.horizontal_wrapped(|ui| {
-            ui.label(
-                RichText::new(f.severity.as_str().to_uppercase())
-                    .strong()
-                    .color(super::severity_color(f.severity, dark)),
-            );
-            ui.label(&f.message);
-        });
+        finding_ui(ui, f, dark);
     }
+}
+
+/// One finding: severity in its colour, the sentence, and the stable code.
+fn finding_ui(ui: &mut egui::Ui, f: &crate::contract::Finding, dark: bool) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label(
+            RichText::new(f.severity.as_str().to_uppercase())
+                .strong()
+                .color(super::severity_color(f.severity, dark)),
+        );
+        ui.label(&f.message);
+        ui.weak(format!("({})", f.code));
+    });
 }
 
 fn parsed_body(s: &Stored) -> Option<Value> {
@@ -333,15 +339,7 @@ fn findings_ui(ui: &mut egui::Ui, s: &Stored) {
         return;
     }
     for f in &s.inv.findings {
-        ui.horizontal_wrapped(|ui| {
-            ui.label(
-                RichText::new(f.severity.as_str().to_uppercase())
-                    .strong()
-                    .color(super::severity_color(f.severity, dark)),
-            );
-            ui.label(&f.message);
-            ui.weak(format!("({})", f.code));
-        });
+        finding_ui(ui, f, dark);
     }
 }
 

@@ -38,6 +38,7 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             }
         });
     delete_modal(ui.ctx(), app);
+    remote_modal(ui.ctx(), app);
 }
 
 fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
@@ -281,6 +282,18 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         90.0 / speed,
         crate::text::human_duration(std::time::Duration::from_secs_f64(172_800.0 / speed))
     ));
+    let mut remote = emu.allow_remote();
+    if ui
+        .checkbox(&mut remote, "Call other hosts than this machine")
+        .on_hover_text("Off: the emulator only calls 127.0.0.1, ::1 and localhost")
+        .changed()
+    {
+        if remote {
+            app.state.service.confirm_remote = true;
+        } else {
+            emu.set_allow_remote(false);
+        }
+    }
     ui.add_space(4.0);
     ui.label("A message from a handset (to the RECEIVED webhooks):");
     ui.horizontal(|ui| {
@@ -321,6 +334,31 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             .small(),
         )
         .on_hover_text(&m.text);
+    }
+}
+
+fn remote_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
+    if !app.state.service.confirm_remote {
+        return;
+    }
+    let modal = egui::Modal::new(egui::Id::unique("confirm_remote")).show(ctx, |ui| {
+        ui.set_max_width(380.0);
+        ui.heading("Let the emulator call other hosts?");
+        ui.label("Webhooks may then point anywhere, and the emulator will send registration checks and invocations there from this machine.");
+        ui.horizontal(|ui| {
+            if ui.button("Yes, allow other hosts").clicked() {
+                if let Some(e) = &app.state.service.emulator {
+                    e.set_allow_remote(true);
+                }
+                app.state.service.confirm_remote = false;
+            }
+            if ui.button("No").clicked() {
+                app.state.service.confirm_remote = false;
+            }
+        });
+    });
+    if modal.should_close() {
+        app.state.service.confirm_remote = false;
     }
 }
 
