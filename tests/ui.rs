@@ -392,3 +392,58 @@ fn a_wrong_password_shows_the_mapped_message() {
     // The password never shows as text on screen.
     assert!(rig.harness.query_by_label_contains("wrong").is_none());
 }
+
+#[derive(Default)]
+struct MemoryKeychain(std::sync::Mutex<std::collections::HashMap<String, String>>);
+
+impl hookscope::app::secrets::SecretStore for MemoryKeychain {
+    fn save(&self, account: &str, secret: &str) -> Result<(), String> {
+        self.0.lock().unwrap().insert(account.into(), secret.into());
+        Ok(())
+    }
+    fn load(&self, account: &str) -> Result<Option<String>, String> {
+        Ok(self.0.lock().unwrap().get(account).cloned())
+    }
+    fn forget(&self, account: &str) -> Result<(), String> {
+        self.0.lock().unwrap().remove(account);
+        Ok(())
+    }
+}
+
+#[test]
+fn the_password_goes_to_the_keychain_only_when_asked_and_never_to_settings() {
+    let mut rig = start();
+    let keychain = std::sync::Arc::new(MemoryKeychain::default());
+    rig.harness.state_mut().set_secret_store(keychain.clone());
+    rig.harness.get_by_label("A real service").click();
+    rig.harness.step();
+    {
+        let s = &mut rig.harness.state_mut().state.settings;
+        s.api_base_url = "https://sms.example/v1".into();
+        s.api_user = "alice".into();
+    }
+    rig.harness.step();
+    rig.harness.get_by_label("Password").click();
+    rig.harness.step();
+    rig.harness.get_by_label("Password").type_text("s3cret");
+    rig.harness.step();
+    assert!(keychain.0.lock().unwrap().is_empty(), "not without asking");
+    rig.harness
+        .get_by_label("Remember in the OS keychain")
+        .click();
+    let key = hookscope::app::secrets::account("alice", "https://sms.example/v1");
+    rig.until("the keychain holds it", |_| {
+        keychain.0.lock().unwrap().get(&key).is_some()
+    });
+    assert_eq!(keychain.0.lock().unwrap()[&key], "s3cret");
+    // The saved settings never contain it.
+    let saved = serde_json::to_string(&rig.harness.state().state.settings).unwrap();
+    assert!(!saved.contains("s3cret"));
+    // Unticking forgets it.
+    rig.harness
+        .get_by_label("Remember in the OS keychain")
+        .click();
+    rig.until("the keychain forgets it", |_| {
+        keychain.0.lock().unwrap().is_empty()
+    });
+}

@@ -36,6 +36,10 @@ pub enum Msg {
     Cancelled,
     EmulatorStarted(crate::emulator::Emulator),
     EmulatorFailed(String),
+    /// The remembered password, read from the keychain.
+    Secret(Result<Option<String>, String>),
+    /// What became of saving or forgetting the password.
+    SecretSaved(Result<String, String>),
     /// The answer to a service API call the window made.
     Api(ApiOp, Result<ApiReply, String>),
 }
@@ -245,6 +249,30 @@ impl Engine {
                     .map(|_| path.clone())
                     .map_err(|e| format!("cannot write {}: {e}", path.display())),
             ),
+        });
+    }
+
+    /// Read a secret from the keychain.
+    pub fn secret_load(&self, store: Arc<dyn super::secrets::SecretStore>, account: String) {
+        self.blocking(move |_| Msg::Secret(store.load(&account)));
+    }
+
+    /// Save `secret` in the keychain, or forget what is there when `None`.
+    pub fn secret_save(
+        &self,
+        store: Arc<dyn super::secrets::SecretStore>,
+        account: String,
+        secret: Option<String>,
+    ) {
+        self.blocking(move |_| {
+            Msg::SecretSaved(match secret {
+                Some(s) => store
+                    .save(&account, &s)
+                    .map(|_| "The password is kept in the OS keychain.".to_owned()),
+                None => store
+                    .forget(&account)
+                    .map(|_| "The keychain no longer holds the password.".to_owned()),
+            })
         });
     }
 

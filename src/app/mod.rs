@@ -9,6 +9,7 @@ pub mod engine;
 pub mod files;
 mod json_view;
 pub mod run;
+pub mod secrets;
 pub mod state;
 mod ui;
 
@@ -39,6 +40,7 @@ pub struct HookscopeApp {
     pub state: AppState,
     engine: Engine,
     picker: std::sync::Arc<dyn files::FilePicker>,
+    secrets: std::sync::Arc<dyn secrets::SecretStore>,
     rx: Receiver<Msg>,
     screenshot: Option<ScreenshotPlan>,
     frames: u32,
@@ -76,6 +78,7 @@ impl HookscopeApp {
             state,
             engine,
             picker: std::sync::Arc::new(files::NativePicker),
+            secrets: std::sync::Arc::new(secrets::OsKeychain),
             rx,
             screenshot: None,
             frames: 0,
@@ -84,7 +87,40 @@ impl HookscopeApp {
         app.start_listening();
         app.refresh_list();
         app.start_emulator();
+        app.load_secret();
         app
+    }
+
+    /// Use `store` for the keychain (tests pass a stand-in).
+    pub fn set_secret_store(&mut self, store: std::sync::Arc<dyn secrets::SecretStore>) {
+        self.secrets = store;
+    }
+
+    fn secret_account(&self) -> String {
+        let s = &self.state.settings;
+        secrets::account(&s.api_user, &s.api_base_url)
+    }
+
+    /// If the user chose to remember the password, read it from the keychain (off the UI
+    /// thread).
+    pub fn load_secret(&self) {
+        if self.state.settings.api_custom && self.state.settings.api_remember {
+            self.engine
+                .secret_load(self.secrets.clone(), self.secret_account());
+        }
+    }
+
+    /// Remember (or forget) the password in the keychain, as the checkbox says.
+    pub fn store_secret(&mut self) {
+        let account = self.secret_account();
+        let secret = self
+            .state
+            .settings
+            .api_remember
+            .then(|| self.state.service.password.clone())
+            .filter(|p| !p.is_empty());
+        self.engine
+            .secret_save(self.secrets.clone(), account, secret);
     }
 
     /// Start the built-in emulator (any free port) at the saved speed.
@@ -412,6 +448,16 @@ impl HookscopeApp {
             }
             Msg::EmulatorFailed(e) => self.state.service.emulator_error = Some(e),
             Msg::Api(op, r) => self.api_reply(op, r),
+            Msg::Secret(Ok(Some(p))) => {
+                if self.state.service.password.is_empty() {
+                    self.state.service.password = p;
+                }
+            }
+            Msg::Secret(Ok(None)) => {}
+            Msg::Secret(Err(e)) => self.state.service.status = Some(Err(e)),
+            Msg::SecretSaved(r) => {
+                self.state.service.status = Some(r);
+            }
         }
         arrived
     }

@@ -31,6 +31,8 @@ pub struct Settings {
     pub api_custom: bool,
     pub api_base_url: String,
     pub api_user: String,
+    /// Keep the password in the OS keychain (never anywhere else).
+    pub api_remember: bool,
     /// The emulator's clock speed.
     pub emulator_speed: f64,
     /// A public URL (a tunnel) in front of the receiver, for webhooks on the real service.
@@ -53,6 +55,7 @@ impl Default for Settings {
             api_custom: false,
             api_base_url: "https://".into(),
             api_user: String::new(),
+            api_remember: false,
             emulator_speed: 60.0,
             public_url: String::new(),
         }

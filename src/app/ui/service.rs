@@ -73,9 +73,20 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .desired_width(200.0),
             )
             .labelled_by(l.id)
-            .on_hover_text("Kept in memory only: never written to disk, never logged");
+            .on_hover_text(
+                "Never written to a file or logged; kept in the OS keychain only if you ask",
+            );
             ui.end_row();
         });
+        let mut remember = app.state.settings.api_remember;
+        if ui
+            .checkbox(&mut remember, "Remember in the OS keychain")
+            .on_hover_text("Unticking it removes the password from the keychain")
+            .changed()
+        {
+            app.state.settings.api_remember = remember;
+            app.store_secret();
+        }
     } else {
         match (
             &app.state.service.emulator,
@@ -101,6 +112,9 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     ui.horizontal(|ui| {
         if ui.button("Test connection").clicked() {
+            if app.state.settings.api_custom && app.state.settings.api_remember {
+                app.store_secret();
+            }
             app.api(ApiOp::Test);
         }
         if app.state.service.busy > 0 {
