@@ -201,12 +201,9 @@ fn dispatch(s: &Arc<Shared>, scope: TriggerScope, message: Message) {
 /// For invokeOption MANY: the first event of a burst waits briefly and takes up to 10 that are
 /// queued for the same webhook; the others find their message already taken.
 async fn collect_batch(s: &Arc<Shared>, w: &Webhook, m: Message) -> Option<Vec<Message>> {
-    type Queues = std::collections::HashMap<u64, Vec<Message>>;
-    static QUEUES: std::sync::OnceLock<std::sync::Mutex<Queues>> = std::sync::OnceLock::new();
-    let queues = QUEUES.get_or_init(Default::default);
     let leader = {
-        let mut q = queues.lock().unwrap_or_else(|p| p.into_inner());
-        let list = q.entry(w.id).or_default();
+        let mut d = s.data();
+        let list = d.batches.entry(w.id).or_default();
         list.push(m);
         list.len() == 1
     };
@@ -214,18 +211,18 @@ async fn collect_batch(s: &Arc<Shared>, w: &Webhook, m: Message) -> Option<Vec<M
         return None;
     }
     tokio::time::sleep(BATCH_WINDOW).await;
-    let mut q = queues.lock().unwrap_or_else(|p| p.into_inner());
-    let list = q.entry(w.id).or_default();
-    let take = list.len().min(10);
-    let batch: Vec<Message> = list.drain(..take).collect();
-    let rest: Vec<Message> = std::mem::take(list);
-    drop(q);
+    let (batch, rest) = {
+        let mut d = s.data();
+        let list = d.batches.entry(w.id).or_default();
+        let take = list.len().min(10);
+        let batch: Vec<Message> = list.drain(..take).collect();
+        (batch, std::mem::take(list))
+    };
     // Anything past 10 goes out in calls of its own.
     for chunk in rest.chunks(10) {
         let (s2, w2, c) = (s.clone(), w.clone(), chunk.to_vec());
         tokio::spawn(async move { deliver(s2, w2, c, None).await });
     }
-    let _ = s;
     Some(batch)
 }
 

@@ -101,6 +101,8 @@ pub(crate) struct Data {
     pub outbox: Vec<Mail>,
     pub last_notice: HashMap<(u64, String), DateTime<Utc>>,
     pub activity: Vec<Activity>,
+    /// Events waiting to be batched into one call, per webhook (invokeOption MANY).
+    pub batches: HashMap<u64, Vec<Message>>,
 }
 
 /// Shared state of a running emulator.
