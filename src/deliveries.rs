@@ -56,6 +56,8 @@ pub struct Delivery {
     /// The retries still to come if every one fails like the last (empty when none will come).
     pub projection: Option<Plan>,
     pub findings: Vec<Finding>,
+    /// The end of the retry window by the schedule the delivery was read against.
+    pub window_end: DateTime<Utc>,
 }
 
 fn retry_after_of(s: &Stored) -> Option<Duration> {
@@ -242,6 +244,7 @@ pub fn analyze(
         state,
         projection,
         findings,
+        window_end: schedule.window_end(first_failure.unwrap_or(first.inv.received_at)),
     })
 }
 

@@ -91,6 +91,30 @@ impl HookscopeApp {
         app
     }
 
+    /// The schedule a delivery is read against: the contract's, shortened by the clock speed
+    /// when the calls come from a webhook of the built-in emulator.
+    pub fn delivery_schedule(&self, webhook_id: Option<&str>) -> crate::contract::Schedule {
+        let from_emulator = !self.state.settings.api_custom
+            && self.state.service.emulator.is_some()
+            && webhook_id.is_some_and(|id| {
+                self.state
+                    .service
+                    .webhooks
+                    .iter()
+                    .any(|w| w.id.to_string() == id)
+            });
+        if from_emulator {
+            crate::deliveries::scaled_schedule(self.state.settings.emulator_speed)
+        } else {
+            crate::contract::Schedule::default()
+        }
+    }
+
+    fn load_delivery(&self, delivery: String, webhook_id: Option<String>) {
+        let schedule = self.delivery_schedule(webhook_id.as_deref());
+        self.engine.load_delivery(delivery, webhook_id, schedule);
+    }
+
     /// Use `store` for the keychain (tests pass a stand-in).
     pub fn set_secret_store(&mut self, store: std::sync::Arc<dyn secrets::SecretStore>) {
         self.secrets = store;
@@ -365,10 +389,9 @@ impl HookscopeApp {
                 // A new attempt of the delivery on screen: read it again.
                 let shown = self.state.delivery.as_ref().map(|d| d.delivery.as_str());
                 if shown.is_some() && shown == rec.summary.delivery.as_deref() {
-                    self.engine.load_delivery(
+                    self.load_delivery(
                         rec.summary.delivery.clone().unwrap_or_default(),
                         rec.summary.webhook_id.clone(),
-                        crate::contract::Schedule::default(),
                     );
                 }
                 if self.state.service.awaiting_test
@@ -408,11 +431,7 @@ impl HookscopeApp {
             Msg::Detail(stored) => {
                 if self.state.list.selected == Some(stored.id) {
                     match &stored.inv.delivery {
-                        Some(d) => self.engine.load_delivery(
-                            d.clone(),
-                            stored.inv.webhook_id.clone(),
-                            crate::contract::Schedule::default(),
-                        ),
+                        Some(d) => self.load_delivery(d.clone(), stored.inv.webhook_id.clone()),
                         None => self.state.delivery = None,
                     }
                     self.state.detail = Some(stored);

@@ -86,11 +86,21 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             DetailTab::Raw => raw_ui(ui, &s.inv.body),
             DetailTab::Findings => findings_ui(ui, &s),
             DetailTab::Answer => answer_sent_ui(ui, &s),
-            DetailTab::Delivery => delivery_ui(ui, app.state.delivery.as_deref(), &s),
+            DetailTab::Delivery => {
+                let scaled = app.delivery_schedule(s.inv.webhook_id.as_deref())
+                    != crate::contract::Schedule::default();
+                let speed = scaled.then_some(app.state.settings.emulator_speed);
+                delivery_ui(ui, app.state.delivery.as_deref(), &s, speed)
+            }
         });
 }
 
-fn delivery_ui(ui: &mut egui::Ui, d: Option<&crate::deliveries::Delivery>, s: &Stored) {
+fn delivery_ui(
+    ui: &mut egui::Ui,
+    d: Option<&crate::deliveries::Delivery>,
+    s: &Stored,
+    emulator_speed: Option<f64>,
+) {
     let Some(d) = d else {
         ui.label(if s.inv.delivery.is_some() {
             "Reading the delivery…"
@@ -117,14 +127,14 @@ fn delivery_ui(ui: &mut egui::Ui, d: Option<&crate::deliveries::Delivery>, s: &S
         d.attempts.len()
     ))
     .on_hover_text(crate::contract::SCHEDULE_RULE);
+    if let Some(speed) = emulator_speed {
+        ui.weak(format!(
+            "This webhook belongs to the built-in emulator: its schedule runs {speed:.0}x faster than real time."
+        ));
+    }
     // Timeline: from the first attempt to the end of the 2-day window.
     if let Some(first) = d.attempts.first() {
-        let first_failure = d
-            .attempts
-            .iter()
-            .find(|a| a.outcome.is_retry())
-            .map_or(first.at, |a| a.at);
-        let end = crate::contract::Schedule::default().window_end(first_failure);
+        let end = d.window_end;
         let mut marks: Vec<super::timeline::Mark> = d
             .attempts
             .iter()
