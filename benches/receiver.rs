@@ -6,8 +6,10 @@
 //! Rounds alternate so both see the same machine state; the medians and their ratio are printed.
 //!
 //! Options (after `--`): `--calls N` per round (default 20000), `--concurrency C` (default 64),
-//! `--rounds R` (default 3), `--no-fsync` (commit without fsync, as `listen --no-fsync`), `--million` to also record 1,000,000 invocations and print the
-//! resident memory every 100,000 (it should stay flat).
+//! `--rounds R` (default 3), `--no-fsync` (commit without fsync, as `listen --no-fsync`),
+//! `--durable-only` (skip the bare server, for profiling the receiver alone), `--million` to also
+//! record 1,000,000 invocations and print the resident memory and the size of the WAL every
+//! 100,000 (both should stay flat).
 
 use axum::Router;
 use hookscope::contract::{Brand, Message};
@@ -25,6 +27,7 @@ struct Opts {
     rounds: usize,
     million: bool,
     no_fsync: bool,
+    durable_only: bool,
 }
 
 fn opts() -> Opts {
@@ -34,6 +37,7 @@ fn opts() -> Opts {
         rounds: 3,
         million: false,
         no_fsync: false,
+        durable_only: false,
     };
     let args: Vec<String> = std::env::args().collect();
     let num = |i: usize| args.get(i + 1).and_then(|v| v.parse().ok());
@@ -44,6 +48,7 @@ fn opts() -> Opts {
             "--rounds" => o.rounds = num(i).map_or(o.rounds, |n: u64| n as usize),
             "--million" => o.million = true,
             "--no-fsync" => o.no_fsync = true,
+            "--durable-only" => o.durable_only = true,
             _ => {}
         }
     }
@@ -62,21 +67,24 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-/// CPU seconds used by this process so far (user + system).
+/// CPU seconds the whole machine has been busy so far (all cores; the client, both servers and
+/// the kernel's work for them all run here).
 fn cpu_secs() -> f64 {
-    let ticks = std::fs::read_to_string("/proc/self/stat")
+    let busy = std::fs::read_to_string("/proc/stat")
         .ok()
         .and_then(|s| {
-            let rest = s.rsplit_once(')')?.1.to_owned();
-            let f: Vec<u64> = rest
+            let line = s.lines().next()?.to_owned();
+            let f: Vec<u64> = line
                 .split_whitespace()
+                .skip(1)
                 .filter_map(|x| x.parse().ok())
                 .collect();
-            // After the command name: state is not numeric, so utime/stime are at 10 and 11.
-            Some(f.get(10)? + f.get(11)?)
+            // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
+            let total: u64 = f.iter().take(8).sum();
+            Some(total - f.get(3)? - f.get(4)?)
         })
         .unwrap_or(0);
-    ticks as f64 / 100.0
+    busy as f64 / 100.0
 }
 
 /// Send `calls` status-reports with `concurrency` workers; returns calls per second.
@@ -154,6 +162,12 @@ async fn bare_server() -> SocketAddr {
     addr
 }
 
+fn wal_path(store: &Store) -> std::path::PathBuf {
+    let mut name = store.db_path().into_os_string();
+    name.push("-wal");
+    name.into()
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
@@ -194,12 +208,20 @@ async fn main() {
 
     let (mut b, mut d) = (Vec::new(), Vec::new());
     for round in 1..=o.rounds {
-        let rb = drive(bare, o.calls, o.concurrency).await;
+        let rb = if o.durable_only {
+            f64::NAN
+        } else {
+            drive(bare, o.calls, o.concurrency).await
+        };
         let rd = drive(running.addr, o.calls, o.concurrency).await;
-        println!(
-            "  round {round}: bare {rb:>9.0}/s   durable {rd:>9.0}/s   ratio {:.2}",
-            rd / rb
-        );
+        if o.durable_only {
+            println!("  round {round}: durable {rd:>9.0}/s");
+        } else {
+            println!(
+                "  round {round}: bare {rb:>9.0}/s   durable {rd:>9.0}/s   ratio {:.2}",
+                rd / rb
+            );
+        }
         b.push(rb);
         d.push(rd);
     }
@@ -223,9 +245,13 @@ async fn main() {
             recorded += step;
             let rss = rss_kib();
             samples.push(rss);
+            let wal = std::fs::metadata(wal_path(&store))
+                .map(|m| m.len())
+                .unwrap_or(0);
             println!(
-                "  {recorded:>8} recorded: RSS {:.1} MiB",
-                rss as f64 / 1024.0
+                "  {recorded:>8} recorded: RSS {:.1} MiB, WAL {:.1} MiB",
+                rss as f64 / 1024.0,
+                wal as f64 / (1 << 20) as f64
             );
         }
         let (lo, hi) = (

@@ -315,15 +315,15 @@ async fn handle(
         took_us: started.elapsed().as_micros().min(u64::MAX as u128) as u64,
         rule: decision.rule,
     };
-    let summary_source = Summary::of(0, &inv);
+    // The list row is built only when someone listens (the window, `listen`'s printer).
+    let summary_source = (shared.events.receiver_count() > 0).then(|| Summary::of(0, &inv));
     match shared.store.insert(inv).await {
         Ok(id) => {
-            let _ = shared.events.send(Arc::new(Recorded {
-                summary: Summary {
-                    id,
-                    ..summary_source
-                },
-            }));
+            if let Some(summary) = summary_source {
+                let _ = shared.events.send(Arc::new(Recorded {
+                    summary: Summary { id, ..summary },
+                }));
+            }
             response(&sent)
         }
         Err(e) => {
