@@ -447,3 +447,42 @@ fn the_password_goes_to_the_keychain_only_when_asked_and_never_to_settings() {
         keychain.0.lock().unwrap().is_empty()
     });
 }
+
+#[test]
+fn every_list_column_fits_the_default_window_with_both_panels_open() {
+    let mut rig = start();
+    // A status report announced as an incoming message: one finding, shown in the last column.
+    let req = post(
+        &rig.client,
+        &rig.url("/hook"),
+        &invoker_headers("incoming-message", "dlv-fit", 1),
+        status_report_body("6"),
+    );
+    let status = rig
+        .rt
+        .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
+        .unwrap();
+    assert_eq!(status, 200);
+    rig.until("the call is listed", |app| {
+        app.state.list.row(0).is_some_and(|r| r.findings > 0)
+    });
+    rig.harness.step();
+    assert!(
+        rig.harness.state().state.show_service,
+        "the Service panel is open by default"
+    );
+    let answer_panel_left = rig
+        .harness
+        .get_by_label("What the receiver answers to the next call, and what the service will do:")
+        .rect()
+        .min
+        .x;
+    let findings = rig.harness.get_by_label_contains("found").rect();
+    assert!(
+        findings.max.x <= answer_panel_left,
+        "the findings cell ends at x={} but the Answer panel starts at x={answer_panel_left}",
+        findings.max.x
+    );
+    let outcome = rig.harness.get_by_label("succeeded").rect();
+    assert!(outcome.max.x <= findings.min.x);
+}

@@ -169,14 +169,17 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .resizable(true)
         .sense(egui::Sense::click())
         .cell_layout(egui::Layout::left_to_right(egui::Align::Center))
-        .column(Column::initial(96.0).at_least(60.0))
-        .column(Column::initial(120.0).at_least(60.0))
-        .column(Column::initial(150.0).at_least(60.0).clip(true))
-        .column(Column::initial(56.0).at_least(40.0))
-        .column(Column::initial(66.0).at_least(40.0))
-        .column(Column::initial(56.0).at_least(40.0))
-        .column(Column::initial(130.0).at_least(60.0))
-        .column(Column::remainder().at_least(60.0))
+        // Sized so that every column, findings included, fits the list at the default window
+        // size with both side panels open; the delivery id takes whatever width is left (its
+        // full text is in the tooltip and the detail view).
+        .column(Column::initial(100.0).at_least(60.0).clip(true))
+        .column(Column::initial(112.0).at_least(50.0).clip(true))
+        .column(Column::remainder().at_least(60.0).clip(true))
+        .column(Column::initial(54.0).at_least(40.0))
+        .column(Column::initial(62.0).at_least(40.0))
+        .column(Column::initial(50.0).at_least(40.0))
+        .column(Column::initial(100.0).at_least(50.0).clip(true))
+        .column(Column::initial(62.0).at_least(50.0).clip(true))
         .min_scrolled_height(0.0);
     if std::mem::take(&mut app.state.list.scroll_to_top) {
         table = table.scroll_to_row(0, Some(egui::Align::TOP));
@@ -223,7 +226,9 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     ui.label(ev);
                 });
                 row.col(|ui| {
-                    ui.label(RichText::new(s.delivery.as_deref().unwrap_or("—")).monospace());
+                    let delivery = s.delivery.as_deref().unwrap_or("—");
+                    ui.label(RichText::new(delivery).monospace())
+                        .on_hover_text(delivery);
                 });
                 row.col(|ui| {
                     ui.label(s.attempt.map_or("—".into(), |a| a.to_string()));

@@ -21,13 +21,13 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     if app.state.show_service {
         egui::Panel::left("service_panel")
             .resizable(true)
-            .default_size(300.0)
+            .default_size(280.0)
             .min_size(220.0)
             .show(ui, |ui| service::service_ui(ui, app));
     }
     egui::Panel::right("answer_panel")
         .resizable(true)
-        .default_size(330.0)
+        .default_size(320.0)
         .min_size(260.0)
         .show(ui, |ui| answer::answer_panel_ui(ui, app));
     egui::Panel::bottom("detail_panel")
