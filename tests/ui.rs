@@ -485,4 +485,69 @@ fn every_list_column_fits_the_default_window_with_both_panels_open() {
     );
     let outcome = rig.harness.get_by_label("succeeded").rect();
     assert!(outcome.max.x <= findings.min.x);
+
+    // Opening the webhook form does not widen the Service panel over the list.
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.step();
+    rig.harness.step();
+    assert!(rig.harness.query_by_label("Contact e-mail").is_some());
+    let findings = rig.harness.get_by_label_contains("found").rect();
+    assert!(
+        findings.max.x <= answer_panel_left,
+        "with the form open the findings cell ends at x={}",
+        findings.max.x
+    );
+}
+
+#[test]
+fn the_detail_panel_keeps_its_height_on_a_short_tab_and_while_a_call_loads() {
+    let mut rig = start();
+    assert_eq!(rig.send("status-report", "dlv-tall", 1), 200);
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("dlv-tall").click();
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.step();
+    let top = rig.harness.get_by_label("Copy body").rect().min.y;
+    // The panel's default height is 390 of the window's 800 points, whatever the tab holds.
+    assert!(
+        top < 450.0,
+        "the detail panel shrank to its content: it starts at y={top}"
+    );
+    let assert_top = |y: f32, when: &str| {
+        // The first line of the panel, whatever it shows, stays where it was (a few points
+        // apart between a button and a label).
+        assert!(
+            (y - top).abs() < 12.0,
+            "{when}: the detail panel's top moved from y={top} to y={y}"
+        );
+    };
+    // No findings: the Findings tab holds one line.
+    let tab = rig
+        .harness
+        .query_all_by_label("Findings")
+        .max_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
+        .expect("the Findings tab (below the list's column header of the same name)");
+    tab.click();
+    for _ in 0..3 {
+        rig.harness.step();
+        let y = rig.harness.get_by_label("Copy body").rect().min.y;
+        assert_top(y, "on the Findings tab");
+    }
+    // A call selected for the user (the test message's report) shows "Loading…" first.
+    rig.harness.state_mut().state.detail = None;
+    for _ in 0..3 {
+        rig.harness.step();
+        let y = rig.harness.get_by_label("Loading…").rect().min.y;
+        assert_top(y, "while loading");
+    }
+    let id = rig.harness.state().state.list.row(0).map(|r| r.id).unwrap();
+    rig.harness.state_mut().select(id);
+    rig.until("the detail loads again", |app| app.state.detail.is_some());
+    rig.harness.step();
+    assert_top(
+        rig.harness.get_by_label("Copy body").rect().min.y,
+        "loaded again",
+    );
 }

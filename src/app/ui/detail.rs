@@ -19,25 +19,9 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         return;
     };
     ui.add_space(4.0);
+    // The copy buttons on the right, what the call is on the left, wrapping under itself when
+    // the panel is narrow (or zoomed) instead of running under the buttons.
     ui.horizontal(|ui| {
-        let dark = ui.visuals().dark_mode;
-        let outcome = s.inv.outcome();
-        ui.label(RichText::new(format!("Call {}", s.id)).strong());
-        ui.label(RichText::new(format!("{} {}", s.inv.method, s.inv.path)).monospace());
-        if let Some(d) = &s.inv.delivery {
-            ui.label(format!("delivery {d}"));
-        }
-        if let Some(a) = s.inv.attempt {
-            ui.label(format!("attempt {a}"));
-        }
-        ui.label(
-            RichText::new(format!(
-                "answered {}: {}",
-                s.inv.answer.status,
-                outcome.label()
-            ))
-            .color(super::outcome_color(outcome, dark)),
-        );
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             if ui
                 .button("Copy body")
@@ -58,6 +42,27 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 };
                 ui.ctx().copy_text(curl_command(&s, &base));
             }
+            let wrapping = egui::Layout::left_to_right(egui::Align::Center).with_main_wrap(true);
+            ui.with_layout(wrapping, |ui| {
+                let dark = ui.visuals().dark_mode;
+                let outcome = s.inv.outcome();
+                ui.label(RichText::new(format!("Call {}", s.id)).strong());
+                ui.label(RichText::new(format!("{} {}", s.inv.method, s.inv.path)).monospace());
+                if let Some(d) = &s.inv.delivery {
+                    ui.label(format!("delivery {d}"));
+                }
+                if let Some(a) = s.inv.attempt {
+                    ui.label(format!("attempt {a}"));
+                }
+                ui.label(
+                    RichText::new(format!(
+                        "answered {}: {}",
+                        s.inv.answer.status,
+                        outcome.label()
+                    ))
+                    .color(super::outcome_color(outcome, dark)),
+                );
+            });
         });
     });
     ui.horizontal(|ui| {

@@ -34,7 +34,12 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .resizable(true)
         .default_size(390.0)
         .min_size(120.0)
-        .show(ui, |ui| detail::detail_ui(ui, app));
+        .show(ui, |ui| {
+            // A panel remembers the height its content used: claim all of it, or a tab with
+            // little to show (no findings) would shrink the panel for good.
+            ui.set_min_height(ui.max_rect().height());
+            detail::detail_ui(ui, app);
+        });
     egui::CentralPanel::default().show(ui, |ui| list::list_ui(ui, app));
 
     settings::settings_window(ui.ctx(), app);

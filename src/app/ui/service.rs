@@ -41,6 +41,12 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     remote_modal(ui.ctx(), app);
 }
 
+/// A form field as wide as the panel leaves it (within reason), so a form never widens the
+/// panel and pushes the list's columns off screen.
+fn field_width(ui: &egui::Ui) -> f32 {
+    ui.available_width().clamp(120.0, 240.0)
+}
+
 fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let s = &mut app.state.settings;
     ui.horizontal(|ui| {
@@ -53,7 +59,7 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ui.add(
                 egui::TextEdit::singleline(&mut s.api_base_url)
                     .hint_text("https://host/v1")
-                    .desired_width(200.0),
+                    .desired_width(field_width(ui)),
             )
             .labelled_by(l.id);
             ui.end_row();
@@ -61,7 +67,7 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ui.add(
                 egui::TextEdit::singleline(&mut s.api_user)
                     .hint_text("user or token id")
-                    .desired_width(200.0),
+                    .desired_width(field_width(ui)),
             )
             .labelled_by(l.id);
             ui.end_row();
@@ -70,7 +76,7 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 egui::TextEdit::singleline(&mut app.state.service.password)
                     .password(true)
                     .hint_text("password or token secret")
-                    .desired_width(200.0),
+                    .desired_width(field_width(ui)),
             )
             .labelled_by(l.id)
             .on_hover_text(
@@ -220,19 +226,20 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         });
         egui::Grid::new("webhook_form").num_columns(2).show(ui, |ui| {
             let l = ui.label("Name");
-            ui.add(egui::TextEdit::singleline(&mut f.name).desired_width(200.0)).labelled_by(l.id);
+            ui.add(egui::TextEdit::singleline(&mut f.name).desired_width(field_width(ui))).labelled_by(l.id);
             ui.end_row();
             let l = ui.label("URL");
-            ui.add(egui::TextEdit::singleline(&mut f.url).desired_width(200.0)).labelled_by(l.id);
+            ui.add(egui::TextEdit::singleline(&mut f.url).desired_width(field_width(ui))).labelled_by(l.id);
             ui.end_row();
             ui.label("Scope");
-            ui.horizontal(|ui| {
+            // One above the other: side by side they are wider than the panel.
+            ui.vertical(|ui| {
                 ui.selectable_value(&mut f.scope, TriggerScope::Sent, "SENT (status reports)");
                 ui.selectable_value(&mut f.scope, TriggerScope::Received, "RECEIVED");
             });
             ui.end_row();
             let l = ui.label("Contact e-mail");
-            ui.add(egui::TextEdit::singleline(&mut f.contact).hint_text("for problem reports").desired_width(200.0))
+            ui.add(egui::TextEdit::singleline(&mut f.contact).hint_text("for problem reports").desired_width(field_width(ui)))
                 .labelled_by(l.id);
             ui.end_row();
         });
