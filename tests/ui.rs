@@ -63,6 +63,16 @@ impl UiRig {
         }
     }
 
+    /// Send one call, wait for it in the list, click its row and wait for its detail.
+    fn send_and_open(&mut self, event: &str, delivery: &str) {
+        assert_eq!(self.send(event, delivery, 1), 200);
+        self.until("the call is listed", |app| app.state.list.row(0).is_some());
+        self.harness.step();
+        self.harness.get_by_label(delivery).click();
+        self.until("the detail loads", |app| app.state.detail.is_some());
+        self.harness.step();
+    }
+
     fn url(&self, path: &str) -> String {
         match &self.harness.state().state.listening {
             Listening::On(addr) => format!("http://{addr}{path}"),
@@ -142,12 +152,7 @@ fn the_410_preset_asks_for_confirmation() {
 #[test]
 fn selecting_a_row_shows_its_messages_and_headers() {
     let mut rig = start();
-    assert_eq!(rig.send("incoming-message", "dlv-sel", 1), 200);
-    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
-    rig.harness.step();
-    rig.harness.get_by_label("dlv-sel").click();
-    rig.until("the detail loads", |app| app.state.detail.is_some());
-    rig.harness.step();
+    rig.send_and_open("incoming-message", "dlv-sel");
     // The Messages tab: the message's sender and text as table cells.
     assert!(rig.harness.query_by_label("+27007654321").is_some());
     assert!(
@@ -503,12 +508,7 @@ fn every_list_column_fits_the_default_window_with_both_panels_open() {
 #[test]
 fn the_detail_panel_keeps_its_height_on_a_short_tab_and_while_a_call_loads() {
     let mut rig = start();
-    assert_eq!(rig.send("status-report", "dlv-tall", 1), 200);
-    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
-    rig.harness.step();
-    rig.harness.get_by_label("dlv-tall").click();
-    rig.until("the detail loads", |app| app.state.detail.is_some());
-    rig.harness.step();
+    rig.send_and_open("status-report", "dlv-tall");
     let top = rig.harness.get_by_label("Copy body").rect().min.y;
     // The panel's default height is 390 of the window's 800 points, whatever the tab holds.
     assert!(
