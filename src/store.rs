@@ -155,6 +155,13 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The findings that point at something wrong: all of them but the note every
+    /// registration check carries (validation adds it to each one, and nothing else).
+    pub fn problems(&self) -> u32 {
+        self.findings
+            .saturating_sub(u32::from(self.registration_check))
+    }
+
     /// The list row of an invocation stored under `id`.
     pub fn of(id: i64, inv: &Invocation) -> Summary {
         Summary {
@@ -185,7 +192,8 @@ pub struct Filter {
     pub outcome: Option<Outcome>,
     /// Free text, matched in path, delivery, webhook id, event and body.
     pub text: String,
-    /// Only invocations with findings.
+    /// Only invocations with findings. The note that marks a registration check is not one:
+    /// it says what the call is, not what is wrong with it.
     pub with_findings: bool,
 }
 
@@ -210,7 +218,7 @@ impl Filter {
             args.push(V::Text(o.as_str().to_owned()));
         }
         if self.with_findings {
-            clauses.push("findings_count > 0");
+            clauses.push("findings_count > registration_check");
         }
         let text = self.text.trim();
         if !text.is_empty() {
@@ -841,6 +849,50 @@ mod tests {
             took_us: 1234,
             rule: None,
         }
+    }
+
+    #[tokio::test]
+    async fn the_registration_check_note_is_not_a_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        let note = Finding {
+            severity: Severity::Info,
+            code: "registration-check".into(),
+            message: "x".into(),
+        };
+        let mut clean_check = sample("r1", 1, 200);
+        clean_check.registration_check = true;
+        clean_check.findings = vec![note.clone()];
+        let mut odd_check = clean_check.clone();
+        odd_check
+            .findings
+            .push(sample("r2", 1, 200).findings[0].clone());
+        let mut clean_call = sample("c1", 1, 200);
+        clean_call.findings.clear();
+        let clean_check = store.insert(clean_check).await.unwrap();
+        let odd_check = store.insert(odd_check).await.unwrap();
+        let bad_call = store.insert(sample("b1", 1, 200)).await.unwrap();
+        store.insert(clean_call).await.unwrap();
+
+        let rows = store.page(&Filter::default(), 0, 10).unwrap();
+        let problems = |id: i64| rows.iter().find(|r| r.id == id).unwrap().problems();
+        assert_eq!(problems(clean_check), 0);
+        assert_eq!(problems(odd_check), 1);
+        assert_eq!(problems(bad_call), 1);
+
+        let with = Filter {
+            with_findings: true,
+            ..Filter::default()
+        };
+        let mut ids: Vec<i64> = store
+            .page(&with, 0, 10)
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        ids.sort();
+        assert_eq!(ids, vec![odd_check, bad_call]);
+        assert_eq!(store.count(&with).unwrap(), 2);
     }
 
     #[tokio::test]

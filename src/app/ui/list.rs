@@ -248,9 +248,9 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                         .on_hover_text(s.outcome.describe());
                 });
                 row.col(|ui| {
-                    if s.findings > 0 {
+                    if s.problems() > 0 {
                         ui.label(
-                            RichText::new(format!("{} found", s.findings))
+                            RichText::new(format!("{} found", s.problems()))
                                 .color(super::outcome_color(Outcome::RetryTemporary, dark)),
                         );
                     } else {
