@@ -389,6 +389,9 @@ impl Checkpoints {
             if let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)") {
                 tracing::warn!("checkpoint failed (will retry): {e}");
             }
+            // The next transaction starts the WAL over, but not while a pass is running on the
+            // checkpoint thread's connection: ask for the next pass only after it has begun.
+            return;
         }
         if !self.pending && self.since >= CHECKPOINT_EVERY {
             self.since = 0;
@@ -397,13 +400,87 @@ impl Checkpoints {
     }
 }
 
+/// With `HOOKSCOPE_STORE_STATS` set, the writer prints to stderr, every [`STATS_EVERY`] rows,
+/// what its commits cost: rows per commit, time waiting for the first row of a commit, time
+/// inserting and committing (with the fsync), and on Linux its time on a core and waiting for
+/// one. The figures in the README's Performance section come from it.
+struct WriterStats {
+    on: bool,
+    commits: u64,
+    rows: u64,
+    waiting: std::time::Duration,
+    writing: std::time::Duration,
+    sched: Option<(u64, u64)>,
+}
+
+const STATS_EVERY: u64 = 30_000;
+
+impl WriterStats {
+    fn from_env() -> WriterStats {
+        WriterStats {
+            on: std::env::var_os("HOOKSCOPE_STORE_STATS").is_some_and(|v| !v.is_empty()),
+            commits: 0,
+            rows: 0,
+            waiting: std::time::Duration::ZERO,
+            writing: std::time::Duration::ZERO,
+            sched: thread_schedstat(),
+        }
+    }
+
+    fn committed(
+        &mut self,
+        rows: usize,
+        waiting: std::time::Duration,
+        writing: std::time::Duration,
+    ) {
+        if !self.on {
+            return;
+        }
+        self.commits += 1;
+        self.rows += rows as u64;
+        self.waiting += waiting;
+        self.writing += writing;
+        if self.rows < STATS_EVERY {
+            return;
+        }
+        let n = self.commits as f64;
+        let us = |d: std::time::Duration| d.as_secs_f64() * 1e6 / n;
+        let sched = match (self.sched, thread_schedstat()) {
+            (Some((cpu0, wait0)), Some((cpu1, wait1))) => format!(
+                ", on a core {:.0} µs, waiting for a core {:.0} µs",
+                cpu1.saturating_sub(cpu0) as f64 / 1e3 / n,
+                wait1.saturating_sub(wait0) as f64 / 1e3 / n
+            ),
+            _ => String::new(),
+        };
+        eprintln!(
+            "store: {} commits, {:.1} rows each; per commit: waiting for a row {:.0} µs, inserting and committing {:.0} µs{sched}",
+            self.commits,
+            self.rows as f64 / n,
+            us(self.waiting),
+            us(self.writing),
+        );
+        *self = WriterStats::from_env();
+    }
+}
+
+/// This thread's time on a core and waiting for one, in nanoseconds (Linux only).
+fn thread_schedstat() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut fields = text.split_whitespace().map(|f| f.parse::<u64>().ok());
+    Some((fields.next()??, fields.next()??))
+}
+
 fn writer_loop(
     mut conn: Connection,
     mut rx: mpsc::Receiver<(Invocation, Ack)>,
     mut checkpoints: Checkpoints,
 ) {
     let mut batch: Vec<(Invocation, Ack)> = Vec::with_capacity(MAX_BATCH);
+    let mut stats = WriterStats::from_env();
+    let mut idle_since = std::time::Instant::now();
     while let Some(first) = rx.blocking_recv() {
+        let started = std::time::Instant::now();
         batch.push(first);
         while batch.len() < MAX_BATCH {
             match rx.try_recv() {
@@ -412,7 +489,9 @@ fn writer_loop(
             }
         }
         let rows = batch.len();
-        match write_batch(&mut conn, &batch) {
+        let written = write_batch(&mut conn, &batch);
+        stats.committed(rows, started - idle_since, started.elapsed());
+        match written {
             Ok(ids) => {
                 for ((_, ack), id) in batch.drain(..).zip(ids) {
                     let _ = ack.send(Ok(id));
@@ -427,6 +506,7 @@ fn writer_loop(
             }
         }
         checkpoints.after_commit(&conn, rows);
+        idle_since = std::time::Instant::now();
     }
 }
 
@@ -849,6 +929,13 @@ mod tests {
             took_us: 1234,
             rule: None,
         }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_writer_can_read_its_own_scheduling_times() {
+        // Both fields parse (a thread that has barely run may show 0 on some kernels).
+        assert!(thread_schedstat().is_some(), "/proc/thread-self/schedstat");
     }
 
     #[tokio::test]
