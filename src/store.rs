@@ -343,8 +343,13 @@ type Ack = oneshot::Sender<Result<i64, StoreError>>;
 /// Most invocations one commit gathers.
 const MAX_BATCH: usize = 1024;
 
-/// Rows written between two checkpoint requests.
-const CHECKPOINT_EVERY: usize = 2048;
+/// Frames (pages) in the WAL at which the checkpoint thread is asked for a pass (SQLite's own
+/// automatic checkpoint uses 1000).
+const CHECKPOINT_FRAMES: i64 = 1000;
+
+/// Frames in the WAL at which the writer waits for the checkpoint thread's pass (24 MiB of
+/// 4 KiB pages).
+const CHECKPOINT_WAIT_FRAMES: i64 = 6000;
 
 /// How far the WAL may grow before a restart trims it back (after a burst).
 const WAL_SIZE_LIMIT: i64 = 64 << 20;
@@ -354,13 +359,14 @@ const WAL_SIZE_LIMIT: i64 = 64 << 20;
 fn checkpoint_loop(
     conn: Connection,
     wake: std::sync::mpsc::Receiver<()>,
-    done: Arc<std::sync::atomic::AtomicBool>,
+    done: std::sync::mpsc::SyncSender<()>,
 ) {
     while wake.recv().is_ok() {
         if let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)") {
             tracing::warn!("checkpoint failed (will retry): {e}");
         }
-        done.store(true, std::sync::atomic::Ordering::Release);
+        // One pass at a time is asked for, so there is always room for this one.
+        let _ = done.try_send(());
     }
     // The writer is gone: fold the WAL into the database and trim it.
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -374,27 +380,47 @@ fn checkpoint_loop(
 /// file system a fresh block). So once the checkpoint thread has done the bulk, the writer copies
 /// the few frames left itself, between two commits; the next commit then restarts the WAL from
 /// its beginning, writing over pages the kernel already has.
+///
+/// And when the checkpoint thread falls behind (starved of CPU by other programs, or by a slow
+/// disk), the writer waits for its pass once the WAL holds [`CHECKPOINT_WAIT_FRAMES`]: calls
+/// are answered more slowly for a moment, but the WAL stays bounded whatever the machine does.
 struct Checkpoints {
     wake: std::sync::mpsc::SyncSender<()>,
-    done: Arc<std::sync::atomic::AtomicBool>,
-    since: usize,
+    done: std::sync::mpsc::Receiver<()>,
+    /// Frames in the WAL after the last commit (from SQLite's WAL hook).
+    frames: Arc<std::sync::atomic::AtomicI64>,
     pending: bool,
+    /// A checkpoint was just finished: the next commit restarts the WAL.
+    restarting: bool,
 }
 
 impl Checkpoints {
-    fn after_commit(&mut self, conn: &Connection, rows: usize) {
-        self.since += rows;
-        if self.pending && self.done.swap(false, std::sync::atomic::Ordering::Acquire) {
-            self.pending = false;
-            if let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)") {
-                tracing::warn!("checkpoint failed (will retry): {e}");
-            }
-            // The next transaction starts the WAL over, but not while a pass is running on the
-            // checkpoint thread's connection: ask for the next pass only after it has begun.
+    fn after_commit(&mut self, conn: &Connection) {
+        let frames = self.frames.load(std::sync::atomic::Ordering::Relaxed);
+        if std::mem::take(&mut self.restarting) {
+            // Ask for the next pass only now: a pass running while a transaction starts the WAL
+            // over (it takes the read-mark locks) makes SQLite append instead.
             return;
         }
-        if !self.pending && self.since >= CHECKPOINT_EVERY {
-            self.since = 0;
+        if self.pending {
+            let finished = if frames >= CHECKPOINT_WAIT_FRAMES {
+                tracing::debug!("waiting for the checkpoint thread ({frames} frames in the WAL)");
+                // Err: the checkpoint thread is gone; nothing to wait for.
+                let _ = self.done.recv();
+                true
+            } else {
+                self.done.try_recv().is_ok()
+            };
+            if finished {
+                self.pending = false;
+                self.restarting = true;
+                if let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)") {
+                    tracing::warn!("checkpoint failed (will retry): {e}");
+                }
+            }
+            return;
+        }
+        if frames >= CHECKPOINT_FRAMES {
             self.pending = self.wake.try_send(()).is_ok();
         }
     }
@@ -505,7 +531,7 @@ fn writer_loop(
                 }
             }
         }
-        checkpoints.after_commit(&conn, rows);
+        checkpoints.after_commit(&conn);
         idle_since = std::time::Instant::now();
     }
 }
@@ -656,19 +682,27 @@ impl std::fmt::Debug for Store {
 impl Store {
     /// Open (creating and migrating) the store in `dir`, with a writer thread for inserts.
     pub fn open(dir: &Path, durability: Durability) -> Result<Store, StoreError> {
-        let write_conn = connect(dir, durability)?;
+        let mut write_conn = connect(dir, durability)?;
         write_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         write_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
         let checkpoint_conn = connect(dir, durability)?;
         let reader = connect(dir, durability)?;
         let (tx, rx) = mpsc::channel(8 * MAX_BATCH);
         let (wake_tx, wake_rx) = std::sync::mpsc::sync_channel(1);
-        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (done_tx, done_rx) = std::sync::mpsc::sync_channel(1);
+        let frames = Arc::new(std::sync::atomic::AtomicI64::new(0));
+        let seen = frames.clone();
+        // After `wal_autocheckpoint`, which would replace it.
+        write_conn.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, pages: i32| {
+            seen.store(i64::from(pages), std::sync::atomic::Ordering::Relaxed);
+            Ok(())
+        }))?;
         let checkpoints = Checkpoints {
             wake: wake_tx,
-            done: done.clone(),
-            since: 0,
+            done: done_rx,
+            frames,
             pending: false,
+            restarting: false,
         };
         let thread_err = |source| StoreError::CreateDir {
             path: dir.to_owned(),
@@ -676,7 +710,7 @@ impl Store {
         };
         std::thread::Builder::new()
             .name("hookscope-store-checkpoint".into())
-            .spawn(move || checkpoint_loop(checkpoint_conn, wake_rx, done))
+            .spawn(move || checkpoint_loop(checkpoint_conn, wake_rx, done_tx))
             .map_err(thread_err)?;
         std::thread::Builder::new()
             .name("hookscope-store-writer".into())
@@ -1094,7 +1128,21 @@ mod tests {
         body.extend(std::iter::repeat_n(b'x', 2000));
         body.push(b']');
         // 40 concurrent writers keep the writer busy: no quiet moment lets a checkpoint catch up
-        // by luck. 24,000 rows of ~2.5 KB write some 100 MB of WAL frames in all.
+        // by luck. 24,000 rows of ~2.5 KB write some 100 MB of WAL frames in all. A thread
+        // spinning meanwhile starves the checkpoint thread of CPU, as another program would
+        // (before the writer waited for a pass that fell behind, this failed one run in three).
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let hog = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+                while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                    && std::time::Instant::now() < deadline
+                {
+                    std::hint::spin_loop();
+                }
+            })
+        };
         let mut tasks = Vec::new();
         for t in 0..40u32 {
             let (store, body, wal) = (store.clone(), body.clone(), wal.clone());
@@ -1115,6 +1163,8 @@ mod tests {
         for t in tasks {
             largest = largest.max(t.await.unwrap());
         }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        hog.join().unwrap();
         assert_eq!(store.count(&Filter::default()).unwrap(), 24_000);
         assert!(
             largest < 40 << 20,
