@@ -83,7 +83,10 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     let mut open = app.state.rules.open;
     let mut apply = false;
     let (mut load, mut save) = (false, false);
+    // In the middle of the window, over the list, not over the top bar.
     egui::Window::new("Answer rules")
+        .pivot(egui::Align2::CENTER_CENTER)
+        .default_pos(ctx.content_rect().center())
         .open(&mut open)
         .default_size([560.0, 460.0])
         .show(ctx, |ui| {

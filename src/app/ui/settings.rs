@@ -6,7 +6,11 @@ use egui::RichText;
 pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     let mut open = app.state.show_settings;
     let mut restart = false;
+    // Under the Settings button (top right), not over the listening URL.
+    let screen = ctx.content_rect();
     egui::Window::new("Settings")
+        .pivot(egui::Align2::RIGHT_TOP)
+        .default_pos([screen.right() - 12.0, screen.top() + 40.0])
         .open(&mut open)
         .resizable(false)
         .collapsible(false)
