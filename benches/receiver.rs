@@ -162,12 +162,6 @@ async fn bare_server() -> SocketAddr {
     addr
 }
 
-fn wal_path(store: &Store) -> std::path::PathBuf {
-    let mut name = store.db_path().into_os_string();
-    name.push("-wal");
-    name.into()
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
@@ -245,7 +239,7 @@ async fn main() {
             recorded += step;
             let rss = rss_kib();
             samples.push(rss);
-            let wal = std::fs::metadata(wal_path(&store))
+            let wal = std::fs::metadata(store.wal_path())
                 .map(|m| m.len())
                 .unwrap_or(0);
             println!(

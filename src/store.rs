@@ -741,6 +741,13 @@ impl Store {
         db_path(&self.dir)
     }
 
+    /// The write-ahead log beside the database file (SQLite's own naming).
+    pub fn wal_path(&self) -> PathBuf {
+        let mut name = self.db_path().into_os_string();
+        name.push("-wal");
+        PathBuf::from(name)
+    }
+
     /// Store one invocation; resolves with its id once it is committed.
     pub async fn insert(&self, inv: Invocation) -> Result<i64, StoreError> {
         let writer = self.writer.as_ref().ok_or(StoreError::WriterGone)?;
@@ -1119,11 +1126,7 @@ mod tests {
     async fn the_wal_stays_bounded_under_steady_load() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), Durability::Normal).unwrap();
-        let wal = {
-            let mut name = store.db_path().into_os_string();
-            name.push("-wal");
-            PathBuf::from(name)
-        };
+        let wal = store.wal_path();
         let mut body = b"[".to_vec();
         body.extend(std::iter::repeat_n(b'x', 2000));
         body.push(b']');
