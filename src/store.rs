@@ -443,13 +443,18 @@ const STATS_EVERY: u64 = 30_000;
 
 impl WriterStats {
     fn from_env() -> WriterStats {
+        WriterStats::new(std::env::var_os("HOOKSCOPE_STORE_STATS").is_some_and(|v| !v.is_empty()))
+    }
+
+    /// Counting from now; nothing is read from `/proc` unless the figures are wanted.
+    fn new(on: bool) -> WriterStats {
         WriterStats {
-            on: std::env::var_os("HOOKSCOPE_STORE_STATS").is_some_and(|v| !v.is_empty()),
+            on,
             commits: 0,
             rows: 0,
             waiting: std::time::Duration::ZERO,
             writing: std::time::Duration::ZERO,
-            sched: thread_schedstat(),
+            sched: if on { thread_schedstat() } else { None },
         }
     }
 
@@ -486,7 +491,7 @@ impl WriterStats {
             us(self.waiting),
             us(self.writing),
         );
-        *self = WriterStats::from_env();
+        *self = WriterStats::new(true);
     }
 }
 
