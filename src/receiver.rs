@@ -166,7 +166,9 @@ async fn read_body(body: Body, limit: u64, declared: Option<u64>) -> ReadBody {
     if out.kept
         && let Some(d) = declared
     {
-        out.bytes.reserve(d as usize);
+        // Trust the declared size only so far: a client that declares 32 MiB and sends nothing
+        // must not make every connection hold that much.
+        out.bytes.reserve((d as usize).min(1 << 20));
     }
     // Past the limit the rest is read and dropped so the client gets its 413, up to a cap.
     let drain_cap = limit.saturating_mul(2).saturating_add(16 << 20);
@@ -289,9 +291,6 @@ async fn handle(
     }
 
     let answer = decision.answer;
-    if answer.delay_ms > 0 {
-        tokio::time::sleep(answer.delay()).await;
-    }
     let sent = sent_answer(&answer);
     let inv = Invocation {
         received_at,
@@ -312,9 +311,54 @@ async fn handle(
         registration_check: validation.registration_check,
         findings: validation.findings,
         answer: sent.clone(),
-        took_us: started.elapsed().as_micros().min(u64::MAX as u128) as u64,
+        took_us: 0,
         rule: decision.rule,
     };
+    if answer.delay_ms == 0 {
+        return record(&shared, inv, started, &sent).await;
+    }
+    // The caller may hang up while the answer is held back (the service gives up after its
+    // timeout, and hyper then drops this handler): the call is recorded all the same, by a task
+    // that outlives the handler and notes the hang-up.
+    let (hung_up_tx, hung_up) = oneshot::channel::<()>();
+    let delay = answer.delay();
+    let task = tokio::spawn(async move {
+        let mut inv = inv;
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = hung_up => inv.findings.push(hung_up_finding(started.elapsed(), delay)),
+        }
+        record(&shared, inv, started, &sent).await
+    });
+    let answered = task.await;
+    drop(hung_up_tx);
+    answered.unwrap_or_else(|e| {
+        tracing::error!("answering a call failed: {e}");
+        plain(StatusCode::INTERNAL_SERVER_ERROR, "answering failed")
+    })
+}
+
+/// The finding of a call whose caller left before the delayed answer was sent.
+fn hung_up_finding(after: std::time::Duration, delay: std::time::Duration) -> Finding {
+    Finding {
+        severity: Severity::Warning,
+        code: "caller-hung-up".into(),
+        message: format!(
+            "The caller hung up after {}, before the answer held back by the delay of {} was sent: it got no answer. The service counts that as a failed attempt and retries.",
+            crate::text::human_duration(after),
+            crate::text::human_duration(delay)
+        ),
+    }
+}
+
+/// Commit the call, then tell the listeners; the answer to send, or 503 if it was not stored.
+async fn record(
+    shared: &Shared,
+    mut inv: Invocation,
+    started: Instant,
+    sent: &SentAnswer,
+) -> Response {
+    inv.took_us = started.elapsed().as_micros().min(u64::MAX as u128) as u64;
     // The list row is built only when someone listens (the window, `listen`'s printer).
     let summary_source = (shared.events.receiver_count() > 0).then(|| Summary::of(0, &inv));
     match shared.store.insert(inv).await {
@@ -324,7 +368,7 @@ async fn handle(
                     summary: Summary { id, ..summary },
                 }));
             }
-            response(&sent)
+            response(sent)
         }
         Err(e) => {
             // Not stored means not acknowledged: ask the service to come back.

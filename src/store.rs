@@ -36,6 +36,10 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
+    #[error(
+        "there is no Hookscope database in {dir}: nothing has been stored there (check --data-dir; `hookscope listen` or the window creates it)"
+    )]
+    NoDatabase { dir: PathBuf },
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error("a stored record is damaged: {0}")]
@@ -729,7 +733,14 @@ impl Store {
     }
 
     /// Open the store for queries only (no writer thread).
+    /// Reading never creates anything: a directory without a database is an error (a mistyped
+    /// `--data-dir` must not look like an empty store).
     pub fn open_read(dir: &Path) -> Result<Store, StoreError> {
+        if !db_path(dir).is_file() {
+            return Err(StoreError::NoDatabase {
+                dir: dir.to_owned(),
+            });
+        }
         let reader = connect(dir, Durability::Normal)?;
         Ok(Store {
             dir: dir.to_owned(),
@@ -757,10 +768,23 @@ impl Store {
     pub async fn insert(&self, inv: Invocation) -> Result<i64, StoreError> {
         let writer = self.writer.as_ref().ok_or(StoreError::WriterGone)?;
         let (ack, done) = oneshot::channel();
-        writer
-            .send((inv, ack))
-            .await
-            .map_err(|_| StoreError::WriterGone)?;
+        // Handed over before the first await: a caller that stops waiting (the client of the
+        // call hung up) cannot take the row back, so an accepted call is always stored.
+        match writer.try_send((inv, ack)) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(StoreError::WriterGone),
+            Err(mpsc::error::TrySendError::Full(item)) => {
+                let writer = writer.clone();
+                let send = async move { writer.send(item).await.is_ok() };
+                match tokio::runtime::Handle::try_current() {
+                    Ok(rt) => {
+                        rt.spawn(send);
+                    }
+                    Err(_) if send.await => {}
+                    Err(_) => return Err(StoreError::WriterGone),
+                }
+            }
+        }
         done.await.map_err(|_| StoreError::WriterGone)?
     }
 
@@ -1179,6 +1203,44 @@ mod tests {
             "the WAL grew to {:.1} MiB",
             largest as f64 / (1 << 20) as f64
         );
+    }
+
+    #[test]
+    fn reading_a_directory_without_a_database_is_an_error_and_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let typo = dir.path().join("no-such-dir");
+        let err = Store::open_read(&typo).unwrap_err();
+        assert!(matches!(err, StoreError::NoDatabase { .. }));
+        assert!(err.to_string().contains("--data-dir"), "{err}");
+        assert!(!typo.exists());
+        let err = Store::open_read(dir.path()).unwrap_err();
+        assert!(matches!(err, StoreError::NoDatabase { .. }));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[tokio::test]
+    async fn an_insert_whose_caller_stops_waiting_is_still_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Full).unwrap();
+        // More rows than the channel holds, each abandoned at its first poll: the ones that
+        // found the channel full are handed over by a task of their own.
+        let n = 8 * MAX_BATCH + 500;
+        for i in 0..n {
+            let insert = store.insert(sample(&format!("gone-{i}"), 1, 200));
+            let _ = futures_util::FutureExt::now_or_never(insert);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let count = store.count(&Filter::default()).unwrap();
+            if count == n as u64 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{count} of {n} stored"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 
     #[test]

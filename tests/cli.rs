@@ -32,36 +32,52 @@ impl Drop for Killed {
     }
 }
 
-/// Start `hookscope listen` and wait (with a deadline) for the address it prints.
-fn spawn_listen(dir: &std::path::Path, extra: &[&str]) -> (Killed, String, mpsc::Receiver<String>) {
-    let child = bin()
-        .args(["listen", "--port", "0", "--data-dir"])
-        .arg(dir)
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("hookscope starts");
-    let mut child = Killed(child);
-    let stderr = child.0.stderr.take().expect("stderr");
+/// Read a child's pipe line by line on a thread of its own.
+fn lines_of(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
             if tx.send(line).is_err() {
                 break;
             }
         }
     });
+    rx
+}
+
+/// Start `hookscope listen` and wait (with a deadline) for the address it prints; also returns
+/// the lines it prints on stdout (one per call).
+fn spawn_listen(dir: &std::path::Path, extra: &[&str]) -> (Killed, String, mpsc::Receiver<String>) {
+    let child = bin()
+        .args(["listen", "--port", "0", "--data-dir"])
+        .arg(dir)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hookscope starts");
+    let mut child = Killed(child);
+    let stdout = lines_of(child.0.stdout.take().expect("stdout"));
+    let stderr = lines_of(child.0.stderr.take().expect("stderr"));
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        let line = rx
+        let line = stderr
             .recv_timeout(left)
             .expect("listen prints its address in time");
         if let Some(url) = line.strip_prefix("Hookscope is listening on ") {
-            return (child, url.trim_end_matches('/').to_owned(), rx);
+            // Keep draining stderr so the child never blocks on a full pipe.
+            std::thread::spawn(move || while stderr.recv().is_ok() {});
+            return (child, url.trim_end_matches('/').to_owned(), stdout);
         }
     }
+}
+
+/// The next line `listen` prints, within a deadline.
+fn next_line(lines: &mpsc::Receiver<String>) -> String {
+    lines
+        .recv_timeout(Duration::from_secs(30))
+        .expect("listen prints a line for the call in time")
 }
 
 #[test]
@@ -96,7 +112,7 @@ fn listen_refuses_an_answer_http_cannot_send() {
 #[tokio::test]
 async fn listen_answers_as_told_and_log_and_show_read_it_back() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, url, _lines) = spawn_listen(
+    let (mut child, url, lines) = spawn_listen(
         dir.path(),
         &["--respond", "503", "--retry-after", "120", "--body", "busy"],
     );
@@ -113,16 +129,27 @@ async fn listen_answers_as_told_and_log_and_show_read_it_back() {
     assert_eq!(resp.status(), 503);
     assert_eq!(resp.headers()["retry-after"], "120");
     assert_eq!(resp.text().await.unwrap(), "busy");
+    let line = next_line(&lines);
+    for part in [
+        "POST",
+        "/hook",
+        "status-report",
+        "delivery=cli-1",
+        "attempt=1",
+        "messages=1",
+        "-> 503 retry-unavailable",
+        "findings=0",
+    ] {
+        assert!(line.contains(part), "{part:?} in {line:?}");
+    }
     // The registration check still gets 200.
-    let resp = client
-        .post(format!("{url}/hook"))
-        .header("Content-Type", "application/json")
-        .header("User-Agent", "Service Invoker")
-        .body("[]")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
+    let status = registration_check(&client, &format!("{url}/hook")).await;
+    assert_eq!(status, 200);
+    let line = next_line(&lines);
+    assert!(line.contains("registration-check"), "{line}");
+    assert!(line.contains("-> 200 succeeded"), "{line}");
+    // Its own note that it is the registration check is not counted as a problem.
+    assert!(line.contains("findings=0"), "{line}");
     child.kill();
 
     let out = bin()
@@ -192,6 +219,20 @@ async fn listen_answers_as_told_and_log_and_show_read_it_back() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no invocation with id 9999"));
 }
 
+/// A call whose delivery and event headers carry the bytes of U+009B, the one-byte CSI (HTTP
+/// forbids ESC in a header, but allows these).
+async fn hostile_call(client: &reqwest::Client, url: &str) -> reqwest::Response {
+    let mut h = invoker_headers("status-report", "x", 1);
+    h.retain(|(n, _)| n != "X-Service-Delivery" && n != "X-Service-Event");
+    let value = |v: &[u8]| reqwest::header::HeaderValue::from_bytes(v).unwrap();
+    post(client, url, &h, status_report_body("1"))
+        .header("X-Service-Delivery", value(b"evil\xc2\x9bid"))
+        .header("X-Service-Event", value(b"status\xc2\x9b2J"))
+        .send()
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn log_escapes_a_hostile_path() {
     let rig = Rig::start(Answer::status(200)).await;
@@ -201,17 +242,7 @@ async fn log_escapes_a_hostile_path() {
         .send()
         .await
         .unwrap();
-    // HTTP forbids ESC in a header, but allows the bytes of U+009B, the one-byte CSI.
-    let mut h = invoker_headers("status-report", "x", 1);
-    h.retain(|(n, _)| n != "X-Service-Delivery");
-    post(&rig.client, &rig.url("/x"), &h, status_report_body("1"))
-        .header(
-            "X-Service-Delivery",
-            reqwest::header::HeaderValue::from_bytes(b"evil\xc2\x9bid").unwrap(),
-        )
-        .send()
-        .await
-        .unwrap();
+    hostile_call(&rig.client, &rig.url("/x")).await;
     let out = bin()
         .args(["log", "--data-dir"])
         .arg(rig.dir.path())
@@ -221,6 +252,168 @@ async fn log_escapes_a_hostile_path() {
     assert!(!text.contains('\u{9b}'), "{text:?}");
     assert!(text.contains("evil\\u{9b}id"), "{text}");
     assert!(text.contains("/%1b%5b2J"), "{text}");
+}
+
+/// What `listen` prints is safe for a terminal, and its flags reach the receiver: `--bind`, and
+/// `--no-pass-registration-check` (the check then gets the chosen failure like any call).
+#[tokio::test]
+async fn listen_prints_escaped_lines_and_obeys_its_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url, lines) = spawn_listen(
+        dir.path(),
+        &[
+            "--bind",
+            "127.0.0.1",
+            "--no-pass-registration-check",
+            "--respond",
+            "500",
+        ],
+    );
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let client = http();
+    let resp = hostile_call(&client, &format!("{url}/x")).await;
+    assert_eq!(resp.status(), 500);
+    let line = next_line(&lines);
+    assert!(!line.contains('\u{9b}'), "{line:?}");
+    assert!(line.contains("delivery=evil\\u{9b}id"), "{line}");
+    assert!(line.contains("status\\u{9b}2J"), "{line}");
+    assert!(line.contains("-> 500 retry"), "{line}");
+
+    let status = registration_check(&client, &format!("{url}/hook")).await;
+    assert_eq!(status, 500, "the check is not passed");
+    let line = next_line(&lines);
+    assert!(line.contains("registration-check"), "{line}");
+    assert!(line.contains("-> 500"), "{line}");
+    child.kill();
+}
+
+/// Raise this process's open-file limit towards `wanted` (past the hard limit only when
+/// privileged); children inherit it. Returns the limit now in force.
+#[cfg(unix)]
+fn raise_open_files_limit(wanted: u64) -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return 1024;
+        }
+        if lim.rlim_cur < wanted {
+            let raised = libc::rlimit {
+                rlim_cur: wanted,
+                rlim_max: lim.rlim_max.max(wanted),
+            };
+            let capped = libc::rlimit {
+                rlim_cur: lim.rlim_max,
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) != 0 {
+                libc::setrlimit(libc::RLIMIT_NOFILE, &capped);
+            }
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+        }
+    }
+    lim.rlim_cur
+}
+
+#[cfg(not(unix))]
+fn raise_open_files_limit(wanted: u64) -> u64 {
+    wanted
+}
+
+/// 10,000 calls in flight at the same moment, each on its own connection, against the
+/// `hookscope listen` binary: every one is answered 200 and stored, and `listen` keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_calls_at_once_are_all_answered_and_stored() {
+    // Each side of a connection is a file: one here and one in the child for every call.
+    let wanted: u64 = 10_000;
+    let limit = raise_open_files_limit(wanted + 1_000);
+    let n = wanted.min(limit.saturating_sub(500));
+    if n < wanted {
+        eprintln!(
+            "note: the open-file limit is {limit} (ulimit -n) and cannot be raised: {n} calls at once instead of {wanted}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url, _lines) = spawn_listen(dir.path(), &[]);
+    // No pooling: every call opens its own connection, all at once.
+    hookscope::api::install_tls_provider();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let start = Arc::new(tokio::sync::Barrier::new(n as usize));
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        let (client, url, start) = (client.clone(), url.clone(), start.clone());
+        tasks.push(tokio::spawn(async move {
+            start.wait().await;
+            post(
+                &client,
+                &format!("{url}/at-once"),
+                &invoker_headers("status-report", &format!("once-{i}"), 1),
+                status_report_body(&i.to_string()),
+            )
+            .timeout(Duration::from_secs(120))
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+            .map_err(|e| e.to_string())
+        }));
+    }
+    let mut answered = 0u64;
+    let mut errors = Vec::new();
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(200) => answered += 1,
+            Ok(other) => errors.push(format!("answered {other}")),
+            Err(e) => errors.push(e),
+        }
+    }
+    assert!(
+        errors.is_empty(),
+        "{} failed, e.g. {:?}",
+        errors.len(),
+        &errors[..errors.len().min(3)]
+    );
+    assert_eq!(answered, n);
+    let resp = client
+        .post(format!("{url}/after"))
+        .body("[]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200, "listen still serves");
+    child.kill();
+    let store = Store::open_read(dir.path()).unwrap();
+    let f = Filter {
+        text: "once-".into(),
+        ..Filter::default()
+    };
+    assert_eq!(store.count(&f).unwrap(), n);
+}
+
+/// `log` and `show` on a directory with no database say so, and create nothing.
+#[test]
+fn log_on_a_mistyped_data_dir_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("hookscop");
+    for args in [&["log"][..], &["show", "1"][..]] {
+        let out = bin()
+            .args(args)
+            .arg("--data-dir")
+            .arg(&typo)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no Hookscope database"), "{err}");
+        assert!(err.contains("--data-dir"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert!(!typo.exists());
 }
 
 #[test]

@@ -15,6 +15,15 @@ fn finding_codes(rig: &Rig, id: i64) -> Vec<String> {
     s.inv.findings.iter().map(|f| f.code.clone()).collect()
 }
 
+/// The newest stored call, once there is one (for calls whose answer never arrives).
+async fn stored_soon(rig: &Rig, what: &str) -> hookscope::store::Stored {
+    eventually(Duration::from_secs(20), what, || {
+        let id = rig.store.last_id().unwrap()?;
+        rig.store.get(id).unwrap()
+    })
+    .await
+}
+
 async fn last(rig: &Rig) -> hookscope::store::Stored {
     let id = rig.store.last_id().unwrap().expect("something stored");
     rig.store.get(id).unwrap().unwrap()
@@ -107,16 +116,8 @@ async fn the_choice_applies_to_the_next_call_at_once() {
 #[tokio::test]
 async fn the_registration_check_gets_200_while_503_is_chosen() {
     let rig = Rig::start(Answer::status(503)).await;
-    let resp = rig
-        .client
-        .post(rig.url("/hook"))
-        .header("Content-Type", "application/json")
-        .header("User-Agent", "Service Invoker")
-        .body("[]")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
+    let status = registration_check(&rig.client, &rig.url("/hook")).await;
+    assert_eq!(status, 200);
     let s = last(&rig).await;
     assert!(s.inv.registration_check);
     assert_eq!(s.inv.rule.as_deref(), Some("registration check"));
@@ -124,16 +125,8 @@ async fn the_registration_check_gets_200_while_503_is_chosen() {
 
     // Turned off, the check gets the chosen code.
     rig.responder.set_pass_registration_check(false);
-    let resp = rig
-        .client
-        .post(rig.url("/hook"))
-        .header("Content-Type", "application/json")
-        .header("User-Agent", "Service Invoker")
-        .body("[]")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 503);
+    let status = registration_check(&rig.client, &rig.url("/hook")).await;
+    assert_eq!(status, 503);
 }
 
 #[tokio::test]
@@ -354,4 +347,75 @@ async fn listeners_see_each_recorded_call() {
     assert_eq!(rec.summary.delivery.as_deref(), Some("ev"));
     assert_eq!(rec.summary.attempt, Some(2));
     assert_eq!(rec.summary.id, rig.store.last_id().unwrap().unwrap());
+}
+
+/// The service gives up on a slow answer; the call it made is recorded all the same, as soon as
+/// the caller hangs up, with a finding that says so.
+#[tokio::test]
+async fn a_caller_that_hangs_up_during_the_delay_is_still_recorded() {
+    let mut answer = Answer::status(200);
+    answer.delay_ms = 60_000;
+    let rig = Rig::start(answer).await;
+    let body = status_report_body("5");
+    let mut request = format!(
+        "POST /slow HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nUser-Agent: Service Invoker\r\nX-Service-Event: status-report\r\nX-Service-Delivery: gone-1\r\nX-Service-Delivery-Attempt: 1\r\nX-Service-Webhook-Id: 234\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(&body);
+    let mut s = tokio::net::TcpStream::connect(rig.running.addr)
+        .await
+        .unwrap();
+    s.write_all(&request).await.unwrap();
+    drop(s);
+    // Well before the minute of delay is over.
+    let s = stored_soon(&rig, "the call to be stored").await;
+    assert_eq!(s.inv.delivery.as_deref(), Some("gone-1"));
+    assert_eq!(s.inv.body, body);
+    assert_eq!(s.inv.answer.delay_ms, 60_000);
+    assert!(s.inv.took_us < 20_000_000, "took {} µs", s.inv.took_us);
+    let hung_up = s.inv.findings.iter().find(|f| f.code == "caller-hung-up");
+    let hung_up = hung_up.expect("a caller-hung-up finding");
+    assert!(hung_up.message.contains("1 min"), "{}", hung_up.message);
+}
+
+/// A client that stops sending before the end of the body it declared is recorded with what
+/// arrived and a finding.
+#[tokio::test]
+async fn a_body_cut_short_is_recorded_with_a_finding() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let mut s = tokio::net::TcpStream::connect(rig.running.addr)
+        .await
+        .unwrap();
+    s.write_all(b"POST /cut HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[{\"id\":")
+        .await
+        .unwrap();
+    s.shutdown().await.unwrap();
+    let s = stored_soon(&rig, "the cut call to be stored").await;
+    assert_eq!(s.inv.path, "/cut");
+    assert_eq!(s.inv.body_size, 7);
+    assert_eq!(s.inv.declared_size, Some(1000));
+    assert!(finding_codes(&rig, s.id).contains(&"body-incomplete".to_owned()));
+}
+
+/// Without a Content-Length (chunked), the limit is found while reading: 413, recorded with
+/// the size received.
+#[tokio::test]
+async fn a_chunked_body_over_the_limit_is_answered_413_and_recorded() {
+    let rig = Rig::start_with(Answer::status(200), |c| c.body_limit = 1024).await;
+    let mut request = b"POST /chunked HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for _ in 0..4 {
+        request.extend_from_slice(b"400\r\n");
+        request.extend_from_slice(&[b'x'; 1024]);
+        request.extend_from_slice(b"\r\n");
+    }
+    request.extend_from_slice(b"0\r\n\r\n");
+    let status = raw_call(rig.running.addr, &request).await;
+    assert!(status.starts_with("HTTP/1.1 413"), "{status}");
+    let s = last(&rig).await;
+    assert_eq!(s.inv.declared_size, None);
+    assert!(!s.inv.body_kept);
+    assert!(s.inv.body.is_empty());
+    assert_eq!(s.inv.body_size, 4096);
+    assert!(finding_codes(&rig, s.id).contains(&"body-too-large".to_owned()));
 }

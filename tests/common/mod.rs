@@ -104,3 +104,18 @@ pub async fn eventually<T>(deadline: Duration, what: &str, mut f: impl FnMut() -
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// Send the registration check the service makes before it accepts a URL: a POST of `[]` with
+/// JSON content type and the invoker's User-Agent. Returns the status answered.
+pub async fn registration_check(client: &reqwest::Client, url: &str) -> u16 {
+    client
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("User-Agent", "Service Invoker")
+        .body("[]")
+        .send()
+        .await
+        .expect("the registration check is answered")
+        .status()
+        .as_u16()
+}
