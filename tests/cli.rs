@@ -287,6 +287,32 @@ async fn listen_prints_escaped_lines_and_obeys_its_flags() {
     child.kill();
 }
 
+/// `listen --json` prints each call as one JSON object per line.
+#[tokio::test]
+async fn listen_json_prints_one_object_per_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url, lines) = spawn_listen(dir.path(), &["--json", "--respond", "429"]);
+    let resp = post(
+        &http(),
+        &format!("{url}/hook"),
+        &invoker_headers("status-report", "json-1", 2),
+        status_report_body("5"),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 429);
+    let line = next_line(&lines);
+    child.kill();
+    let v: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+    assert_eq!(v["delivery"], "json-1");
+    assert_eq!(v["attempt"], 2);
+    assert_eq!(v["event"], "status-report");
+    assert_eq!(v["answer_status"], 429);
+    assert_eq!(v["path"], "/hook");
+    assert!(v["id"].as_i64().is_some_and(|id| id > 0), "{v}");
+}
+
 /// Raise this process's open-file limit towards `wanted` (past the hard limit only when
 /// privileged); children inherit it. Returns the limit now in force.
 #[cfg(unix)]
