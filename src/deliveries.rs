@@ -10,6 +10,19 @@ use std::time::Duration;
 /// How much earlier than the schedule a retry may come before it is a finding.
 pub const DEFAULT_TOLERANCE: Duration = Duration::from_secs(5);
 
+/// How early a retry may come before it counts as too early, for `schedule`: the default
+/// tolerance, shortened by a fast clock along with the schedule, but never under half a second
+/// (the emulator's timers and the network still take real time).
+pub fn tolerance_for(schedule: &Schedule) -> Duration {
+    if schedule.speed.is_finite() && schedule.speed > 1.0 {
+        DEFAULT_TOLERANCE
+            .div_f64(schedule.speed)
+            .max(Duration::from_millis(500))
+    } else {
+        DEFAULT_TOLERANCE
+    }
+}
+
 /// One observed attempt.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Observed {
@@ -290,7 +303,8 @@ impl State {
 }
 
 /// A shortened schedule for a clock that runs `speed` times faster than real time (the
-/// emulator's demo clock): every delay and the window divided by `speed`.
+/// emulator's demo clock): every delay and the window divided by `speed`, and so is a
+/// Retry-After (the emulator reads "120" as 120 s of its own clock).
 pub fn scaled_schedule(speed: f64) -> Schedule {
     let s = Schedule::default();
     if speed <= 1.0 || !speed.is_finite() {
@@ -301,6 +315,7 @@ pub fn scaled_schedule(speed: f64) -> Schedule {
         delays: s.delays.iter().copied().map(scale).collect(),
         steady: scale(s.steady),
         window: scale(s.window),
+        speed,
     }
 }
 
@@ -490,5 +505,40 @@ mod tests {
         assert_eq!(s.delay_before_retry(1), Duration::from_millis(1500));
         assert_eq!(s.window, Duration::from_secs(2880));
         assert_eq!(scaled_schedule(0.5), Schedule::default());
+    }
+
+    #[test]
+    fn a_fast_clock_scales_retry_after_too() {
+        // The emulator at 60x reads "Retry-After: 120" on its own clock: 2 s of real time.
+        let s = scaled_schedule(60.0);
+        assert_eq!(
+            s.effective_delay(1, Some(Duration::from_secs(120))),
+            Duration::from_secs(2)
+        );
+        let calls = [
+            call(1, 1, 0, 503, Some("120")),
+            call(2, 2, 3, 503, Some("120")),
+        ];
+        let d = analyze(&calls, &s, Duration::ZERO, None).unwrap();
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
+        match d.state {
+            State::Retrying { next_at, .. } => {
+                assert_eq!(
+                    next_at,
+                    t0() + TimeDelta::seconds(3) + TimeDelta::seconds(3)
+                );
+            }
+            other => panic!("expected a retry, got {other:?}"),
+        }
+        assert_eq!(tolerance_for(&s), Duration::from_millis(500));
+        assert_eq!(tolerance_for(&Schedule::default()), DEFAULT_TOLERANCE);
+        let early = [call(1, 1, 0, 503, Some("120")), call(2, 2, 1, 503, None)];
+        let d = analyze(&early, &s, tolerance_for(&s), None).unwrap();
+        assert_eq!(codes(&d), vec!["retry-too-early"]);
+        assert!(
+            d.findings[0].message.contains("no sooner than 2 s"),
+            "{}",
+            d.findings[0].message
+        );
     }
 }

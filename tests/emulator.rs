@@ -435,6 +435,8 @@ fn check_spacing(same: &[&Stored], speed: f64, webhook: &str) {
     let (e1, e2) = (90.0 / speed, 180.0 / speed);
     assert!(g1 >= e1 * 0.9 && g1 < e1 * 3.0 + 0.3, "gap 1 {g1} vs {e1}");
     assert!(g2 >= e2 * 0.9 && g2 < e2 * 3.0 + 0.3, "gap 2 {g2} vs {e2}");
+    let three: Vec<Stored> = same.iter().take(3).map(|s| (*s).clone()).collect();
+    assert_reads_clean(&three, speed);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -458,6 +460,24 @@ async fn retry_after_delays_the_retry() {
         g >= 0.6 * 0.9,
         "Retry-After 600 s at 1000x is 0.6 s; the gap was {g}"
     );
+    // The window reads the delivery against the emulator's clock, Retry-After included: the
+    // retry the emulator made on time is not "too early".
+    assert_reads_clean(&got[..2], speed);
+}
+
+/// The window's reading of these attempts of one delivery (the schedule scaled to the
+/// emulator's clock speed, as `delivery_schedule` does for the emulator's webhooks) finds no
+/// fault with the emulator's timing.
+fn assert_reads_clean(attempts: &[Stored], speed: f64) {
+    let schedule = hookscope::deliveries::scaled_schedule(speed);
+    let d = hookscope::deliveries::analyze(
+        attempts,
+        &schedule,
+        hookscope::deliveries::tolerance_for(&schedule),
+        None,
+    )
+    .expect("a delivery");
+    assert!(d.findings.is_empty(), "{:?}", d.findings);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -219,7 +219,7 @@ impl Engine {
             match crate::deliveries::analyze(
                 &calls,
                 &schedule,
-                crate::deliveries::DEFAULT_TOLERANCE,
+                crate::deliveries::tolerance_for(&schedule),
                 cancelled,
             ) {
                 Some(d) => Msg::Delivery(Box::new(d)),

@@ -75,11 +75,15 @@ pub struct Plan {
 }
 
 /// The retry schedule. `Schedule::default()` is the contract's.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Schedule {
     pub delays: Vec<Duration>,
     pub steady: Duration,
     pub window: Duration,
+    /// How many times faster than real time the caller's clock runs: 1 for the real service,
+    /// more for the emulator's demo clock. `delays`, `steady` and `window` are already divided
+    /// by it; a Retry-After, which the caller reads on its own clock, is divided by it when used.
+    pub speed: f64,
 }
 
 impl Default for Schedule {
@@ -88,6 +92,7 @@ impl Default for Schedule {
             delays: RETRY_DELAYS.to_vec(),
             steady: STEADY_DELAY,
             window: RETRY_WINDOW,
+            speed: 1.0,
         }
     }
 }
@@ -106,7 +111,12 @@ impl Schedule {
     /// The delay before retry `n` after an answer that carried `retry_after`.
     pub fn effective_delay(&self, n: u32, retry_after: Option<Duration>) -> Duration {
         let d = self.delay_before_retry(n);
-        retry_after.map_or(d, |ra| ra.max(d))
+        let speed = if self.speed.is_finite() && self.speed > 0.0 {
+            self.speed
+        } else {
+            1.0
+        };
+        retry_after.map_or(d, |ra| ra.div_f64(speed).max(d))
     }
 
     pub fn window_end(&self, first_failure: DateTime<Utc>) -> DateTime<Utc> {
