@@ -496,9 +496,13 @@ pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     if args.json {
         let outcome = outcome_of(args.code);
-        let plan = outcome.is_retry().then(|| {
-            Schedule::default().plan(now, args.retry_after.map(std::time::Duration::from_secs))
-        });
+        let retry_after = args
+            .retry_after
+            .filter(|_| outcome.honours_retry_after())
+            .map(std::time::Duration::from_secs);
+        let plan = outcome
+            .is_retry()
+            .then(|| Schedule::default().plan(now, retry_after));
         writeln!(
             out,
             "{}",
@@ -528,14 +532,17 @@ pub fn schedule_text(
     if !outcome.is_retry() {
         return t;
     }
-    let ra = retry_after.map(std::time::Duration::from_secs);
-    if let Some(ra) = ra {
-        t += &format!(
-            "Retry-After: {} ({})\n",
-            human_duration(ra),
-            parse_retry_after(&ra.as_secs().to_string(), now)
-                .map_or("not understood", |_| "honoured")
-        );
+    let mut ra = retry_after.map(std::time::Duration::from_secs);
+    if let Some(given) = ra {
+        let how = if !outcome.honours_retry_after() {
+            ra = None;
+            "ignored: the service honours it only with 503 and 429"
+        } else if parse_retry_after(&given.as_secs().to_string(), now).is_some() {
+            "honoured"
+        } else {
+            "not understood"
+        };
+        t += &format!("Retry-After: {} ({how})\n", human_duration(given));
     }
     let plan = Schedule::default().plan(now, ra);
     let local = |d: chrono::DateTime<chrono::Utc>| {
@@ -627,5 +634,17 @@ mod tests {
         let t = schedule_text(400, None, now);
         assert!(t.contains("discarded"));
         assert!(!t.contains("retries"));
+    }
+
+    #[test]
+    fn schedule_text_ignores_retry_after_with_500() {
+        let now = chrono::Utc::now();
+        let t = schedule_text(500, Some(300), now);
+        assert!(t.contains("Retry-After: 5 min (ignored"), "{t}");
+        // The plain schedule: the first retry 90 s after the failure.
+        assert!(t.contains("(+1 min 30 s after the failure before"), "{t}");
+        let t = schedule_text(429, Some(300), now);
+        assert!(t.contains("Retry-After: 5 min (honoured)"), "{t}");
+        assert!(t.contains("(+5 min after the failure before"), "{t}");
     }
 }

@@ -73,7 +73,11 @@ pub struct Delivery {
     pub window_end: DateTime<Utc>,
 }
 
+/// The Retry-After the service honours from this call's answer (503 and 429 only).
 fn retry_after_of(s: &Stored) -> Option<Duration> {
+    if !s.inv.outcome().honours_retry_after() {
+        return None;
+    }
     s.inv
         .answer
         .headers
@@ -483,6 +487,9 @@ mod tests {
         // Retry-After 300 makes a retry at 120 s early.
         let d = run(&[call(1, 1, 0, 503, Some("300")), call(2, 2, 120, 503, None)]);
         assert_eq!(codes(&d), vec!["retry-too-early"]);
+        // With 500 the service ignores Retry-After: a retry at 90 s is on time.
+        let d = run(&[call(1, 1, 0, 500, Some("300")), call(2, 2, 90, 500, None)]);
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
     }
 
     #[test]

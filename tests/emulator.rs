@@ -465,6 +465,30 @@ async fn retry_after_delays_the_retry() {
     assert_reads_clean(&got[..2], speed);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_with_500_is_ignored() {
+    // Retry-After counts only with 503 and 429: a 500 is retried on the plain schedule.
+    let speed = 100.0;
+    let rig = Rig::start(Answer::status(500).with_retry_after(600)).await;
+    let emu = emulator(speed, |_| {}).await;
+    let c = client(&emu);
+    c.create_webhook(&WebhookEntry::new(
+        "in",
+        &rig.url("/in"),
+        TriggerScope::Received,
+    ))
+    .await
+    .unwrap();
+    emu.inject_incoming("+27007654321", "+27001234567", "hi");
+    let got = calls(&rig, 2, 30).await;
+    let g = gap_secs(&got[0], &got[1]);
+    assert!(
+        (0.9 * 0.9..4.0).contains(&g),
+        "90 s at 100x is 0.9 s (Retry-After 600 would make it 6 s); the gap was {g}"
+    );
+    assert_reads_clean(&got[..2], speed);
+}
+
 /// The window's reading of these attempts of one delivery (the schedule scaled to the
 /// emulator's clock speed, as `delivery_schedule` does for the emulator's webhooks) finds no
 /// fault with the emulator's timing.

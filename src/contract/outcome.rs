@@ -51,6 +51,13 @@ impl Outcome {
         )
     }
 
+    /// Whether a Retry-After in the answer can put the retry off: with 503 (contract.md's
+    /// States table) and with 429 (a slow-down that names its own pause). With any other code
+    /// the service keeps to the plain schedule.
+    pub fn honours_retry_after(self) -> bool {
+        matches!(self, Outcome::RetryUnavailable | Outcome::RetrySlowDown)
+    }
+
     /// A stable short name (used in the store, `--json` output and filters).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -132,12 +139,14 @@ mod tests {
     fn row_429_retries_and_slows_down() {
         assert_eq!(outcome_of(429), Outcome::RetrySlowDown);
         assert!(Outcome::RetrySlowDown.is_retry());
+        assert!(Outcome::RetrySlowDown.honours_retry_after());
     }
 
     #[test]
     fn row_503_retries_with_optional_retry_after() {
         assert_eq!(outcome_of(503), Outcome::RetryUnavailable);
         assert!(Outcome::RetryUnavailable.is_retry());
+        assert!(Outcome::RetryUnavailable.honours_retry_after());
     }
 
     #[test]
@@ -152,6 +161,8 @@ mod tests {
             assert_eq!(outcome_of(code), Outcome::RetryTemporary, "{code}");
         }
         assert!(Outcome::RetryTemporary.is_retry());
+        // Retry-After counts only with 503 and 429.
+        assert!(!Outcome::RetryTemporary.honours_retry_after());
     }
 
     #[test]

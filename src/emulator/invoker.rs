@@ -270,6 +270,7 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
         };
         let (status, retry_after) = call(&s, &hook, event, &delivery, attempt, &messages).await;
         let outcome = status.map_or(Outcome::RetryTemporary, outcome_of);
+        let retry_after = retry_after.filter(|_| outcome.honours_retry_after());
         let answered = status.map_or("no answer".to_owned(), |c| c.to_string());
         s.log(format!(
             "delivery {delivery} attempt {attempt} to webhook {}: {answered} ({})",
