@@ -426,8 +426,13 @@ pub fn render_show(s: &Stored) -> String {
         "\nAnswer\n  {} after {}: {}\n",
         a.status,
         human_duration(std::time::Duration::from_micros(inv.took_us)),
-        outcome_of(a.status).describe()
+        inv.outcome().describe()
     );
+    if let Some(why) = inv.unanswered() {
+        t += &format!(
+            "  not received: {why}; the service counts the call as a failure and retries\n"
+        );
+    }
     if let Some(rule) = &inv.rule {
         t += &format!("  chosen by: {}\n", e(rule));
     }

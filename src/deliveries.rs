@@ -1,7 +1,7 @@
 //! Deliveries: the attempts that carry one delivery id (for one webhook), read against the
 //! contract's schedule: the state in plain words, the projected future, and anomalies.
 
-use crate::contract::{Finding, Outcome, Plan, Schedule, Severity, outcome_of, parse_retry_after};
+use crate::contract::{Finding, Outcome, Plan, Schedule, Severity, parse_retry_after};
 use crate::store::Stored;
 use crate::text::human_duration;
 use chrono::{DateTime, Local, Utc};
@@ -123,7 +123,7 @@ pub fn analyze(
             at: s.inv.received_at,
             gap,
             status: s.inv.answer.status,
-            outcome: outcome_of(s.inv.answer.status),
+            outcome: s.inv.outcome(),
             retry_after: retry_after_of(s),
         });
     }

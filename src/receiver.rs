@@ -4,7 +4,7 @@
 
 use crate::contract::{Brand, Finding, Severity, validate};
 use crate::responder::{Answer, CallInfo, Responder};
-use crate::store::{Header, Invocation, SentAnswer, Store, Summary};
+use crate::store::{CALLER_HUNG_UP, Header, Invocation, SentAnswer, Store, Summary};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
@@ -342,7 +342,7 @@ async fn handle(
 fn hung_up_finding(after: std::time::Duration, delay: std::time::Duration) -> Finding {
     Finding {
         severity: Severity::Warning,
-        code: "caller-hung-up".into(),
+        code: CALLER_HUNG_UP.into(),
         message: format!(
             "The caller hung up after {}, before the answer held back by the delay of {} was sent: it got no answer. The service counts that as a failed attempt and retries.",
             crate::text::human_duration(after),
@@ -359,6 +359,17 @@ async fn record(
     sent: &SentAnswer,
 ) -> Response {
     inv.took_us = started.elapsed().as_micros().min(u64::MAX as u128) as u64;
+    if inv.unanswered().is_some() && !inv.findings.iter().any(|f| f.code == CALLER_HUNG_UP) {
+        inv.findings.push(Finding {
+            severity: Severity::Warning,
+            code: "answer-too-late".into(),
+            message: format!(
+                "The answer took {}: the service waits {} at most, so it counts this call as a temporary failure and retries, whatever the code.",
+                crate::text::human_duration(started.elapsed()),
+                crate::text::human_duration(crate::contract::ANSWER_TIMEOUT)
+            ),
+        });
+    }
     // The list row is built only when someone listens (the window, `listen`'s printer).
     let summary_source = (shared.events.receiver_count() > 0).then(|| Summary::of(0, &inv));
     match shared.store.insert(inv).await {

@@ -124,9 +124,31 @@ pub struct Invocation {
     pub rule: Option<String>,
 }
 
+/// The finding of a call whose caller hung up before the answer was sent.
+pub const CALLER_HUNG_UP: &str = "caller-hung-up";
+
 impl Invocation {
+    /// What the service makes of this call. Its code decides, when the caller got it in time: a
+    /// caller that hung up got no answer, and an answer later than the service's 30 s
+    /// ([`crate::contract::ANSWER_TIMEOUT`]) is not waited for; both are temporary failures, and
+    /// the service retries, whatever code was chosen.
     pub fn outcome(&self) -> Outcome {
-        crate::contract::outcome_of(self.answer.status)
+        if self.unanswered().is_some() {
+            Outcome::RetryTemporary
+        } else {
+            crate::contract::outcome_of(self.answer.status)
+        }
+    }
+
+    /// Why the caller did not get the chosen answer in time, if it did not.
+    pub fn unanswered(&self) -> Option<&'static str> {
+        if self.findings.iter().any(|f| f.code == CALLER_HUNG_UP) {
+            Some("the caller hung up before it was sent")
+        } else if u128::from(self.took_us) >= crate::contract::ANSWER_TIMEOUT.as_micros() {
+            Some("it came after the service's 30 s, when the service no longer waits for it")
+        } else {
+            None
+        }
     }
 }
 
@@ -610,13 +632,17 @@ fn json_col<T: serde::de::DeserializeOwned>(row: &Row<'_>, col: &str) -> rusqlit
 }
 
 fn outcome_col(row: &Row<'_>) -> rusqlite::Result<Outcome> {
-    // The outcome is derived from the status; recompute rather than trust a damaged text.
-    let status: u16 = row.get("answer_status")?;
-    Ok(crate::contract::outcome_of(status))
+    // As stored (a call answered too late, or not at all, is a temporary failure whatever its
+    // code); from the status if the text is damaged.
+    let text: Option<String> = row.get("outcome")?;
+    match text.as_deref().and_then(Outcome::parse) {
+        Some(outcome) => Ok(outcome),
+        None => Ok(crate::contract::outcome_of(row.get("answer_status")?)),
+    }
 }
 
 const SUMMARY_COLUMNS: &str = "id, received_at_us, method, path, event, delivery, attempt, \
-    webhook_id, messages, answer_status, body_size, findings_count, registration_check, rule";
+    webhook_id, messages, answer_status, outcome, body_size, findings_count, registration_check, rule";
 
 fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
     Ok(Summary {
@@ -999,6 +1025,27 @@ mod tests {
             took_us: 1234,
             rule: None,
         }
+    }
+
+    #[test]
+    fn an_answer_not_received_in_time_is_a_temporary_failure_whatever_its_code() {
+        let mut inv = sample("d", 1, 200);
+        assert_eq!(inv.outcome(), Outcome::Succeeded);
+        assert_eq!(inv.unanswered(), None);
+        // Held back past the service's 30 s: the service has given up on it.
+        inv.took_us = 30_000_000;
+        assert_eq!(inv.outcome(), Outcome::RetryTemporary);
+        assert!(inv.unanswered().is_some_and(|w| w.contains("30 s")));
+        // The caller hung up first (the emulator on a fast clock, a client's own timeout).
+        let mut inv = sample("d", 1, 410);
+        inv.findings.push(Finding {
+            severity: Severity::Warning,
+            code: CALLER_HUNG_UP.into(),
+            message: "gone".into(),
+        });
+        assert_eq!(inv.outcome(), Outcome::RetryTemporary);
+        assert!(inv.unanswered().is_some_and(|w| w.contains("hung up")));
+        assert_eq!(Summary::of(1, &inv).outcome, Outcome::RetryTemporary);
     }
 
     #[cfg(target_os = "linux")]

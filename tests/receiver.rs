@@ -377,6 +377,10 @@ async fn a_caller_that_hangs_up_during_the_delay_is_still_recorded() {
     let hung_up = s.inv.findings.iter().find(|f| f.code == "caller-hung-up");
     let hung_up = hung_up.expect("a caller-hung-up finding");
     assert!(hung_up.message.contains("1 min"), "{}", hung_up.message);
+    // No answer reached the caller: whatever code was chosen, the service retries.
+    assert_eq!(s.inv.outcome(), Outcome::RetryTemporary);
+    let row = rig.store.page(&Filter::default(), 0, 1).unwrap();
+    assert_eq!(row[0].outcome, Outcome::RetryTemporary);
 }
 
 /// A client that stops sending before the end of the body it declared is recorded with what

@@ -366,6 +366,11 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
             .strong()
             .color(super::outcome_color(outcome, ui.visuals().dark_mode)),
     );
+    if let Some(why) = s.inv.unanswered() {
+        ui.label(format!(
+            "Not received: {why}. The service counts the call as a failure and retries."
+        ));
+    }
     ui.label(format!(
         "Answered after {}{}",
         crate::text::human_duration(std::time::Duration::from_micros(s.inv.took_us)),
