@@ -3,7 +3,7 @@
 use crate::api::model::{InvokeOption, SubmissionEntry, Webhook, WebhookEntry};
 use crate::api::{ApiClient, ApiError};
 use crate::contract::{Brand, TEST_NUMBER, TriggerScope};
-use crate::emulator::{Credentials, Emulator, EmulatorConfig};
+use crate::emulator::{Activity, Credentials, Emulator, EmulatorConfig};
 use crate::text::escape_control;
 use clap::{Args, Subcommand};
 use std::io::{IsTerminal, Write};
@@ -356,6 +356,15 @@ pub async fn inject(args: InjectArgs) -> Result<(), ApiCliError> {
     Ok(())
 }
 
+/// The activity lines after line `shown`, and how many lines in between are no longer kept.
+fn unseen_activity(activity: &[Activity], shown: u64) -> (&[Activity], u64) {
+    let start = activity.partition_point(|a| a.seq <= shown);
+    let skipped = activity
+        .get(start)
+        .map_or(0, |a| a.seq.saturating_sub(shown + 1));
+    (&activity[start..], skipped)
+}
+
 pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
     let password = std::env::var(PASSWORD_ENV).unwrap_or_else(|_| "demo".into());
     let default_password = std::env::var(PASSWORD_ENV).is_err();
@@ -402,7 +411,7 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
             "this machine only"
         }
     );
-    let (mut shown_activity, mut shown_mail) = (0usize, 0usize);
+    let (mut shown_activity, mut shown_mail) = (0u64, 0usize);
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     loop {
@@ -411,16 +420,18 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
             _ = tokio::time::sleep(std::time::Duration::from_millis(200)) => {}
         }
         let activity = emu.activity();
-        // The log keeps the last 500 lines; if more came, start from what is there.
-        shown_activity = shown_activity.min(activity.len());
-        for a in &activity[shown_activity..] {
+        let (lines, skipped) = unseen_activity(&activity, shown_activity);
+        if skipped > 0 {
+            println!("… {skipped} more lines of activity came too fast to show");
+        }
+        for a in lines {
             println!(
                 "{}  {}",
                 a.at.format("%Y-%m-%d %H:%M:%S"),
                 escape_control(&a.text)
             );
+            shown_activity = a.seq;
         }
-        shown_activity = activity.len();
         let mail = emu.outbox();
         for m in &mail[shown_mail.min(mail.len())..] {
             println!(
@@ -435,4 +446,37 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
     }
     emu.stop();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(seq: u64) -> Activity {
+        Activity {
+            seq,
+            at: chrono::Utc::now(),
+            text: format!("line {seq}"),
+        }
+    }
+
+    #[test]
+    fn activity_printing_goes_on_after_the_kept_lines_roll_over() {
+        // The emulator keeps the last lines only: a reader that saw up to 500 of them must
+        // still get 501 onwards once the buffer is full and rolling.
+        let kept: Vec<Activity> = (301..=800).map(line).collect();
+        let (lines, skipped) = unseen_activity(&kept, 500);
+        assert_eq!(skipped, 0);
+        assert_eq!(lines.first().map(|a| a.seq), Some(501));
+        assert_eq!(lines.len(), 300);
+        // A reader that fell behind is told how many lines it missed.
+        let (lines, skipped) = unseen_activity(&kept, 100);
+        assert_eq!(skipped, 200);
+        assert_eq!(lines.len(), 500);
+        // Nothing new.
+        let (lines, skipped) = unseen_activity(&kept, 800);
+        assert!(lines.is_empty());
+        assert_eq!(skipped, 0);
+        assert_eq!(unseen_activity(&[], 0).0.len(), 0);
+    }
 }

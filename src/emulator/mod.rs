@@ -86,9 +86,15 @@ pub struct Mail {
 /// Something the emulator did, for the app's emulator panel and `emulate`'s output.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Activity {
+    /// 1 for the emulator's first line, then one more for each: tells a reader what it has not
+    /// seen yet, though only the last [`ACTIVITY_KEPT`] lines are kept.
+    pub seq: u64,
     pub at: DateTime<Utc>,
     pub text: String,
 }
+
+/// How many activity lines the emulator keeps.
+pub const ACTIVITY_KEPT: usize = 500;
 
 #[derive(Debug, Default)]
 pub(crate) struct Data {
@@ -101,6 +107,8 @@ pub(crate) struct Data {
     pub outbox: Vec<Mail>,
     pub last_notice: HashMap<(u64, String), DateTime<Utc>>,
     pub activity: Vec<Activity>,
+    /// Activity lines logged so far.
+    pub activity_seq: u64,
     /// Events waiting to be batched into one call, per webhook (invokeOption MANY).
     pub batches: HashMap<u64, Vec<Message>>,
 }
@@ -129,8 +137,10 @@ impl Shared {
         let at = self.clock.now();
         tracing::info!("{text}");
         let mut d = self.data();
-        d.activity.push(Activity { at, text });
-        let excess = d.activity.len().saturating_sub(500);
+        d.activity_seq += 1;
+        let seq = d.activity_seq;
+        d.activity.push(Activity { seq, at, text });
+        let excess = d.activity.len().saturating_sub(ACTIVITY_KEPT);
         d.activity.drain(..excess);
     }
 }
