@@ -589,3 +589,55 @@ async fn no_contact_address_means_no_mail_and_many_batches() {
     assert_eq!(got[0].inv.messages, Some(3), "three messages in one call");
     assert!(emu.outbox().is_empty());
 }
+
+/// A burst of messages queues in the emulator instead of opening a connection per call at once:
+/// every call is answered 200 in time, so none is retried (on a fast clock the 30 s are only
+/// 250 ms of real time, and an unqueued burst timed calls out while they waited to be sent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_is_not_timed_out_by_the_emulators_own_backlog() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let emu = emulator(600.0, |_| {}).await;
+    let c = client(&emu);
+    c.create_webhook(&sent_hook(&rig, "burst")).await.unwrap();
+    let mut entry = SubmissionEntry::to_number("1111111", "burst");
+    entry.to = vec![entry.to[0].clone(); 1000];
+    let sent = c.send_messages(&[entry]).await.unwrap();
+    assert_eq!(sent.len(), 1000);
+    // Each message's status reports (two each), then whatever the emulator still sends.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let n = rig.store.count(&Filter::default()).unwrap();
+        if n >= 2000 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {n} calls arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Let the emulator finish what it has queued (its activity settles), then look.
+    let settle = std::time::Instant::now() + Duration::from_secs(60);
+    let mut last = 0;
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let n = rig.store.count(&Filter::default()).unwrap();
+        if n == last || std::time::Instant::now() > settle {
+            break;
+        }
+        last = n;
+    }
+    let all = rig.store.page(&Filter::default(), 0, 100_000).unwrap();
+    let retried: Vec<_> = all
+        .iter()
+        .filter(|s| s.attempt.is_some_and(|a| a > 1))
+        .map(|s| (s.delivery.clone(), s.attempt))
+        .collect();
+    assert!(
+        retried.is_empty(),
+        "{} of {} calls were retries, though every call was answered 200: {:?}",
+        retried.len(),
+        all.len(),
+        &retried[..retried.len().min(5)]
+    );
+}

@@ -354,6 +354,8 @@ async fn call(
 ) -> (Option<u16>, Option<Duration>) {
     let b = &s.config.brand;
     let body = serde_json::to_vec(messages).unwrap_or_else(|_| b"[]".to_vec());
+    // Err only if the semaphore were closed, which it never is.
+    let _permit = s.calls.acquire().await.ok();
     let r = s
         .http
         .post(&w.url)

@@ -122,7 +122,14 @@ pub(crate) struct Shared {
     pub http: reqwest::Client,
     /// Starts as `config.allow_remote`; the app may change it (after asking the user).
     pub remote: std::sync::atomic::AtomicBool,
+    /// Webhook calls in flight at once, at most [`CALLS_AT_ONCE`]: a burst of messages queues
+    /// here instead of opening thousands of connections, and a call's 30 s only start once it
+    /// is sent, so a receiver is never timed out for the emulator's own backlog.
+    pub calls: tokio::sync::Semaphore,
 }
+
+/// How many webhook calls the emulator makes at once.
+pub const CALLS_AT_ONCE: usize = 32;
 
 impl Shared {
     pub fn allow_remote(&self) -> bool {
@@ -208,6 +215,7 @@ impl Emulator {
             remote: std::sync::atomic::AtomicBool::new(config.allow_remote),
             config,
             http,
+            calls: tokio::sync::Semaphore::new(CALLS_AT_ONCE),
         });
         let app = routes::router(shared.clone());
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
