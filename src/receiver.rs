@@ -57,6 +57,20 @@ pub enum ReceiverError {
     },
 }
 
+impl ReceiverError {
+    /// The same, in the window's words (there are no flags there).
+    pub fn for_window(&self) -> String {
+        match self {
+            ReceiverError::PortInUse { port, .. } => format!(
+                "Port {port} is already in use (another Hookscope, or another program). Choose another port, or any free port."
+            ),
+            ReceiverError::Bind { addr, source } => {
+                format!("Cannot listen on {addr}: {source}. Check the address in Settings.")
+            }
+        }
+    }
+}
+
 /// One recorded call, as published to listeners (the CLI's printer, the UI).
 #[derive(Clone, Debug)]
 pub struct Recorded {

@@ -21,6 +21,15 @@ struct UiRig {
 }
 
 fn start() -> UiRig {
+    let mut rig = start_on(0);
+    rig.until("the receiver listens", |app| {
+        matches!(app.state.listening, Listening::On(_))
+    });
+    rig
+}
+
+/// The app with its receiver set to `port`, not yet waited for.
+fn start_on(port: u16) -> UiRig {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -30,23 +39,19 @@ fn start() -> UiRig {
     let store = Store::open(dir.path(), Durability::Normal).unwrap();
     let (engine, rx) = Engine::new(rt.handle().clone(), store, Responder::default());
     let settings = Settings {
-        port: 0,
+        port,
         ..Settings::default()
     };
     let data_dir = dir.path().to_owned();
     let harness = Harness::builder()
         .with_size([1280.0, 800.0])
         .build_eframe(move |cc| HookscopeApp::new(&cc.egui_ctx, engine, rx, settings, data_dir));
-    let mut rig = UiRig {
+    UiRig {
         harness,
         rt,
         _dir: dir,
         client: http(),
-    };
-    rig.until("the receiver listens", |app| {
-        matches!(app.state.listening, Listening::On(_))
-    });
-    rig
+    }
 }
 
 impl UiRig {
@@ -550,4 +555,49 @@ fn the_detail_panel_keeps_its_height_on_a_short_tab_and_while_a_call_loads() {
         rig.harness.get_by_label("Copy body").rect().min.y,
         "loaded again",
     );
+}
+
+#[test]
+fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let mut rig = start_on(port);
+    rig.until("the start fails", |app| {
+        matches!(app.state.listening, Listening::Failed(_))
+    });
+    rig.harness.step();
+    // Said in the window's words (no command-line flags), with the way out beside it.
+    let why = format!("Port {port} is already in use");
+    rig.harness.get_by_label_contains(&why);
+    assert!(rig.harness.query_by_label_contains("--port").is_none());
+    rig.harness
+        .get_by_label_contains("The receiver is not listening yet");
+    rig.harness.get_by_label("Any free port").click();
+    rig.until(
+        "it listens on another port",
+        |app| matches!(app.state.listening, Listening::On(a) if a.port() != port),
+    );
+    assert_eq!(rig.send("status-report", "dlv-port-1", 1), 200);
+}
+
+#[test]
+fn a_restart_on_a_taken_port_keeps_the_receiver_that_works() {
+    let mut rig = start();
+    let Listening::On(working) = rig.harness.state().state.listening else {
+        panic!("listening")
+    };
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let app = rig.harness.state_mut();
+    app.state.settings.port = port;
+    app.start_listening();
+    rig.until("the restart fails", |app| app.state.listen_notice.is_some());
+    rig.harness.step();
+    assert!(matches!(rig.harness.state().state.listening, Listening::On(a) if a == working));
+    rig.harness
+        .get_by_label_contains(&format!("Still listening on http://{working}/"));
+    // The calls still arrive.
+    assert_eq!(rig.send("status-report", "dlv-port-2", 1), 200);
+    rig.harness.get_by_label("Dismiss").click();
+    rig.until("the notice goes", |app| app.state.listen_notice.is_none());
 }

@@ -14,7 +14,12 @@ use tokio::runtime::Handle;
 #[derive(Debug)]
 pub enum Msg {
     Listening(SocketAddr),
-    ListenFailed(String),
+    /// The receiver could not start; `still` is the address it still listens on, if the one
+    /// that was running was kept.
+    ListenFailed {
+        error: String,
+        still: Option<SocketAddr>,
+    },
     Recorded(Arc<Recorded>),
     /// A page of the list for the snapshot `top` and filter generation `generation`.
     Page {
@@ -113,11 +118,19 @@ impl Engine {
         let (tx, wake) = (self.tx.clone(), self.wake.clone());
         self.rt.spawn(async move {
             let mut slot = running.lock().await;
-            if let Some(old) = slot.take() {
+            // The same address must be freed first; another one is tried first, so a port that
+            // turns out to be taken does not cost the receiver that works.
+            let same = slot.as_ref().is_some_and(|old| {
+                config.port != 0 && old.addr == SocketAddr::new(config.bind, config.port)
+            });
+            if same && let Some(old) = slot.take() {
                 old.shutdown().await;
             }
             match receiver::start(config, store, responder).await {
                 Ok(r) => {
+                    if let Some(old) = slot.take() {
+                        old.shutdown().await;
+                    }
                     let mut events = r.subscribe();
                     Engine::send(&tx, &wake, Msg::Listening(r.addr));
                     *slot = Some(r);
@@ -135,7 +148,14 @@ impl Engine {
                         }
                     });
                 }
-                Err(e) => Engine::send(&tx, &wake, Msg::ListenFailed(e.to_string())),
+                Err(e) => Engine::send(
+                    &tx,
+                    &wake,
+                    Msg::ListenFailed {
+                        error: e.for_window(),
+                        still: slot.as_ref().map(|r| r.addr),
+                    },
+                ),
             }
         });
     }

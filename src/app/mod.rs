@@ -383,8 +383,17 @@ impl HookscopeApp {
             Msg::Listening(addr) => {
                 self.state.listening = Listening::On(addr);
                 self.state.port_text = addr.port().to_string();
+                self.state.listen_notice = None;
             }
-            Msg::ListenFailed(e) => self.state.listening = Listening::Failed(e),
+            Msg::ListenFailed { error, still } => match still {
+                Some(addr) => {
+                    self.state.listening = Listening::On(addr);
+                    self.state.port_text = addr.port().to_string();
+                    self.state.listen_notice =
+                        Some(format!("{error} Still listening on http://{addr}/."));
+                }
+                None => self.state.listening = Listening::Failed(error),
+            },
             Msg::Recorded(rec) => {
                 // A new attempt of the delivery on screen: read it again.
                 let shown = self.state.delivery.as_ref().map(|d| d.delivery.as_str());

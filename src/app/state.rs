@@ -416,6 +416,8 @@ pub struct AppState {
     pub show_settings: bool,
     /// The port typed in the top bar after a failure to listen.
     pub port_text: String,
+    /// A receiver restart that failed while the previous receiver kept listening.
+    pub listen_notice: Option<String>,
     /// The last background error, shown until dismissed.
     pub error: Option<String>,
     /// Calls recorded since the app started.
@@ -430,6 +432,7 @@ impl AppState {
         AppState {
             form: AnswerForm::from_answer(&settings.answer),
             port_text: settings.port.to_string(),
+            listen_notice: None,
             settings,
             data_dir,
             listening: Listening::Starting,

@@ -145,13 +145,17 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         ui.vertical_centered(|ui| {
             if app.state.list.filter.is_empty() {
                 ui.label(RichText::new("No calls yet.").heading());
-                ui.label("Point a webhook at the URL above, or send one by hand:");
                 if let crate::app::state::Listening::On(addr) = &app.state.listening {
+                    ui.label("Point a webhook at the URL above, or send one by hand:");
                     ui.label(
                         RichText::new(format!(
                             "curl -X POST http://{addr}/hook -H 'Content-Type: application/json' -d '[]'"
                         ))
                         .monospace(),
+                    );
+                } else {
+                    ui.label(
+                        "The receiver is not listening yet: choose a port in the bar above, or any free port.",
                     );
                 }
             } else {

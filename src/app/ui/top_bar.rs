@@ -36,7 +36,7 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     ui.ctx().copy_text(url);
                 }
             }
-            Listening::Failed(why) => {
+            Listening::Failed(_) => {
                 super::dot(
                     ui,
                     super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark),
@@ -45,8 +45,6 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     crate::contract::Outcome::WebhookCancelled,
                     dark,
                 )));
-                ui.label(RichText::new(why).italics())
-                    .on_hover_text("Pick another port and press Listen; 0 picks any free port");
                 let label = ui.label("Port:");
                 ui.add(egui::TextEdit::singleline(&mut app.state.port_text).desired_width(60.0))
                     .labelled_by(label.id);
@@ -124,5 +122,23 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ));
         });
     });
+    // Why the receiver is not listening (or why a restart failed), on its own line, wrapped:
+    // the bar's controls stay where they are.
+    let problem = match &app.state.listening {
+        Listening::Failed(why) => Some(why.clone()),
+        _ => app.state.listen_notice.clone(),
+    };
+    if let Some(why) = problem {
+        let color = super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark);
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(why).color(color));
+            if app.state.listen_notice.is_some()
+                && matches!(app.state.listening, Listening::On(_))
+                && ui.small_button("Dismiss").clicked()
+            {
+                app.state.listen_notice = None;
+            }
+        });
+    }
     ui.add_space(2.0);
 }
