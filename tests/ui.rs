@@ -286,6 +286,11 @@ fn a_recipe_answers_real_calls_and_a_bad_rule_file_is_refused_with_its_line() {
             .query_by_label_contains("1. fail the first 2 attempts: answers 503, used 2 times")
             .is_some()
     );
+    // The top bar says the rules answer, not only the fixed choice.
+    let n = rig.harness.state().state.rules.in_force;
+    assert!(n >= 1);
+    rig.harness
+        .get_by_label_contains(&format!("Answering by {n} rule"));
 
     // Load a file through the (stand-in) dialog: a broken one is refused with its line.
     let dir = tempfile::tempdir().unwrap();

@@ -69,7 +69,10 @@ impl HookscopeApp {
         apply_look(ctx, &state.settings);
         if !state.settings.rules_json.trim().is_empty() {
             match crate::rules::RuleSet::parse("saved rules", &state.settings.rules_json) {
-                Ok(rules) => engine.responder.set_rules(rules),
+                Ok(rules) => {
+                    state.rules.in_force = rules.rules.len();
+                    engine.responder.set_rules(rules);
+                }
                 Err(e) => state.rules.error = Some(e.to_string()),
             }
         }
@@ -274,6 +277,7 @@ impl HookscopeApp {
                 .set_rules(crate::rules::RuleSet::default());
             self.state.settings.rules_json.clear();
             self.state.rules.text.clear();
+            self.state.rules.in_force = 0;
             self.state.rules.error = None;
             self.state.rules.note =
                 Some("Rules cleared: the fixed choice answers every call.".into());
@@ -282,6 +286,7 @@ impl HookscopeApp {
         match crate::rules::RuleSet::parse(source, text) {
             Ok(rules) => {
                 let n = rules.rules.len();
+                self.state.rules.in_force = n;
                 self.engine.responder.set_rules(rules);
                 self.state.settings.rules_json = text.to_owned();
                 self.state.rules.text = text.to_owned();

@@ -392,6 +392,8 @@ pub struct ServiceState {
 /// The rules editor.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RulesEditor {
+    /// How many rules are in force (shown in the top bar beside the fixed answer).
+    pub in_force: usize,
     pub open: bool,
     pub text: String,
     pub error: Option<String>,

@@ -111,15 +111,27 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ui.separator();
             let a = &app.state.settings.answer;
             let outcome = a.outcome();
+            let rules = app.state.rules.in_force;
+            let text = match rules {
+                0 => format!("Answering {}", a.summary()),
+                1 => format!("Answering by 1 rule, else {}", a.summary()),
+                n => format!("Answering by {n} rules, else {}", a.summary()),
+            };
+            let hover = if rules == 0 {
+                format!("The service will treat this as: {}", outcome.describe())
+            } else {
+                format!(
+                    "The first rule that matches a call chooses its answer; a call no rule matches gets {} ({})",
+                    a.summary(),
+                    outcome.describe()
+                )
+            };
             ui.label(
-                RichText::new(format!("Answering {}", a.summary()))
+                RichText::new(text)
                     .strong()
                     .color(super::outcome_color(outcome, dark)),
             )
-            .on_hover_text(format!(
-                "The service will treat this as: {}",
-                outcome.describe()
-            ));
+            .on_hover_text(hover);
         });
     });
     // Why the receiver is not listening (or why a restart failed), on its own line, wrapped:
