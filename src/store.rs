@@ -249,8 +249,10 @@ impl Filter {
         let text = self.text.trim();
         if !text.is_empty() {
             clauses.push(
-                "(instr(path, ?1x) > 0 OR instr(ifnull(delivery, ''), ?1x) > 0 OR instr(ifnull(webhook_id, ''), ?1x) > 0 \
-                 OR instr(ifnull(event, ''), ?1x) > 0 OR instr(CAST(body AS TEXT), ?1x) > 0)",
+                // Letters match in either case (ASCII ones: SQLite's lower()).
+                "(instr(lower(path), lower(?1x)) > 0 OR instr(lower(ifnull(delivery, '')), lower(?1x)) > 0 \
+                 OR instr(lower(ifnull(webhook_id, '')), lower(?1x)) > 0 OR instr(lower(ifnull(event, '')), lower(?1x)) > 0 \
+                 OR instr(lower(CAST(body AS TEXT)), lower(?1x)) > 0)",
             );
             for _ in 0..5 {
                 args.push(V::Text(text.to_owned()));
@@ -1158,6 +1160,14 @@ mod tests {
             ..Filter::default()
         };
         assert_eq!(store.count(&f).unwrap(), 10);
+        // Letters match in either case: delivery, event, path.
+        for text in ["D2", "Status-Report", "/HOOK"] {
+            let f = Filter {
+                text: text.into(),
+                ..Filter::default()
+            };
+            assert!(store.count(&f).unwrap() >= 10, "{text}");
+        }
         let attempts = store.by_delivery("d1", Some("234")).unwrap();
         assert_eq!(attempts.len(), 10);
         assert!(
