@@ -12,7 +12,7 @@ use hookscope::app::engine::Engine;
 use hookscope::app::state::Settings;
 use hookscope::contract::Message;
 use hookscope::responder::Responder;
-use hookscope::store::{Durability, Header, Invocation, SentAnswer, Store};
+use hookscope::store::{Durability, Invocation, Store};
 use std::time::{Duration, Instant};
 
 #[global_allocator]
@@ -40,38 +40,6 @@ fn arg(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-fn invocation(i: u64, body: &[u8]) -> Invocation {
-    Invocation {
-        received_at: chrono::Utc::now(),
-        method: "POST".into(),
-        path: "/hook".into(),
-        query: None,
-        headers: vec![
-            Header::new("x-service-event", b"status-report"),
-            Header::new("x-service-delivery", format!("d-{i}").as_bytes()),
-            Header::new("content-type", b"application/json"),
-        ],
-        body: body.to_vec(),
-        body_size: body.len() as u64,
-        declared_size: Some(body.len() as u64),
-        body_kept: true,
-        peer: Some("127.0.0.1:1".into()),
-        event: Some("status-report".into()),
-        delivery: Some(format!("d-{i}")),
-        attempt: Some((i % 5 + 1) as u32),
-        webhook_id: Some("234".into()),
-        messages: Some(1),
-        registration_check: false,
-        findings: vec![],
-        answer: SentAnswer {
-            status: if i.is_multiple_of(4) { 503 } else { 200 },
-            ..SentAnswer::default()
-        },
-        took_us: 500,
-        rule: None,
-    }
-}
-
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
@@ -92,7 +60,7 @@ fn main() {
         let mut done = 0u64;
         while done < rows {
             let n = (rows - done).min(4096);
-            let inserts = (done..done + n).map(|i| store.insert(invocation(i, &body)));
+            let inserts = (done..done + n).map(|i| store.insert(Invocation::synthetic(i, &body)));
             for r in futures_util::future::join_all(inserts).await {
                 r.expect("insert");
             }

@@ -187,6 +187,13 @@ pub enum CliError {
     Json(#[from] serde_json::Error),
 }
 
+impl CliError {
+    /// The reader of the output went away (`| head`): nothing to report.
+    pub fn is_closed_output(&self) -> bool {
+        matches!(self, CliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
 /// One line of `listen` for a recorded call. Everything from the request is escaped.
 pub fn format_line(s: &Summary) -> String {
     let opt = |v: &Option<String>| escape_control(v.as_deref().unwrap_or("-"));

@@ -180,6 +180,13 @@ pub enum ApiCliError {
     Output(#[from] std::io::Error),
 }
 
+impl ApiCliError {
+    /// The reader of the output went away (`| head`): nothing to report.
+    pub fn is_closed_output(&self) -> bool {
+        matches!(self, ApiCliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
 /// The password: from the environment, else a prompt on a terminal, else none.
 fn password() -> Result<Option<String>, ApiCliError> {
     if let Ok(p) = std::env::var(PASSWORD_ENV) {
@@ -284,7 +291,7 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
             if api.json {
                 return print_json(&serde_json::json!({"deleted": id}));
             }
-            println!("Webhook {id} deleted.");
+            writeln!(std::io::stdout(), "Webhook {id} deleted.")?;
             Ok(())
         }
         WebhooksCommand::Enable { id, api } => {
@@ -300,7 +307,7 @@ fn show(api: &ApiArgs, w: Webhook) -> Result<(), ApiCliError> {
     if api.json {
         return print_json(&w);
     }
-    println!("{}", webhook_line(&w));
+    writeln!(std::io::stdout(), "{}", webhook_line(&w))?;
     Ok(())
 }
 
@@ -325,13 +332,15 @@ async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError>
     if api.json {
         return print_json(&sent);
     }
+    let mut out = std::io::stdout().lock();
     for m in sent {
-        println!(
+        writeln!(
+            out,
             "message {} to {} {}",
             m.id,
             escape_control(&m.to),
             m.status.id
-        );
+        )?;
     }
     Ok(())
 }
@@ -348,11 +357,12 @@ pub async fn inject(args: InjectArgs) -> Result<(), ApiCliError> {
     if args.api.json {
         return print_json(&v);
     }
-    println!(
+    writeln!(
+        std::io::stdout(),
         "incoming message {} from {} injected",
         v.get("id").and_then(|i| i.as_str()).unwrap_or("?"),
         escape_control(&args.from)
-    );
+    )?;
     Ok(())
 }
 
@@ -421,11 +431,17 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
         }
         let activity = emu.activity();
         let (lines, skipped) = unseen_activity(&activity, shown_activity);
+        // A closed stdout (`| head`) must not stop the emulator: write errors are ignored.
+        let mut out = std::io::stdout().lock();
         if skipped > 0 {
-            println!("… {skipped} more lines of activity came too fast to show");
+            let _ = writeln!(
+                out,
+                "… {skipped} more lines of activity came too fast to show"
+            );
         }
         for a in lines {
-            println!(
+            let _ = writeln!(
+                out,
                 "{}  {}",
                 a.at.format("%Y-%m-%d %H:%M:%S"),
                 escape_control(&a.text)
@@ -434,7 +450,8 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
         }
         let mail = emu.outbox();
         for m in &mail[shown_mail.min(mail.len())..] {
-            println!(
+            let _ = writeln!(
+                out,
                 "{}  OUTBOX to {}: {}: {}",
                 m.at.format("%Y-%m-%d %H:%M:%S"),
                 escape_control(&m.to),
@@ -442,6 +459,8 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
                 escape_control(&m.text)
             );
         }
+        let _ = out.flush();
+        drop(out);
         shown_mail = mail.len();
     }
     emu.stop();

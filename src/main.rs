@@ -32,35 +32,68 @@ fn main() -> ExitCode {
                 demo: cli.demo,
                 screenshot: cli.screenshot,
             };
-            hookscope::app::run::run_window(&runtime, opts).map_err(|e| e.to_string())
+            hookscope::app::run::run_window(&runtime, opts)
+                .map_err(|e| Failure::Message(e.to_string()))
         }
-        Some(Command::Listen(args)) => runtime
-            .block_on(cli::listen(args))
-            .map_err(|e| e.to_string()),
-        Some(Command::Log(args)) => cli::log(args).map_err(|e| e.to_string()),
-        Some(Command::Show(args)) => cli::show(args).map_err(|e| e.to_string()),
-        Some(Command::Schedule(args)) => cli::schedule(args).map_err(|e| e.to_string()),
+        Some(Command::Listen(args)) => runtime.block_on(cli::listen(args)).map_err(Failure::from),
+        Some(Command::Log(args)) => cli::log(args).map_err(Failure::from),
+        Some(Command::Show(args)) => cli::show(args).map_err(Failure::from),
+        Some(Command::Schedule(args)) => cli::schedule(args).map_err(Failure::from),
         Some(Command::Webhooks(cmd)) => runtime
             .block_on(hookscope::cli_api::webhooks(cmd))
-            .map_err(|e| e.to_string()),
+            .map_err(Failure::from),
         Some(Command::Send(args)) => runtime
             .block_on(hookscope::cli_api::send(args))
-            .map_err(|e| e.to_string()),
+            .map_err(Failure::from),
         Some(Command::SendTest(args)) => runtime
             .block_on(hookscope::cli_api::send_test(args))
-            .map_err(|e| e.to_string()),
+            .map_err(Failure::from),
         Some(Command::Emulate(args)) => runtime
             .block_on(hookscope::cli_api::emulate(args))
-            .map_err(|e| e.to_string()),
+            .map_err(Failure::from),
         Some(Command::Inject(args)) => runtime
             .block_on(hookscope::cli_api::inject(args))
-            .map_err(|e| e.to_string()),
+            .map_err(Failure::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+        // `hookscope log --json | head -1`: the reader has all it wanted.
+        Err(Failure::ClosedOutput) => ExitCode::SUCCESS,
+        Err(Failure::Message(e)) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// How a command failed: with a message for the user, or because its output was closed.
+enum Failure {
+    ClosedOutput,
+    Message(String),
+}
+
+impl From<cli::CliError> for Failure {
+    fn from(e: cli::CliError) -> Self {
+        if e.is_closed_output() {
+            Failure::ClosedOutput
+        } else {
+            Failure::Message(e.to_string())
+        }
+    }
+}
+
+impl From<hookscope::cli_api::ApiCliError> for Failure {
+    fn from(e: hookscope::cli_api::ApiCliError) -> Self {
+        if e.is_closed_output() {
+            Failure::ClosedOutput
+        } else {
+            Failure::Message(e.to_string())
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(e: String) -> Self {
+        Failure::Message(e)
     }
 }

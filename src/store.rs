@@ -140,6 +140,41 @@ impl Invocation {
         }
     }
 
+    /// A plausible status-report call numbered `i` (every fourth answered 503), for the
+    /// benchmarks and tests that fill a store.
+    #[doc(hidden)]
+    pub fn synthetic(i: u64, body: &[u8]) -> Invocation {
+        Invocation {
+            received_at: chrono::Utc::now(),
+            method: "POST".into(),
+            path: "/hook".into(),
+            query: None,
+            headers: vec![
+                Header::new("x-service-event", b"status-report"),
+                Header::new("x-service-delivery", format!("d-{i}").as_bytes()),
+                Header::new("content-type", b"application/json"),
+            ],
+            body: body.to_vec(),
+            body_size: body.len() as u64,
+            declared_size: Some(body.len() as u64),
+            body_kept: true,
+            peer: Some("127.0.0.1:1".into()),
+            event: Some("status-report".into()),
+            delivery: Some(format!("d-{i}")),
+            attempt: Some((i % 5 + 1) as u32),
+            webhook_id: Some("234".into()),
+            messages: Some(1),
+            registration_check: false,
+            findings: vec![],
+            answer: SentAnswer {
+                status: if i.is_multiple_of(4) { 503 } else { 200 },
+                ..SentAnswer::default()
+            },
+            took_us: 500,
+            rule: None,
+        }
+    }
+
     /// Why the caller did not get the chosen answer in time, if it did not.
     pub fn unanswered(&self) -> Option<&'static str> {
         if self.findings.iter().any(|f| f.code == CALLER_HUNG_UP) {

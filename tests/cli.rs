@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use hookscope::responder::Answer;
-use hookscope::store::{Filter, Store};
+use hookscope::store::{Durability, Filter, Store};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -440,6 +440,40 @@ fn log_on_a_mistyped_data_dir_is_an_error() {
         assert!(!err.contains("panicked"), "{err}");
     }
     assert!(!typo.exists());
+}
+
+/// `hookscope log --json | head -1`: the reader leaving early is not an error.
+#[tokio::test]
+async fn log_into_a_pipe_closed_early_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        // Far more than a pipe holds, so the writer meets the closed end.
+        let inserts: Vec<_> = (0..2000)
+            .map(|i| store.insert(hookscope::store::Invocation::synthetic(i, &[b'x'; 200])))
+            .collect();
+        for r in futures_util::future::join_all(inserts).await {
+            r.unwrap();
+        }
+    }
+    let mut child = bin()
+        .args(["log", "--json", "--limit", "2000", "--data-dir"])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with('{'), "{first}");
+    // The reader is gone (stdout dropped above).
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?} {err}", out.status);
+    assert!(err.is_empty(), "{err}");
 }
 
 #[test]
