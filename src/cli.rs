@@ -220,6 +220,29 @@ pub fn format_line(s: &Summary) -> String {
     )
 }
 
+/// The JSON object `listen --json` prints for one call: the fields of the line, named as in
+/// `log --json`; `findings` counts problems as the line does (a registration check's own note
+/// is not one).
+pub fn listen_json(s: &Summary) -> serde_json::Value {
+    serde_json::json!({
+        "id": s.id,
+        "received_at": s.received_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        "method": s.method,
+        "path": s.path,
+        "event": s.event,
+        "delivery": s.delivery,
+        "attempt": s.attempt,
+        "webhook_id": s.webhook_id,
+        "messages": s.messages,
+        "answer_status": s.answer_status,
+        "outcome": s.outcome.as_str(),
+        "body_size": s.body_size,
+        "findings": s.problems(),
+        "registration_check": s.registration_check,
+        "rule": s.rule,
+    })
+}
+
 /// The JSON object `log --json` prints for one invocation.
 pub fn log_json(s: &Stored) -> serde_json::Value {
     let inv = &s.inv;
@@ -308,7 +331,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
                 Ok(rec) => {
                     count += 1;
                     let line = if json {
-                        serde_json::to_string(&rec.summary).unwrap_or_default()
+                        listen_json(&rec.summary).to_string()
                     } else {
                         format_line(&rec.summary)
                     };

@@ -303,14 +303,30 @@ async fn listen_json_prints_one_object_per_call() {
     .unwrap();
     assert_eq!(resp.status(), 429);
     let line = next_line(&lines);
-    child.kill();
     let v: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
     assert_eq!(v["delivery"], "json-1");
     assert_eq!(v["attempt"], 2);
     assert_eq!(v["event"], "status-report");
     assert_eq!(v["answer_status"], 429);
+    assert_eq!(v["outcome"], "retry-slow-down");
     assert_eq!(v["path"], "/hook");
+    assert_eq!(v["findings"], 0);
     assert!(v["id"].as_i64().is_some_and(|id| id > 0), "{v}");
+    // The same instant format as `log --json`.
+    let at = v["received_at"].as_str().unwrap_or_default();
+    assert!(
+        at.ends_with('Z') && at.len() == "2026-11-21T10:00:00.000000Z".len(),
+        "{at}"
+    );
+    // The registration check's own note is not counted, as on the line.
+    assert_eq!(
+        registration_check(&http(), &format!("{url}/hook")).await,
+        200
+    );
+    let v: serde_json::Value = serde_json::from_str(&next_line(&lines)).expect("a JSON line");
+    child.kill();
+    assert_eq!(v["registration_check"], true);
+    assert_eq!(v["findings"], 0, "{v}");
 }
 
 /// Raise this process's open-file limit towards `wanted` (past the hard limit only when
