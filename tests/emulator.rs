@@ -641,3 +641,72 @@ async fn a_burst_is_not_timed_out_by_the_emulators_own_backlog() {
         &retried[..retried.len().min(5)]
     );
 }
+
+/// Every error the emulator's API gives has the documented body, whatever the mistake: a
+/// method a path does not take, a malformed query, an encoding service-api.md does not list.
+#[tokio::test]
+async fn errors_of_any_kind_have_the_documented_body() {
+    let emu = emulator(1.0, |c| c.credits = 5.0).await;
+    let base = emu.base_url();
+    let http = reqwest::Client::new();
+    let call = |method: reqwest::Method, path: &str| {
+        http.request(method, format!("{base}{path}"))
+            .basic_auth("demo", Some("demo"))
+    };
+    let check = |status: u16, v: &serde_json::Value| {
+        assert_eq!(v["status"], status, "{v}");
+        for field in ["type", "title", "detail"] {
+            assert!(v[field].as_str().is_some_and(|t| !t.is_empty()), "{v}");
+        }
+    };
+    let r = call(reqwest::Method::PUT, "/webhooks/1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 405);
+    check(405, &r.json().await.unwrap());
+    let r = call(reqwest::Method::GET, "/messages?limit=abc")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let v: serde_json::Value = r.json().await.unwrap();
+    check(400, &v);
+    assert!(
+        v["detail"].as_str().unwrap_or_default().contains("limit"),
+        "{v}"
+    );
+    let r = call(reqwest::Method::POST, "/messages")
+        .json(&serde_json::json!({"to": "+27001234567", "body": "x", "encoding": "FOO"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let v: serde_json::Value = r.json().await.unwrap();
+    check(400, &v);
+    assert!(
+        v["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("encoding"),
+        "{v}"
+    );
+    // A listed encoding is kept, and the refused submission made no message.
+    let r = call(reqwest::Method::POST, "/messages")
+        .json(&serde_json::json!({"to": "+27001234567", "body": "x", "encoding": "UNICODE"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let sent: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(sent[0]["encoding"], "UNICODE", "{sent}");
+    let listed: serde_json::Value = call(reqwest::Method::GET, "/messages")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(listed[0]["encoding"], "UNICODE");
+}

@@ -111,6 +111,7 @@ pub fn submit(
     body: &str,
     user_supplied_id: Option<String>,
     reports: &str,
+    encoding: &str,
 ) -> Message {
     let mut m = new_message(
         s,
@@ -120,13 +121,13 @@ pub fn submit(
         body,
         MessageStatus::new("ACCEPTED", None),
     );
-    if user_supplied_id.is_some()
-        && let Ok(key) = m.id.parse::<u128>()
+    m.user_supplied_id = user_supplied_id;
+    m.encoding = encoding.to_owned();
+    if let Ok(key) = m.id.parse::<u128>()
+        && let Some(stored) = s.data().messages.get_mut(&key)
     {
-        m.user_supplied_id = user_supplied_id;
-        if let Some(stored) = s.data().messages.get_mut(&key) {
-            stored.user_supplied_id = m.user_supplied_id.clone();
-        }
+        stored.user_supplied_id = m.user_supplied_id.clone();
+        stored.encoding = m.encoding.clone();
     }
     let test = to.trim_start_matches('+') == TEST_NUMBER;
     s.log(format!("message {} to {to} accepted", m.id));

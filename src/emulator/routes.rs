@@ -58,6 +58,14 @@ pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .nest("/v1", api)
         .fallback(|| async { not_found("No such path: the API lives under /v1") })
+        .method_not_allowed_fallback(|method: Method, uri: axum::http::Uri| async move {
+            ApiErr(ErrorBody::new(
+                "method-not-allowed",
+                "Method Not Allowed",
+                405,
+                format!("{method} is not allowed on {}", uri.path()),
+            ))
+        })
         .with_state(shared)
 }
 
@@ -313,6 +321,15 @@ async fn send_messages(State(s): Shr, body: axum::body::Bytes) -> Result<Respons
                 .to_owned(),
             _ => "+27000000000".to_owned(),
         };
+        let encoding = match e.get("encoding") {
+            None | Some(Value::Null) => "TEXT",
+            Some(Value::String(enc)) if ENCODINGS.contains(&enc.as_str()) => enc.as_str(),
+            Some(other) => {
+                return Err(bad_request(format!(
+                    "encoding must be TEXT, UNICODE or BINARY, not {other}"
+                )));
+            }
+        };
         let reports = e
             .get("deliveryReports")
             .and_then(Value::as_str)
@@ -325,6 +342,7 @@ async fn send_messages(State(s): Shr, body: axum::body::Bytes) -> Result<Respons
                 body.to_owned(),
                 usid.map(str::to_owned),
                 reports.clone(),
+                encoding,
             ));
         }
     }
@@ -360,11 +378,16 @@ async fn send_messages(State(s): Shr, body: axum::body::Bytes) -> Result<Respons
         d.credits -= cost;
     }
     let mut out = Vec::new();
-    for (from, to, body, usid, reports) in planned {
-        out.push(invoker::submit(&s, &from, &to, &body, usid, &reports));
+    for (from, to, body, usid, reports, encoding) in planned {
+        out.push(invoker::submit(
+            &s, &from, &to, &body, usid, &reports, encoding,
+        ));
     }
     Ok((StatusCode::CREATED, axum::Json(out)).into_response())
 }
+
+/// The encodings a submission may name (service-api.md).
+const ENCODINGS: [&str; 3] = ["TEXT", "UNICODE", "BINARY"];
 
 /// Parts of a text message (160 characters, 153 per part when split).
 pub fn parts(body: &str) -> u32 {
@@ -416,8 +439,15 @@ fn clause_matches(m: &Message, clause: &str) -> Result<bool, ApiErr> {
 
 async fn list_messages(
     State(s): Shr,
-    Query(q): Query<ListQuery>,
+    q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<axum::Json<Vec<Message>>, ApiErr> {
+    let Query(q) = q.map_err(|e| {
+        bad_request(format!(
+            "The query string is not valid: {}",
+            e.body_text()
+                .trim_start_matches("Failed to deserialize query string: ")
+        ))
+    })?;
     let clauses: Vec<String> = q
         .filter
         .as_deref()
