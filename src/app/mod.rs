@@ -247,11 +247,23 @@ impl HookscopeApp {
                 sv.status = Some(Ok(format!("Webhook {id} deleted.")));
             }
             (_, Ok(ApiReply::Sent(msgs))) => {
-                sv.awaiting_test = true;
-                sv.status = Some(Ok(format!(
-                    "Test message {} accepted. Its status reports will arrive at the SENT webhooks in a moment.",
-                    msgs.first().map_or("?", |m| m.id.as_str())
-                )));
+                let id = msgs.first().map_or("?", |m| m.id.as_str());
+                let active = sv
+                    .webhooks
+                    .iter()
+                    .filter(|w| w.active && w.trigger_scope == crate::contract::TriggerScope::Sent)
+                    .count();
+                // Only a webhook the service calls with status reports can bring them here.
+                sv.awaiting_test = active > 0 || !sv.listed;
+                sv.status = Some(if sv.awaiting_test {
+                    Ok(format!(
+                        "Test message {id} accepted. Its status reports will arrive at the SENT webhooks in a moment."
+                    ))
+                } else {
+                    Err(format!(
+                        "Test message {id} accepted, but no webhook is active for SENT messages: its status reports go nowhere. Create a webhook for SENT, or enable one, and send again."
+                    ))
+                });
             }
         }
     }
@@ -408,8 +420,17 @@ impl HookscopeApp {
                         rec.summary.webhook_id.clone(),
                     );
                 }
+                // The test message's report comes from a SENT webhook of the service, not from
+                // any call that happens to arrive meanwhile.
+                let from_sent_webhook = rec.summary.webhook_id.as_deref().is_some_and(|id| {
+                    self.state.service.webhooks.iter().any(|w| {
+                        w.trigger_scope == crate::contract::TriggerScope::Sent
+                            && w.id.to_string() == id
+                    })
+                });
                 if self.state.service.awaiting_test
                     && rec.summary.event.as_deref() == Some("status-report")
+                    && (from_sent_webhook || !self.state.service.listed)
                 {
                     // The test message's report: show it.
                     self.state.service.awaiting_test = false;
