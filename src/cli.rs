@@ -342,7 +342,8 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                     count += n;
                     eprintln!(
-                        "({n} calls not printed: the terminal could not keep up; they are stored, see `hookscope log`)"
+                        "({} not printed: the terminal could not keep up; they are stored, see `hookscope log`)",
+                        crate::text::count(n, "call", "calls")
                     );
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return count,
@@ -354,7 +355,10 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     let count = tokio::task::spawn_blocking(move || printer.join().unwrap_or(0))
         .await
         .unwrap_or(0);
-    eprintln!("Stopped. {count} calls recorded in this run.");
+    eprintln!(
+        "Stopped. {} recorded in this run.",
+        crate::text::count(count, "call", "calls")
+    );
     Ok(())
 }
 

@@ -110,6 +110,12 @@ pub fn human_size(n: u64) -> String {
     format!("{v:.1} {unit}")
 }
 
+/// `n` and the noun, singular for one: `1 call`, `2 calls`.
+pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// A human duration: `90 s`, `3 min`, `4 min 12 s`, `1 h 30 min`, `2 d`.
 pub fn human_duration(d: Duration) -> String {
     let s = d.as_secs();
@@ -129,6 +135,13 @@ pub fn human_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_singular_for_one() {
+        assert_eq!(count(1u64, "call", "calls"), "1 call");
+        assert_eq!(count(0u64, "call", "calls"), "0 calls");
+        assert_eq!(count(2u32, "attempt", "attempts"), "2 attempts");
+    }
 
     #[test]
     fn control_characters_are_escaped() {

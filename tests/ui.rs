@@ -68,6 +68,17 @@ impl UiRig {
         }
     }
 
+    /// Step until the service panel reports an error.
+    fn until_service_error(&mut self) {
+        self.until("the service panel's error", |app| {
+            app.state
+                .service
+                .status
+                .as_ref()
+                .is_some_and(|s| s.is_err())
+        });
+    }
+
     /// Send one call, wait for it in the list, click its row and wait for its detail.
     fn send_and_open(&mut self, event: &str, delivery: &str) {
         assert_eq!(self.send(event, delivery, 1), 200);
@@ -390,13 +401,7 @@ fn a_wrong_password_shows_the_mapped_message() {
     rig.harness.get_by_label("Password").type_text("wrong");
     rig.harness.step();
     rig.harness.get_by_label("Test connection").click();
-    rig.until("the answer", |app| {
-        app.state
-            .service
-            .status
-            .as_ref()
-            .is_some_and(|s| s.is_err())
-    });
+    rig.until_service_error();
     rig.harness.step();
     let shown = rig
         .harness
@@ -605,4 +610,73 @@ fn a_restart_on_a_taken_port_keeps_the_receiver_that_works() {
     assert_eq!(rig.send("status-report", "dlv-port-2", 1), 200);
     rig.harness.get_by_label("Dismiss").click();
     rig.until("the notice goes", |app| app.state.listen_notice.is_none());
+}
+
+#[test]
+fn the_findings_tab_shows_what_is_wrong_across_the_delivery() {
+    let mut rig = start();
+    // Attempt 1 succeeded, yet attempt 2 came: wrong for the delivery, though each call on its
+    // own keeps to the contract.
+    assert_eq!(rig.send("status-report", "dlv-fd", 1), 200);
+    assert_eq!(rig.send("status-report", "dlv-fd", 2), 200);
+    rig.until("both calls are listed", |app| {
+        app.state.list.row(1).is_some()
+    });
+    rig.harness.step();
+    // The newest row (attempt 2) is on top.
+    rig.harness
+        .get_all_by_label("dlv-fd")
+        .next()
+        .expect("a row")
+        .click();
+    rig.until("the delivery is read", |app| {
+        app.state.delivery.is_some() && app.state.detail.is_some()
+    });
+    rig.harness.get_by_label_contains("Findings (").click();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label_contains("Across its delivery");
+    rig.harness
+        .get_by_label_contains("after the delivery had succeeded");
+    assert!(
+        rig.harness
+            .query_by_label_contains("No findings: the call keeps to the contract")
+            .is_none()
+    );
+}
+
+#[test]
+fn a_test_message_with_no_sent_webhook_says_its_reports_go_nowhere() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    rig.harness.step();
+    rig.harness
+        .get_by_label("Send a test message to 1111111")
+        .click();
+    rig.until_service_error();
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("no webhook is active for SENT messages");
+    assert!(!rig.harness.state().state.service.awaiting_test);
+    // An unrelated call arriving now is not taken for the test message's report.
+    assert_eq!(rig.send("status-report", "dlv-unrelated", 1), 200);
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    assert!(
+        rig.harness
+            .query_by_label_contains("The test message's status report arrived")
+            .is_none()
+    );
+}
+
+#[test]
+fn a_preset_card_chooses_from_anywhere_on_it() {
+    let mut rig = start();
+    // Its description, not the code chip.
+    rig.harness
+        .get_by_label("retried on the schedule, and the service slows down")
+        .click();
+    rig.until("429 is chosen", |app| {
+        app.state.settings.answer.status == 429
+    });
+    assert_eq!(rig.send("status-report", "dlv-card", 1), 429);
 }

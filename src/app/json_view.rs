@@ -93,9 +93,9 @@ fn node_ui(
         }
         Value::Array(items) => {
             let title = format!(
-                "{}[…] {} items",
+                "{}[…] {}",
                 key.map_or(String::new(), |k| format!("{k}: ")),
-                items.len()
+                crate::text::count(items.len() as u64, "item", "items")
             );
             egui::CollapsingHeader::new(RichText::new(title).monospace())
                 .id_salt(id)

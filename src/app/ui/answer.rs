@@ -27,7 +27,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 } else {
                     egui::Color32::TRANSPARENT
                 });
-                frame.show(ui, |ui| {
+                let card = frame.show(ui, |ui| {
                     ui.set_width(ui.available_width());
                     ui.horizontal(|ui| {
                         let button = egui::Button::new(
@@ -36,19 +36,35 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                                 .color(super::outcome_color(outcome, dark)),
                         )
                         .selected(chosen);
-                        if ui.add(button).on_hover_text(outcome.describe()).clicked() {
-                            if preset.confirm {
-                                app.state.confirm = Some(preset);
-                            } else {
-                                app.apply_answer(preset.answer());
-                            }
-                        }
+                        let clicked = ui.add(button).on_hover_text(outcome.describe()).clicked();
                         if chosen {
                             ui.label("chosen");
                         }
-                    });
-                    ui.label(RichText::new(outcome.describe()).small());
+                        clicked
+                    })
+                    .inner
+                    | ui.add(
+                        egui::Label::new(RichText::new(outcome.describe()).small())
+                            .sense(egui::Sense::click()),
+                    )
+                    .clicked()
                 });
+                // The whole card chooses, not only its code.
+                let card_click = ui
+                    .interact(
+                        card.response.rect,
+                        ui.scope_id().with(("preset_card", preset.code)),
+                        egui::Sense::click(),
+                    )
+                    .on_hover_cursor(egui::CursorIcon::PointingHand)
+                    .clicked();
+                if card.inner || card_click {
+                    if preset.confirm {
+                        app.state.confirm = Some(preset);
+                    } else {
+                        app.apply_answer(preset.answer());
+                    }
+                }
             }
             ui.add_space(8.0);
             what_if_ui(ui, &current);

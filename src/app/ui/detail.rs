@@ -65,12 +65,19 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             });
         });
     });
+    // The findings of the call's delivery as a whole (read from all its attempts), when the
+    // delivery on screen is this call's.
+    let delivery = app
+        .state
+        .delivery
+        .as_deref()
+        .filter(|d| s.inv.delivery.as_deref() == Some(d.delivery.as_str()));
+    let delivery_findings = delivery.map_or(&[][..], |d| &d.findings[..]);
+    let findings = s.inv.findings.len() + delivery_findings.len();
     ui.horizontal(|ui| {
         for tab in DetailTab::ALL {
             let label = match tab {
-                DetailTab::Findings if !s.inv.findings.is_empty() => {
-                    format!("Findings ({})", s.inv.findings.len())
-                }
+                DetailTab::Findings if findings > 0 => format!("Findings ({findings})"),
                 DetailTab::Messages => match s.inv.messages {
                     Some(n) => format!("Messages ({n})"),
                     None => "Messages".to_owned(),
@@ -89,7 +96,7 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             DetailTab::Json => json_tab_ui(ui, &s),
             DetailTab::Headers => headers_ui(ui, &s),
             DetailTab::Raw => raw_ui(ui, &s.inv.body),
-            DetailTab::Findings => findings_ui(ui, &s),
+            DetailTab::Findings => findings_ui(ui, &s, delivery_findings),
             DetailTab::Answer => answer_sent_ui(ui, &s),
             DetailTab::Delivery => {
                 let scaled = app.delivery_schedule(s.inv.webhook_id.as_deref())
@@ -126,10 +133,10 @@ fn delivery_ui(
             ),
     );
     ui.weak(format!(
-        "Delivery {} of webhook {}: {} attempts seen. Hollow marks are the retries the contract's schedule still plans (hover for the rule assumed).",
+        "Delivery {} of webhook {}: {} seen. Hollow marks are the retries the contract's schedule still plans (hover for the rule assumed).",
         d.delivery,
         d.webhook_id.as_deref().unwrap_or("?"),
-        d.attempts.len()
+        crate::text::count(d.attempts.len() as u64, "attempt", "attempts")
     ))
     .on_hover_text(crate::contract::SCHEDULE_RULE);
     if let Some(speed) = emulator_speed {
@@ -347,14 +354,24 @@ fn raw_ui(ui: &mut egui::Ui, body: &[u8]) {
     );
 }
 
-fn findings_ui(ui: &mut egui::Ui, s: &Stored) {
+fn findings_ui(ui: &mut egui::Ui, s: &Stored, delivery: &[crate::contract::Finding]) {
     let dark = ui.visuals().dark_mode;
-    if s.inv.findings.is_empty() {
+    if s.inv.findings.is_empty() && delivery.is_empty() {
         ui.label("No findings: the call keeps to the contract.");
         return;
     }
+    if s.inv.findings.is_empty() {
+        ui.label("The call on its own keeps to the contract.");
+    }
     for f in &s.inv.findings {
         finding_ui(ui, f, dark);
+    }
+    if !delivery.is_empty() {
+        ui.add_space(6.0);
+        ui.strong("Across its delivery (all its attempts, as in the Delivery tab)");
+        for f in delivery {
+            finding_ui(ui, f, dark);
+        }
     }
 }
 

@@ -73,13 +73,14 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
         let l = &app.state.list;
         if l.counted {
-            ui.label(format!("{} calls", l.count));
+            ui.label(crate::text::count(l.count, "call", "calls"));
         } else {
             ui.spinner();
         }
         if !app.state.settings.follow && l.newer > 0 {
             let n = l.newer;
-            if ui.button(format!("{n} new calls: show")).clicked() {
+            let label = format!("{} new: show", crate::text::count(n, "call", "calls"));
+            if ui.button(label).clicked() {
                 changed = true;
             }
         }
