@@ -4,7 +4,7 @@ use crate::contract::{Brand, SCHEDULE_RULE, Schedule, outcome_of, parse_retry_af
 use crate::receiver::{self, ReceiverConfig};
 use crate::responder::{Answer, Responder, ResponderConfig};
 use crate::store::{Durability, Filter, Store, Stored, Summary, default_data_dir};
-use crate::text::{escape_control, human_duration, human_size, parse_duration, parse_size};
+use crate::text::{escape_control, human_duration, human_size, parse_duration};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::net::IpAddr;
@@ -70,10 +70,15 @@ impl DataDirArg {
 #[derive(Debug, Clone, Args)]
 pub struct AnswerArgs {
     /// Status code to answer (200-599).
-    #[arg(long, default_value_t = 200, value_name = "CODE")]
+    #[arg(
+        long,
+        default_value_t = 200,
+        value_name = "CODE",
+        allow_hyphen_values = true
+    )]
     pub respond: u16,
     /// Retry-After header to send: seconds, or an HTTP date.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub retry_after: Option<String>,
     /// Body of the answer.
     #[arg(long, value_name = "TEXT")]
@@ -82,7 +87,7 @@ pub struct AnswerArgs {
     #[arg(long, value_name = "TYPE")]
     pub content_type: Option<String>,
     /// Wait before answering, e.g. 500ms, 2s, 35s (past 30 s the service counts a timeout).
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", allow_hyphen_values = true)]
     pub delay: Option<std::time::Duration>,
 }
 
@@ -106,17 +111,17 @@ pub struct ListenArgs {
     #[arg(long, default_value = "127.0.0.1", value_name = "IP")]
     pub bind: IpAddr,
     /// Port to listen on; 0 picks a free one (the address chosen is printed).
-    #[arg(long, default_value_t = receiver::DEFAULT_PORT)]
+    #[arg(long, default_value_t = receiver::DEFAULT_PORT, allow_hyphen_values = true)]
     pub port: u16,
     #[command(flatten)]
     pub data: DataDirArg,
     #[command(flatten)]
     pub answer: AnswerArgs,
     /// Largest body kept whole; a larger one is answered 413 (e.g. 32MiB, 100MB).
-    #[arg(long, default_value = "32MiB", value_parser = parse_size, value_name = "SIZE")]
+    #[arg(long, default_value = "32MiB", value_parser = crate::text::parse_body_limit, value_name = "SIZE")]
     pub body_limit: u64,
     /// The word in the header names (X-<WORD>-Event) and the invoker's User-Agent.
-    #[arg(long, default_value = "Service", value_name = "WORD")]
+    #[arg(long, default_value = "Service", value_name = "WORD", value_parser = crate::text::parse_brand)]
     pub brand: String,
     /// Answer the registration check with the chosen code too, instead of 200.
     #[arg(long)]
@@ -138,7 +143,7 @@ pub struct LogArgs {
     #[command(flatten)]
     pub data: DataDirArg,
     /// How many invocations to list.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..), allow_hyphen_values = true)]
     pub limit: u64,
     /// One JSON object per line.
     #[arg(long)]
@@ -159,10 +164,10 @@ pub struct ShowArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ScheduleArgs {
     /// The status code answered to every attempt.
-    #[arg(long, default_value_t = 503, value_name = "CODE")]
+    #[arg(long, default_value_t = 503, value_name = "CODE", value_parser = clap::value_parser!(u16).range(100..=599), allow_hyphen_values = true)]
     pub code: u16,
     /// The Retry-After the answer carries, in seconds.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub retry_after: Option<u64>,
     /// Print the plan as JSON.
     #[arg(long)]

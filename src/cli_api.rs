@@ -145,7 +145,7 @@ pub struct EmulateArgs {
     #[arg(long, default_value = "127.0.0.1", value_name = "IP")]
     pub bind: IpAddr,
     /// Port; 0 picks a free one.
-    #[arg(long, default_value_t = crate::emulator::DEFAULT_PORT)]
+    #[arg(long, default_value_t = crate::emulator::DEFAULT_PORT, allow_hyphen_values = true)]
     pub port: u16,
     /// The account's username; its password comes from HOOKSCOPE_API_PASSWORD (default demo).
     #[arg(long, default_value = "demo")]
@@ -155,16 +155,16 @@ pub struct EmulateArgs {
     #[arg(long, value_name = "USER")]
     pub read_only_user: Option<String>,
     /// Emulated time runs this many times faster (60: a minute of schedule per second).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = crate::text::parse_speed, allow_hyphen_values = true)]
     pub speed: f64,
     /// Let the emulator call webhook URLs on other hosts than this one.
     #[arg(long)]
     pub allow_remote: bool,
     /// Credits the account starts with.
-    #[arg(long, default_value_t = 1000.0)]
+    #[arg(long, default_value_t = 1000.0, value_parser = crate::text::parse_credits, allow_hyphen_values = true)]
     pub credits: f64,
     /// The word in the header names (X-<WORD>-Event).
-    #[arg(long, default_value = "Service")]
+    #[arg(long, default_value = "Service", value_parser = crate::text::parse_brand)]
     pub brand: String,
 }
 

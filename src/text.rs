@@ -47,6 +47,51 @@ pub struct ParseError {
     examples: &'static str,
 }
 
+/// A brand word for the header names (`X-<WORD>-Event`): one token of ASCII letters, digits,
+/// `-` or `_`.
+pub fn parse_brand(s: &str) -> Result<String, String> {
+    let word = s.trim();
+    if crate::contract::Brand::is_word(word) {
+        Ok(word.to_owned())
+    } else {
+        Err(format!(
+            "\"{s}\" cannot be a header word: use one word of letters, digits, - or _ (it makes X-<WORD>-Event)"
+        ))
+    }
+}
+
+/// The receiver's body limit: a size of at least 1 KiB, so the registration check and any
+/// ordinary call fit.
+pub fn parse_body_limit(s: &str) -> Result<u64, String> {
+    let n = parse_size(s).map_err(|e| e.to_string())?;
+    if n < 1024 {
+        return Err(format!(
+            "{s} is too small a body limit: at least 1KiB, or the registration check itself would be refused"
+        ));
+    }
+    Ok(n)
+}
+
+/// The emulator's clock speed: above 0 and at most 1,000,000 (1 is real time).
+pub fn parse_speed(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1_000_000.0 => Ok(v),
+        _ => Err(format!(
+            "\"{s}\" is not a clock speed: give a number above 0 and at most 1000000 (1 is real time, 60 runs a minute of schedule a second)"
+        )),
+    }
+}
+
+/// Credits for the emulator's account: a number, 0 or more.
+pub fn parse_credits(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "\"{s}\" is not a number of credits: give 0 or more"
+        )),
+    }
+}
+
 /// A size such as `32MiB`, `512KiB`, `10MB`, `1048576`.
 pub fn parse_size(s: &str) -> Result<u64, ParseError> {
     let err = || ParseError {
@@ -66,6 +111,8 @@ pub fn parse_size(s: &str) -> Result<u64, ParseError> {
         "mib" => 1 << 20,
         "g" | "gb" => 1_000_000_000,
         "gib" => 1 << 30,
+        "t" | "tb" => 1_000_000_000_000,
+        "tib" => 1 << 40,
         _ => return Err(err()),
     };
     n.checked_mul(mult).ok_or_else(err)
@@ -135,6 +182,22 @@ pub fn human_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flag_values_are_refused_with_a_reason() {
+        assert_eq!(parse_brand(" Acme "), Ok("Acme".to_owned()));
+        assert!(parse_brand("a b").is_err_and(|e| e.contains("one word")));
+        assert!(parse_brand("").is_err());
+        assert_eq!(parse_body_limit("2KiB"), Ok(2048));
+        assert!(parse_body_limit("0").is_err_and(|e| e.contains("at least 1KiB")));
+        assert_eq!(parse_body_limit("1TiB"), Ok(1 << 40));
+        assert_eq!(parse_speed("60"), Ok(60.0));
+        for bad in ["0", "-1", "NaN", "inf", "1e9", "fast"] {
+            assert!(parse_speed(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_credits("0"), Ok(0.0));
+        assert!(parse_credits("-5").is_err());
+    }
 
     #[test]
     fn counts_are_singular_for_one() {

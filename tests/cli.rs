@@ -109,6 +109,40 @@ fn listen_refuses_an_answer_http_cannot_send() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("200-599"));
 }
 
+/// Values no command can use are refused before anything starts, each with a sentence that
+/// names the flag and says what it takes (negative numbers included).
+#[test]
+fn bad_flag_values_are_refused_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["listen", "--port", "-5"], "--port"),
+        (&["listen", "--delay", "-1s"], "is not a duration"),
+        (&["listen", "--brand", "a b"], "cannot be a header word"),
+        (&["listen", "--body-limit", "0"], "at least 1KiB"),
+        (&["emulate", "--speed", "0"], "is not a clock speed"),
+        (
+            &["emulate", "--credits", "-5"],
+            "is not a number of credits",
+        ),
+        (&["log", "--limit", "0"], "--limit"),
+        (&["schedule", "--code", "999"], "--code"),
+    ];
+    for (args, says) in cases {
+        let mut cmd = bin();
+        cmd.args(*args);
+        if matches!(args[0], "listen" | "log") {
+            cmd.arg("--data-dir").arg(dir.path());
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+    }
+    // Nothing was created for the refused commands.
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
 #[tokio::test]
 async fn listen_answers_as_told_and_log_and_show_read_it_back() {
     let dir = tempfile::tempdir().unwrap();

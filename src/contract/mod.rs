@@ -55,13 +55,18 @@ impl From<Brand> for String {
 
 impl Brand {
     /// A brand word; an empty or non-token word falls back to the default `Service`.
-    pub fn new(word: &str) -> Self {
-        let word = word.trim();
-        let is_token = !word.is_empty()
+    /// Whether `word` can stand in the header names: one token of ASCII letters, digits, `-`
+    /// or `_`.
+    pub fn is_word(word: &str) -> bool {
+        !word.is_empty()
             && word
                 .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if is_token {
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    }
+
+    pub fn new(word: &str) -> Self {
+        let word = word.trim();
+        if Brand::is_word(word) {
             Brand::build(word)
         } else {
             Brand::default()
