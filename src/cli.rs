@@ -271,6 +271,47 @@ pub fn log_json(s: &Stored) -> serde_json::Value {
     })
 }
 
+/// A body for JSON output: its text when it is UTF-8 (`body`), else its bytes in hex
+/// (`body_hex`).
+fn body_fields(bytes: &[u8]) -> (Option<String>, Option<String>) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (Some(text.to_owned()), None),
+        Err(_) => (None, Some(crate::text::hex(bytes))),
+    }
+}
+
+/// The JSON object `show --json` prints: every field of `log --json`, and the headers, body
+/// and answer in full. Bodies are text (or hex when they are not UTF-8), headers are
+/// `{name, value}` objects in the order received.
+pub fn show_json(s: &Stored) -> serde_json::Value {
+    let inv = &s.inv;
+    let mut v = log_json(s);
+    let (body, body_hex) = body_fields(&inv.body);
+    let (answer_body, answer_body_hex) = body_fields(&inv.answer.body);
+    let extra = serde_json::json!({
+        "peer": inv.peer,
+        "headers": inv.headers,
+        "body": body,
+        "body_hex": body_hex,
+        "body_kept": inv.body_kept,
+        "declared_size": inv.declared_size,
+        "took_us": inv.took_us,
+        "answer": {
+            "status": inv.answer.status,
+            "headers": inv.answer.headers.iter()
+                .map(|(name, value)| serde_json::json!({"name": name, "value": value}))
+                .collect::<Vec<_>>(),
+            "body": answer_body,
+            "body_hex": answer_body_hex,
+            "delay_ms": inv.answer.delay_ms,
+        },
+    });
+    if let (Some(v), serde_json::Value::Object(extra)) = (v.as_object_mut(), extra) {
+        v.extend(extra);
+    }
+    v
+}
+
 pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     let answer = args.answer.answer();
     answer.check()?;
@@ -397,7 +438,7 @@ pub fn show(args: ShowArgs) -> Result<(), CliError> {
     };
     let mut out = std::io::stdout().lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&s)?)?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&show_json(&s))?)?;
         return Ok(());
     }
     writeln!(out, "{}", render_show(&s))?;
@@ -494,12 +535,10 @@ pub fn body_text(body: &[u8]) -> String {
         return "(empty)".to_owned();
     }
     match std::str::from_utf8(body) {
-        Ok(text) => match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(v) => serde_json::to_string_pretty(&v)
-                .map(|p| escape_control_keep_newlines(&p))
-                .unwrap_or_else(|_| escape_control_keep_newlines(text)),
-            Err(_) => escape_control_keep_newlines(text),
-        },
+        // Re-indented, every token as it came (key order, big numbers).
+        Ok(text) => escape_control_keep_newlines(
+            &crate::text::pretty_json(text).unwrap_or_else(|| text.to_owned()),
+        ),
         Err(_) => hex_dump(body, 4096),
     }
 }

@@ -157,6 +157,67 @@ pub fn human_size(n: u64) -> String {
     format!("{v:.1} {unit}")
 }
 
+/// `text` re-indented two spaces a level, if it is JSON; every token kept exactly as it came
+/// (key order, number spelling, escapes), which a round trip through a parsed value would not
+/// keep (big numbers turned to floats, keys sorted).
+pub fn pretty_json(text: &str) -> Option<String> {
+    serde_json::from_str::<serde::de::IgnoredAny>(text).ok()?;
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    let mut depth = 0usize;
+    let (mut in_string, mut escaped) = (false, false);
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.extend(std::iter::repeat_n("  ", depth));
+    };
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                // An empty object or array stays on one line.
+                while chars.peek().is_some_and(|n| n.is_whitespace()) {
+                    chars.next();
+                }
+                if matches!(chars.peek(), Some('}' | ']')) {
+                    if let Some(close) = chars.next() {
+                        out.push(close);
+                    }
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
 /// `n` and the noun, singular for one: `1 call`, `2 calls`.
 pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
@@ -197,6 +258,21 @@ mod tests {
         }
         assert_eq!(parse_credits("0"), Ok(0.0));
         assert!(parse_credits("-5").is_err());
+    }
+
+    #[test]
+    fn pretty_json_keeps_every_token_as_it_came() {
+        let raw = r#"[{"id":12345678901234567890123,"x":1.10,"b":"a\"b,{c}","a":[],"o":{ }}]"#;
+        let pretty = pretty_json(raw).unwrap();
+        assert_eq!(
+            pretty,
+            "[\n  {\n    \"id\": 12345678901234567890123,\n    \"x\": 1.10,\n    \"b\": \"a\\\"b,{c}\",\n    \"a\": [],\n    \"o\": {}\n  }\n]"
+        );
+        // The same JSON, token for token.
+        let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+        assert_eq!(squeeze(&pretty).replace(": ", ":"), squeeze(raw));
+        assert_eq!(pretty_json("not json"), None);
+        assert_eq!(pretty_json("[]").as_deref(), Some("[]"));
     }
 
     #[test]

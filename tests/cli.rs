@@ -244,6 +244,33 @@ async fn listen_answers_as_told_and_log_and_show_read_it_back() {
     assert!(text.contains("503"), "{text}");
     assert!(text.contains("Retry-After: 120"), "{text}");
 
+    // --json: bodies as text, headers as name/value objects, the answer in full.
+    let out = bin()
+        .args(["show", &id, "--json", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let sent = String::from_utf8(status_report_body("77")).unwrap();
+    assert_eq!(v["body"], sent.as_str());
+    assert!(v["body_hex"].is_null());
+    assert_eq!(v["delivery"], "cli-1");
+    assert!(
+        v["headers"].as_array().is_some_and(|h| h
+            .iter()
+            .any(|h| h["name"] == "x-service-delivery" && h["value"] == "cli-1")),
+        "{v}"
+    );
+    assert_eq!(v["answer"]["status"], 503);
+    assert_eq!(v["answer"]["body"], "busy");
+    assert!(
+        v["answer"]["headers"].as_array().is_some_and(|h| h
+            .iter()
+            .any(|h| h["name"] == "Retry-After" && h["value"] == "120")),
+        "{v}"
+    );
+
     let out = bin()
         .args(["show", "9999", "--data-dir"])
         .arg(dir.path())
@@ -537,6 +564,25 @@ fn schedule_prints_the_projection() {
     assert!(text.contains("attempt   2  retry   1"), "{text}");
     assert!(text.contains("(+5 min after the failure before"), "{text}");
     assert!(text.contains("Rule assumed"), "{text}");
+
+    // --json: delays in seconds; a 500's Retry-After is not honoured.
+    let out = bin()
+        .args([
+            "schedule",
+            "--code",
+            "500",
+            "--retry-after",
+            "300",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["outcome"], "retry-temporary");
+    assert_eq!(v["plan"]["retries"][0]["number"], 2);
+    assert_eq!(v["plan"]["retries"][0]["delay_secs"], 90.0);
+    assert_eq!(v["plan"]["retries"][1]["delay_secs"], 180.0);
 }
 
 /// A child `hookscope listen` under load is killed with SIGKILL; after a restart on the same

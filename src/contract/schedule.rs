@@ -50,8 +50,13 @@ pub struct Attempt {
     pub number: u32,
     /// When it is due.
     pub at: DateTime<Utc>,
-    /// The wait since the failure before it.
+    /// The wait since the failure before it (in JSON: `delay_secs`, seconds).
+    #[serde(rename = "delay_secs", serialize_with = "as_secs")]
     pub delay: Duration,
+}
+
+fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
 }
 
 impl Attempt {
