@@ -114,3 +114,19 @@ fn node_ui(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn keys_keep_the_order_they_came_in() {
+        // serde_json's preserve_order: the tree shows a message's fields as the service sent
+        // them, not sorted.
+        let v: serde_json::Value =
+            serde_json::from_str(r#"{"type":"SENT","id":"1","body":"x","from":"+2"}"#).unwrap();
+        let keys: Vec<&str> = v
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["type", "id", "body", "from"]);
+    }
+}
