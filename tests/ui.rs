@@ -680,3 +680,21 @@ fn a_preset_card_chooses_from_anywhere_on_it() {
     });
     assert_eq!(rig.send("status-report", "dlv-card", 1), 429);
 }
+
+#[test]
+fn a_copy_button_says_it_copied() {
+    let mut rig = start();
+    rig.harness.get_by_label("Copy URL").click();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label("Copied!");
+    assert!(rig.harness.query_by_label("Copy URL").is_none());
+    assert!(
+        rig.harness
+            .state()
+            .state
+            .copied
+            .as_ref()
+            .is_some_and(|(which, _)| which == "Copy URL")
+    );
+}

@@ -420,6 +420,8 @@ pub struct AppState {
     pub port_text: String,
     /// A receiver restart that failed while the previous receiver kept listening.
     pub listen_notice: Option<String>,
+    /// The copy button last clicked and when (egui time), so it can say "Copied" for a moment.
+    pub copied: Option<(String, f64)>,
     /// The last background error, shown until dismissed.
     pub error: Option<String>,
     /// Calls recorded since the app started.
@@ -435,6 +437,7 @@ impl AppState {
             form: AnswerForm::from_answer(&settings.answer),
             port_text: settings.port.to_string(),
             listen_notice: None,
+            copied: None,
             settings,
             data_dir,
             listening: Listening::Starting,

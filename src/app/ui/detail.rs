@@ -23,25 +23,24 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // the panel is narrow (or zoomed) instead of running under the buttons.
     ui.horizontal(|ui| {
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            if ui
-                .button("Copy body")
-                .on_hover_text("Copy the request body as received")
-                .clicked()
-            {
-                ui.ctx()
-                    .copy_text(String::from_utf8_lossy(&s.inv.body).into_owned());
-            }
-            if ui
-                .button("Copy as curl")
-                .on_hover_text("A curl command that sends this call again to the receiver")
-                .clicked()
-            {
-                let base = match &app.state.listening {
-                    Listening::On(addr) => format!("http://{addr}"),
-                    _ => "http://127.0.0.1:8787".to_owned(),
-                };
-                ui.ctx().copy_text(curl_command(&s, &base));
-            }
+            super::copy_button(
+                ui,
+                &mut app.state.copied,
+                "Copy body",
+                "Copy the request body as received",
+                || String::from_utf8_lossy(&s.inv.body).into_owned(),
+            );
+            let base = match &app.state.listening {
+                Listening::On(addr) => format!("http://{addr}"),
+                _ => "http://127.0.0.1:8787".to_owned(),
+            };
+            super::copy_button(
+                ui,
+                &mut app.state.copied,
+                "Copy as curl",
+                "A curl command that sends this call again to the receiver",
+                || curl_command(&s, &base),
+            );
             let wrapping = egui::Layout::left_to_right(egui::Align::Center).with_main_wrap(true);
             ui.with_layout(wrapping, |ui| {
                 let dark = ui.visuals().dark_mode;

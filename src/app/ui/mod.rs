@@ -13,6 +13,46 @@ use super::HookscopeApp;
 use crate::contract::Outcome;
 use egui::Color32;
 
+/// How long a copy button says "Copied".
+const COPIED_FOR: f64 = 1.5;
+
+/// A button that copies `text()` to the clipboard and then reads "Copied!" for a moment, so
+/// the click visibly did something.
+pub fn copy_button(
+    ui: &mut egui::Ui,
+    copied: &mut Option<(String, f64)>,
+    label: &str,
+    hover: &str,
+    text: impl FnOnce() -> String,
+) {
+    let now = ui.input(|i| i.time);
+    let just = copied
+        .as_ref()
+        .filter(|(which, at)| which == label && now - at < COPIED_FOR)
+        .map(|(_, at)| COPIED_FOR - (now - at));
+    let shown = if just.is_some() { "Copied!" } else { label };
+    if let Some(left) = just {
+        ui.ctx()
+            .request_repaint_after(std::time::Duration::from_secs_f64(left.max(0.0)));
+    }
+    // The width of the label either way, so nothing beside it moves.
+    let width = ui.fonts_mut(|f| {
+        let font = egui::TextStyle::Button.resolve(ui.style());
+        let mut w = |s: &str| {
+            f.layout_no_wrap(s.to_owned(), font.clone(), Color32::WHITE)
+                .size()
+                .x
+        };
+        let plain = w(label);
+        plain.max(w("Copied!"))
+    }) + 2.0 * ui.spacing().button_padding.x;
+    let button = egui::Button::new(shown).min_size(egui::vec2(width, 0.0));
+    if ui.add(button).on_hover_text(hover).clicked() {
+        ui.ctx().copy_text(text());
+        *copied = Some((label.to_owned(), now));
+    }
+}
+
 pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // The zoom is changed with Ctrl +/- (egui) or the top bar; keep it for the next start.
     app.state.settings.zoom = ui.ctx().zoom_factor();

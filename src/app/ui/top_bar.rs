@@ -28,13 +28,13 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 )))
                 .on_hover_text("Every call to this address is recorded and answered as chosen");
                 ui.label(RichText::new(&url).monospace().strong());
-                if ui
-                    .button("Copy URL")
-                    .on_hover_text("Copy the receiver's URL to point a webhook at it")
-                    .clicked()
-                {
-                    ui.ctx().copy_text(url);
-                }
+                super::copy_button(
+                    ui,
+                    &mut app.state.copied,
+                    "Copy URL",
+                    "Copy the receiver's URL to point a webhook at it",
+                    || url,
+                );
             }
             Listening::Failed(_) => {
                 super::dot(
