@@ -45,14 +45,18 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         let oc = app.state.list.filter.outcome;
         let outcome_label = ui.label("Outcome:");
         egui::ComboBox::from_id_salt("outcome_filter")
-            .selected_text(oc.map_or("all", |o| o.as_str()))
+            .selected_text(oc.map_or("all", filter_label))
             .show_ui(ui, |ui| {
                 changed |= ui
                     .selectable_value(&mut app.state.list.filter.outcome, None, "all")
                     .changed();
                 for o in Outcome::ALL {
                     changed |= ui
-                        .selectable_value(&mut app.state.list.filter.outcome, Some(o), o.as_str())
+                        .selectable_value(
+                            &mut app.state.list.filter.outcome,
+                            Some(o),
+                            filter_label(o),
+                        )
                         .on_hover_text(o.describe())
                         .changed();
                 }
@@ -280,5 +284,18 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             app.engine()
                 .load_page(generation, filter.clone(), top, page, PAGE);
         }
+    }
+}
+
+/// An outcome as the filter offers it: the list's word for it, and the codes that lead to it
+/// (three kinds of call are all "retry" in the list).
+fn filter_label(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Succeeded => "succeeded",
+        Outcome::FailedPermanently => "discarded (4xx)",
+        Outcome::RetrySlowDown => "retry, slow down (429)",
+        Outcome::RetryUnavailable => "retry (503)",
+        Outcome::WebhookCancelled => "webhook cancelled (410)",
+        Outcome::RetryTemporary => "retry (other codes)",
     }
 }
