@@ -698,3 +698,38 @@ fn a_copy_button_says_it_copied() {
             .is_some_and(|(which, _)| which == "Copy URL")
     );
 }
+
+#[test]
+fn switching_services_never_shows_the_other_ones_webhooks() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    let base = match &rig.harness.state().state.service.emulator {
+        Some(e) => e.base_url(),
+        None => panic!("the emulator runs"),
+    };
+    let api = hookscope::api::ApiClient::new(&base, "demo", Some("demo".into())).unwrap();
+    let entry = hookscope::api::model::WebhookEntry::new(
+        "zebra-hook",
+        &rig.url("/hook"),
+        hookscope::contract::TriggerScope::Sent,
+    );
+    rig.rt.block_on(api.create_webhook(&entry)).unwrap();
+    rig.harness.get_by_label("Refresh").click();
+    rig.until("the webhook is listed", |app| {
+        app.state.service.webhooks.len() == 1
+    });
+    rig.harness.get_by_label("A real service").click();
+    rig.harness.step();
+    rig.harness.step();
+    assert!(rig.harness.state().state.service.webhooks.is_empty());
+    assert!(
+        rig.harness
+            .query_all_by_label_contains("zebra-hook")
+            .next()
+            .is_none()
+    );
+    rig.harness.get_by_label("Built-in emulator").click();
+    rig.until("the emulator's webhook is listed again", |app| {
+        app.state.service.webhooks.len() == 1
+    });
+}

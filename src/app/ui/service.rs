@@ -49,10 +49,27 @@ fn field_width(ui: &egui::Ui) -> f32 {
 
 fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let s = &mut app.state.settings;
-    ui.horizontal(|ui| {
-        ui.selectable_value(&mut s.api_custom, false, "Built-in emulator");
-        ui.selectable_value(&mut s.api_custom, true, "A real service");
-    });
+    let switched = ui
+        .horizontal(|ui| {
+            ui.selectable_value(&mut s.api_custom, false, "Built-in emulator")
+                .changed()
+                | ui.selectable_value(&mut s.api_custom, true, "A real service")
+                    .changed()
+        })
+        .inner;
+    if switched {
+        // What was listed came from the other service: never show it as this one's.
+        let sv = &mut app.state.service;
+        sv.webhooks.clear();
+        sv.listed = false;
+        sv.status = None;
+        sv.awaiting_test = false;
+        if !app.state.settings.api_custom {
+            // The emulator needs no credentials: list its webhooks again at once.
+            app.api(ApiOp::List);
+        }
+    }
+    let s = &mut app.state.settings;
     if s.api_custom {
         egui::Grid::new("conn_grid").num_columns(2).show(ui, |ui| {
             let l = ui.label("API base URL");
