@@ -475,7 +475,7 @@ fn every_list_column_fits_the_default_window_with_both_panels_open() {
     let req = post(
         &rig.client,
         &rig.url("/hook"),
-        &invoker_headers("incoming-message", "dlv-fit", 1),
+        &invoker_headers("incoming-message", "dlv-000155-3", 1),
         status_report_body("6"),
     );
     let status = rig
@@ -505,6 +505,20 @@ fn every_list_column_fits_the_default_window_with_both_panels_open() {
     );
     let outcome = rig.harness.get_by_label("succeeded").rect();
     assert!(outcome.max.x <= findings.min.x);
+    // The emulator's delivery ids (dlv-000155-3) are shown whole, not cut short by the column.
+    let delivery = rig.harness.get_by_label("dlv-000155-3").rect();
+    let ctx = rig.harness.ctx.clone();
+    let font = egui::TextStyle::Monospace.resolve(&ctx.global_style());
+    let whole = ctx.fonts_mut(|f| {
+        f.layout_no_wrap("dlv-000155-3".to_owned(), font, egui::Color32::WHITE)
+            .size()
+            .x
+    });
+    assert!(
+        delivery.width() + 0.5 >= whole,
+        "the delivery id gets {} px of the {whole} it needs",
+        delivery.width()
+    );
 
     // Opening the webhook form does not widen the Service panel over the list.
     rig.harness.get_by_label("New webhook").click();

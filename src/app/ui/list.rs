@@ -181,7 +181,7 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         // Sized so that every column, findings included, fits the list at the default window
         // size with both side panels open; the delivery id takes whatever width is left (its
         // full text is in the tooltip and the detail view).
-        .column(Column::initial(100.0).at_least(60.0).clip(true))
+        .column(Column::initial(72.0).at_least(60.0).clip(true))
         .column(Column::initial(112.0).at_least(50.0).clip(true))
         .column(Column::remainder().at_least(60.0).clip(true))
         .column(Column::initial(54.0).at_least(40.0))
@@ -222,7 +222,13 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 row.set_selected(selected == Some(s.id));
                 let color = super::outcome_color(s.outcome, dark);
                 row.col(|ui| {
-                    ui.label(RichText::new(super::local_time(s.received_at)).monospace());
+                    ui.label(RichText::new(super::local_time(s.received_at)).monospace())
+                        .on_hover_text(
+                            s.received_at
+                                .with_timezone(&chrono::Local)
+                                .format("%Y-%m-%d %H:%M:%S%.3f")
+                                .to_string(),
+                        );
                 });
                 row.col(|ui| {
                     let ev = if s.registration_check {

@@ -151,9 +151,10 @@ pub fn dot(ui: &mut egui::Ui, color: Color32) {
     ui.painter().circle_filled(rect.center(), 4.5, color);
 }
 
-/// Local time for a list row.
+/// A call's time in the list: to the second (the detail and the tooltip have the date and the
+/// milliseconds), so the delivery ids keep the room.
 pub fn local_time(t: chrono::DateTime<chrono::Utc>) -> String {
     t.with_timezone(&chrono::Local)
-        .format("%H:%M:%S%.3f")
+        .format("%H:%M:%S")
         .to_string()
 }
