@@ -215,8 +215,19 @@ pub fn analyze(
         }
     }
 
-    let last = attempts.last()?;
-    let last_number = last.number.unwrap_or(attempts.len() as u32);
+    // The first final answer decides the delivery: calls after it are anomalies (flagged as
+    // call-after-final above), not a new state.
+    let (position, last) = attempts
+        .iter()
+        .enumerate()
+        .find(|(_, a)| {
+            matches!(
+                a.outcome,
+                Outcome::Succeeded | Outcome::FailedPermanently | Outcome::WebhookCancelled
+            )
+        })
+        .or_else(|| attempts.iter().enumerate().next_back())?;
+    let last_number = last.number.unwrap_or(position as u32 + 1);
     let first_failure = attempts.iter().find(|a| a.outcome.is_retry()).map(|a| a.at);
     let (state, projection) = match last.outcome {
         Outcome::Succeeded => (
@@ -496,6 +507,15 @@ mod tests {
     fn calls_after_success_or_410() {
         let d = run(&[call(1, 1, 0, 200, None), call(2, 2, 90, 200, None)]);
         assert_eq!(codes(&d), vec!["call-after-final"]);
+        // The first final answer decides the delivery; a stray call after it does not.
+        assert_eq!(d.state, State::Succeeded { attempt: 1 });
+        let d = run(&[
+            call(1, 1, 0, 503, None),
+            call(2, 2, 90, 200, None),
+            call(3, 3, 300, 503, None),
+        ]);
+        assert_eq!(d.state, State::Succeeded { attempt: 2 });
+        assert!(d.projection.is_none());
         let d = analyze(
             &[call(5, 1, 600, 503, None)],
             &Schedule::default(),
