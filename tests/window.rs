@@ -72,18 +72,38 @@ fn pixels(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
     (info.width, info.height, buf)
 }
 
-#[test]
-fn screenshot_demo_renders_a_non_blank_png() {
+/// Whether this machine can run a real window; if not, says why `test` is skipped.
+fn can_open_a_window(test: &str) -> bool {
     if !on_path("Xvfb") {
         eprintln!(
-            "SKIPPED screenshot_demo_renders_a_non_blank_png: Xvfb is not installed (apt-get install xvfb xauth libgl1-mesa-dri libegl1; .ci/run does)"
+            "SKIPPED {test}: Xvfb is not installed (apt-get install xvfb xauth libgl1-mesa-dri libegl1; .ci/run does)"
         );
-        return;
+        return false;
     }
     if !has_opengl() {
         eprintln!(
-            "SKIPPED screenshot_demo_renders_a_non_blank_png: no OpenGL library (apt-get install libgl1-mesa-dri libegl1 libgl1; .ci/run does)"
+            "SKIPPED {test}: no OpenGL library (apt-get install libgl1-mesa-dri libegl1 libgl1; .ci/run does)"
         );
+        return false;
+    }
+    true
+}
+
+/// Wait for `child` to end, at most `secs`.
+fn wait_for_exit(app: &mut KillOnDrop, secs: u64, what: &str) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(s) = app.0.try_wait().unwrap() {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "{what} took over {secs} s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn screenshot_demo_renders_a_non_blank_png() {
+    if !can_open_a_window("screenshot_demo_renders_a_non_blank_png") {
         return;
     }
     let (_xvfb, display) = start_xvfb();
@@ -103,17 +123,7 @@ fn screenshot_demo_renders_a_non_blank_png() {
         .spawn()
         .expect("hookscope starts");
     let mut app = KillOnDrop(child);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(s) = app.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the screenshot took over 2 minutes"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_for_exit(&mut app, 120, "the screenshot");
     let mut err = String::new();
     if let Some(mut e) = app.0.stderr.take() {
         let _ = std::io::Read::read_to_string(&mut e, &mut err);
@@ -148,4 +158,55 @@ fn without_a_display_the_window_points_to_listen() {
     assert!(err.contains("needs a display"), "{err}");
     assert!(err.contains("hookscope listen"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+/// SIGTERM (a logout, `kill`) closes the window the way its close button does: it exits
+/// cleanly and saves its settings on the way out, even when the signal comes while the window
+/// is still opening.
+#[cfg(unix)]
+#[test]
+fn sigterm_closes_the_window_and_saves_its_settings() {
+    if !can_open_a_window("sigterm_closes_the_window_and_saves_its_settings") {
+        return;
+    }
+    let (_xvfb, display) = start_xvfb();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let child = Command::new(env!("CARGO_BIN_EXE_hookscope"))
+        .arg("--data-dir")
+        .arg(&data)
+        .env("DISPLAY", &display)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("LIBGL_ALWAYS_SOFTWARE", "1")
+        .env("HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hookscope starts");
+    let mut app = KillOnDrop(child);
+    // The store is opened after the signal handler is in place, before the window opens.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !data.join("hookscope.sqlite3").is_file() {
+        assert!(app.0.try_wait().unwrap().is_none(), "hookscope ended early");
+        assert!(
+            Instant::now() < deadline,
+            "the store was not opened in time"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = i32::try_from(app.0.id()).expect("a pid");
+    // SAFETY: a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = wait_for_exit(&mut app, 60, "closing on SIGTERM");
+    let mut err = String::new();
+    if let Some(mut e) = app.0.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut err);
+    }
+    assert!(status.success(), "{status:?}: {err}");
+    assert!(
+        dir.path().join("hookscope").join("app.ron").is_file(),
+        "the settings were not saved on the way out"
+    );
 }

@@ -49,10 +49,79 @@ pub fn has_display() -> bool {
 }
 
 /// Open the window (blocking until it closes). `rt` runs all I/O.
+/// A close asked for by a signal, and the window's context once there is one. Whichever comes
+/// second sends the close, so a signal that arrives while the window is still opening closes it
+/// as soon as it is up.
+#[derive(Default)]
+struct CloseRequest(std::sync::Mutex<(bool, Option<egui::Context>)>);
+
+impl CloseRequest {
+    fn close(ctx: &egui::Context) {
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        ctx.request_repaint();
+    }
+
+    fn requested(&self) {
+        let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        s.0 = true;
+        if let Some(ctx) = &s.1 {
+            Self::close(ctx);
+        }
+    }
+
+    fn window_up(&self, ctx: &egui::Context) {
+        let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        s.1 = Some(ctx.clone());
+        if s.0 {
+            Self::close(ctx);
+        }
+    }
+}
+
+/// Ctrl-C in the terminal, or SIGTERM (a logout, `kill`), closes the window as its close button
+/// would: the settings and the window's layout are saved on the way out, not lost.
+fn close_on_signal(rt: &tokio::runtime::Handle) -> std::sync::Arc<CloseRequest> {
+    let request = std::sync::Arc::new(CloseRequest::default());
+    let on_signal = request.clone();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        // Registered here, before anything else starts, not when the task first runs.
+        let _inside = rt.enter();
+        let (term, int) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        );
+        rt.spawn(async move {
+            match (term, int) {
+                (Ok(mut term), Ok(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
+                }
+                (Ok(mut one), Err(_)) | (Err(_), Ok(mut one)) => {
+                    one.recv().await;
+                }
+                (Err(_), Err(_)) => return,
+            }
+            on_signal.requested();
+        });
+    }
+    #[cfg(not(unix))]
+    rt.spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_signal.requested();
+        }
+    });
+    request
+}
+
 pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(), WindowError> {
     if !has_display() {
         return Err(WindowError::NoDisplay);
     }
+    let close = close_on_signal(rt.handle());
     // The demo's store is fresh and temporary; it is removed when the window closes.
     let demo_dir = if opts.demo {
         Some(
@@ -109,6 +178,7 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
                 // Never collide with a Hookscope already on 8787.
                 settings.port = 0;
             }
+            close.window_up(&cc.egui_ctx);
             let mut app = HookscopeApp::new(&cc.egui_ctx, engine, rx, settings, data_dir);
             if let Some(id) = show {
                 app.select(id);
