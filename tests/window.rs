@@ -101,6 +101,29 @@ fn wait_for_exit(app: &mut KillOnDrop, secs: u64, what: &str) -> std::process::E
     }
 }
 
+/// `hookscope` on `display`, with software OpenGL, its data and settings under `home`.
+fn window_command(display: &str, home: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hookscope"));
+    cmd.env("DISPLAY", display)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("LIBGL_ALWAYS_SOFTWARE", "1")
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home)
+        .env("XDG_CONFIG_HOME", home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// What the ended app wrote to stderr.
+fn stderr_of(app: &mut KillOnDrop) -> String {
+    let mut err = String::new();
+    if let Some(mut e) = app.0.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut err);
+    }
+    err
+}
+
 #[test]
 fn screenshot_demo_renders_a_non_blank_png() {
     if !can_open_a_window("screenshot_demo_renders_a_non_blank_png") {
@@ -109,25 +132,15 @@ fn screenshot_demo_renders_a_non_blank_png() {
     let (_xvfb, display) = start_xvfb();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("shot.png");
-    let child = Command::new(env!("CARGO_BIN_EXE_hookscope"))
+    let child = window_command(&display, dir.path())
         .arg("--screenshot")
         .arg(&out)
         .arg("--demo")
-        .env("DISPLAY", &display)
-        .env_remove("WAYLAND_DISPLAY")
-        .env("LIBGL_ALWAYS_SOFTWARE", "1")
-        .env("XDG_DATA_HOME", dir.path())
-        .env("XDG_CONFIG_HOME", dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .spawn()
         .expect("hookscope starts");
     let mut app = KillOnDrop(child);
     let status = wait_for_exit(&mut app, 120, "the screenshot");
-    let mut err = String::new();
-    if let Some(mut e) = app.0.stderr.take() {
-        let _ = std::io::Read::read_to_string(&mut e, &mut err);
-    }
+    let err = stderr_of(&mut app);
     assert!(status.success(), "hookscope --screenshot failed: {err}");
     let (w, h, px) = pixels(&out);
     assert!(w >= 640 && h >= 400, "{w}x{h}");
@@ -172,17 +185,9 @@ fn sigterm_closes_the_window_and_saves_its_settings() {
     let (_xvfb, display) = start_xvfb();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let child = Command::new(env!("CARGO_BIN_EXE_hookscope"))
+    let child = window_command(&display, dir.path())
         .arg("--data-dir")
         .arg(&data)
-        .env("DISPLAY", &display)
-        .env_remove("WAYLAND_DISPLAY")
-        .env("LIBGL_ALWAYS_SOFTWARE", "1")
-        .env("HOME", dir.path())
-        .env("XDG_DATA_HOME", dir.path())
-        .env("XDG_CONFIG_HOME", dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .spawn()
         .expect("hookscope starts");
     let mut app = KillOnDrop(child);
@@ -200,10 +205,7 @@ fn sigterm_closes_the_window_and_saves_its_settings() {
     // SAFETY: a signal to our own child process.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
     let status = wait_for_exit(&mut app, 60, "closing on SIGTERM");
-    let mut err = String::new();
-    if let Some(mut e) = app.0.stderr.take() {
-        let _ = std::io::Read::read_to_string(&mut e, &mut err);
-    }
+    let err = stderr_of(&mut app);
     assert!(status.success(), "{status:?}: {err}");
     assert!(
         dir.path().join("hookscope").join("app.ron").is_file(),
