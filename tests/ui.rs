@@ -747,3 +747,25 @@ fn switching_services_never_shows_the_other_ones_webhooks() {
         app.state.service.webhooks.len() == 1
     });
 }
+
+#[test]
+fn end_on_a_long_list_selects_the_oldest_call_at_the_first_press() {
+    let mut rig = start();
+    // More rows than the first pages hold, so the oldest row's page is not loaded yet.
+    for i in 0..250 {
+        assert_eq!(rig.send("status-report", &format!("long-{i}"), 1), 200);
+    }
+    rig.until("all rows are counted", |app| {
+        app.state.list.counted && app.state.list.count == 250
+    });
+    rig.harness.step();
+    assert!(
+        rig.harness.state().state.list.row(249).is_none(),
+        "not loaded yet"
+    );
+    rig.harness.key_press(egui::Key::End);
+    rig.until("the oldest call is selected", |app| {
+        app.state.list.selected.is_some()
+            && app.state.list.selected == app.state.list.row(249).map(|r| r.id)
+    });
+}

@@ -88,6 +88,8 @@ pub struct ListState {
     pub scroll_to_top: bool,
     /// The list should scroll so that this row is visible.
     pub scroll_to_row: Option<u64>,
+    /// A row the keyboard moved to before its page was loaded: selected once it is.
+    pub select_when_loaded: Option<u64>,
 }
 
 impl ListState {
@@ -96,6 +98,7 @@ impl ListState {
         self.generation += 1;
         self.pages.clear();
         self.pending.clear();
+        self.select_when_loaded = None;
         self.counted = false;
         self.newer = 0;
         self.generation

@@ -122,11 +122,13 @@ fn keyboard(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         None
     };
     if let Some(t) = target {
-        // Not loaded yet (e.g. End on a long list): scroll there; the page loads and the
-        // next press selects.
+        // Not loaded yet (e.g. End on a long list): scroll there, and select it once its page
+        // has loaded.
         app.state.list.scroll_to_row = Some(t);
-        if let Some(id) = app.state.list.row(t).map(|r| r.id) {
-            app.select(id);
+        app.state.list.select_when_loaded = None;
+        match app.state.list.row(t).map(|r| r.id) {
+            Some(id) => app.select(id),
+            None => app.state.list.select_when_loaded = Some(t),
         }
         if t != 0 {
             app.state.settings.follow = false;
@@ -140,6 +142,12 @@ fn keyboard(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 }
 
 pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    if let Some(t) = app.state.list.select_when_loaded
+        && let Some(id) = app.state.list.row(t).map(|r| r.id)
+    {
+        app.state.list.select_when_loaded = None;
+        app.select(id);
+    }
     filter_ui(ui, app);
     keyboard(ui, app);
     ui.separator();
