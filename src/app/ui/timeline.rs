@@ -46,9 +46,10 @@ pub fn timeline_ui(
     let painter = ui.painter_at(rect);
     let visuals = ui.visuals();
     let line_y = rect.top() + 22.0;
+    // Room on the right for the last tick's label ("2 d") and a scroll bar beside the panel.
     let inner = Rect::from_min_max(
         Pos2::new(rect.left() + 8.0, line_y),
-        Pos2::new(rect.right() - 8.0, line_y),
+        Pos2::new(rect.right() - 20.0, line_y),
     );
     let total = crate::deliveries::secs_between(start, end).max(1.0);
     let x_of = |t: DateTime<Utc>| {
