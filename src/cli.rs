@@ -74,6 +74,7 @@ pub struct AnswerArgs {
         long,
         default_value_t = 200,
         value_name = "CODE",
+        value_parser = crate::text::parse_answer_code,
         allow_hyphen_values = true
     )]
     pub respond: u16,
@@ -111,7 +112,7 @@ pub struct ListenArgs {
     #[arg(long, default_value = "127.0.0.1", value_name = "IP")]
     pub bind: IpAddr,
     /// Port to listen on; 0 picks a free one (the address chosen is printed).
-    #[arg(long, default_value_t = receiver::DEFAULT_PORT, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = receiver::DEFAULT_PORT, value_parser = crate::text::parse_port, allow_hyphen_values = true)]
     pub port: u16,
     #[command(flatten)]
     pub data: DataDirArg,
@@ -143,7 +144,7 @@ pub struct LogArgs {
     #[command(flatten)]
     pub data: DataDirArg,
     /// How many invocations to list.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..), allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 50, value_parser = crate::text::parse_limit, allow_hyphen_values = true)]
     pub limit: u64,
     /// One JSON object per line.
     #[arg(long)]
@@ -153,6 +154,7 @@ pub struct LogArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ShowArgs {
     /// The invocation's id (the first column of `hookscope log`).
+    #[arg(allow_hyphen_values = true)]
     pub id: i64,
     #[command(flatten)]
     pub data: DataDirArg,
@@ -164,10 +166,10 @@ pub struct ShowArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ScheduleArgs {
     /// The status code answered to every attempt.
-    #[arg(long, default_value_t = 503, value_name = "CODE", value_parser = clap::value_parser!(u16).range(100..=599), allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 503, value_name = "CODE", value_parser = crate::text::parse_status_code, allow_hyphen_values = true)]
     pub code: u16,
     /// The Retry-After the answer carries, in seconds.
-    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    #[arg(long, value_name = "SECONDS", value_parser = crate::text::parse_seconds, allow_hyphen_values = true)]
     pub retry_after: Option<u64>,
     /// Print the plan as JSON.
     #[arg(long)]
@@ -365,6 +367,9 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
                 " (the registration check still gets 200)"
             }
         )?;
+        if let Some(note) = answer.retry_after_note() {
+            writeln!(err, "{note}")?;
+        }
         writeln!(err, "Press Ctrl-C to stop.")?;
     }
     // Printing runs on its own thread: a slow or blocked terminal never holds up the receiver
@@ -516,8 +521,14 @@ pub fn render_show(s: &Stored) -> String {
     if let Some(rule) = &inv.rule {
         t += &format!("  chosen by: {}\n", e(rule));
     }
+    let ignored = !inv.outcome().honours_retry_after();
     for (n, v) in &a.headers {
-        t += &format!("  {}: {}\n", e(n), e(v));
+        let note = if ignored && n.eq_ignore_ascii_case("retry-after") {
+            "  (ignored by the service with this answer: only 503 and 429 count)"
+        } else {
+            ""
+        };
+        t += &format!("  {}: {}{note}\n", e(n), e(v));
     }
     if !a.body.is_empty() {
         t += &indent(&body_text(&a.body));
@@ -717,6 +728,23 @@ mod tests {
         let t = schedule_text(400, None, now);
         assert!(t.contains("discarded"));
         assert!(!t.contains("retries"));
+    }
+
+    #[test]
+    fn show_says_when_the_service_ignores_the_retry_after_sent() {
+        let mut inv = crate::store::Invocation::synthetic(1, b"[]");
+        inv.answer.status = 500;
+        inv.answer.headers = vec![("Retry-After".into(), "300".into())];
+        let t = render_show(&Stored { id: 1, inv });
+        assert!(
+            t.contains("Retry-After: 300  (ignored by the service"),
+            "{t}"
+        );
+        let mut inv = crate::store::Invocation::synthetic(2, b"[]");
+        inv.answer.status = 503;
+        inv.answer.headers = vec![("Retry-After".into(), "300".into())];
+        let t = render_show(&Stored { id: 2, inv });
+        assert!(t.contains("Retry-After: 300\n"), "{t}");
     }
 
     #[test]

@@ -145,7 +145,7 @@ pub struct EmulateArgs {
     #[arg(long, default_value = "127.0.0.1", value_name = "IP")]
     pub bind: IpAddr,
     /// Port; 0 picks a free one.
-    #[arg(long, default_value_t = crate::emulator::DEFAULT_PORT, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = crate::emulator::DEFAULT_PORT, value_parser = crate::text::parse_port, allow_hyphen_values = true)]
     pub port: u16,
     /// The account's username; its password comes from HOOKSCOPE_API_PASSWORD (default demo).
     #[arg(long, default_value = "demo")]

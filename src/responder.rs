@@ -89,10 +89,28 @@ impl Answer {
     }
 
     /// One line: `503 (Retry-After 120) after 2 s: retried on the schedule...`.
+    /// A Retry-After is set but the service ignores it with this code (only 503 and 429 count).
+    pub fn retry_after_ignored(&self) -> bool {
+        self.retry_after.is_some() && !self.outcome().honours_retry_after()
+    }
+
+    /// What the service does with a Retry-After in this answer, if there is one: a sentence.
+    pub fn retry_after_note(&self) -> Option<String> {
+        self.retry_after_ignored().then(|| {
+            format!(
+                "The service ignores Retry-After with {}: it honours it only with 503 and 429.",
+                self.status
+            )
+        })
+    }
+
     pub fn summary(&self) -> String {
         let mut s = self.status.to_string();
         if let Some(ra) = &self.retry_after {
             s.push_str(&format!(" Retry-After {ra}"));
+            if self.retry_after_ignored() {
+                s.push_str(" (ignored)");
+            }
         }
         if self.delay_ms > 0 {
             s.push_str(&format!(
@@ -302,5 +320,14 @@ mod tests {
         let mut a = Answer::status(503).with_retry_after(120);
         a.delay_ms = 2000;
         assert_eq!(a.summary(), "503 Retry-After 120 after 2 s");
+        assert_eq!(a.retry_after_note(), None);
+        // The service ignores it with 500: said wherever the answer is shown.
+        let a = Answer::status(500).with_retry_after(300);
+        assert_eq!(a.summary(), "500 Retry-After 300 (ignored)");
+        assert!(
+            a.retry_after_note()
+                .is_some_and(|n| n.contains("only with 503 and 429"))
+        );
+        assert_eq!(Answer::status(500).retry_after_note(), None);
     }
 }

@@ -72,6 +72,59 @@ pub fn parse_body_limit(s: &str) -> Result<u64, String> {
     Ok(n)
 }
 
+/// A whole number from `min` to `max`, or a sentence saying what it is not and what to give.
+fn whole_number(s: &str, min: u64, max: u64, what: &str, give: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!("\"{s}\" is not {what}: give {give}")),
+    }
+}
+
+/// How many calls to list: 1 or more.
+pub fn parse_limit(s: &str) -> Result<u64, String> {
+    whole_number(
+        s,
+        1,
+        u64::MAX,
+        "a number of calls",
+        "a whole number, 1 or more",
+    )
+}
+
+/// A port to listen on; 0 picks a free one.
+pub fn parse_port(s: &str) -> Result<u16, String> {
+    whole_number(
+        s,
+        0,
+        65_535,
+        "a port",
+        "a number from 0 to 65535 (0 picks a free one)",
+    )
+    .map(|n| n as u16)
+}
+
+/// An HTTP status code the service could get: 100 to 599.
+pub fn parse_status_code(s: &str) -> Result<u16, String> {
+    whole_number(s, 100, 599, "an HTTP status code", "one from 100 to 599").map(|n| n as u16)
+}
+
+/// A status code to answer with; which ones HTTP can send is checked with the rest of the
+/// answer (200 to 599).
+pub fn parse_answer_code(s: &str) -> Result<u16, String> {
+    whole_number(s, 0, 999, "a status code", "one from 200 to 599").map(|n| n as u16)
+}
+
+/// A number of seconds, 0 or more.
+pub fn parse_seconds(s: &str) -> Result<u64, String> {
+    whole_number(
+        s,
+        0,
+        u64::MAX,
+        "a number of seconds",
+        "a whole number, 0 or more",
+    )
+}
+
 /// The emulator's clock speed: above 0 and at most 1,000,000 (1 is real time).
 pub fn parse_speed(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
@@ -273,6 +326,25 @@ mod tests {
         assert_eq!(squeeze(&pretty).replace(": ", ":"), squeeze(raw));
         assert_eq!(pretty_json("not json"), None);
         assert_eq!(pretty_json("[]").as_deref(), Some("[]"));
+    }
+
+    #[test]
+    fn numbers_are_refused_with_a_sentence() {
+        assert_eq!(parse_limit("5"), Ok(5));
+        for (r, says) in [
+            (parse_limit("0").map(|_| ()), "is not a number of calls"),
+            (parse_limit("-3").map(|_| ()), "1 or more"),
+            (parse_port("-5").map(|_| ()), "0 to 65535"),
+            (parse_port("70000").map(|_| ()), "is not a port"),
+            (parse_status_code("999").map(|_| ()), "100 to 599"),
+            (parse_answer_code("abc").map(|_| ()), "200 to 599"),
+            (parse_seconds("-5").map(|_| ()), "0 or more"),
+        ] {
+            assert!(r.as_ref().is_err_and(|e| e.contains(says)), "{r:?}");
+        }
+        assert_eq!(parse_port("0"), Ok(0));
+        assert_eq!(parse_status_code("503"), Ok(503));
+        assert_eq!(parse_seconds("300"), Ok(300));
     }
 
     #[test]

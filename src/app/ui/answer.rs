@@ -17,7 +17,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .show(ui, |ui| {
             for preset in Preset::ALL {
                 let outcome = preset.outcome();
-                let chosen = current.status == preset.code && current.body.is_none();
+                let chosen = current == preset.answer();
                 let title = match preset.retry_after {
                     Some(ra) => format!("{} (Retry-After {ra} s)", preset.code),
                     None => preset.code.to_string(),
@@ -203,6 +203,9 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     match &preview {
         Ok(a) => {
             ui.label(RichText::new(format!("{}: {}", a.status, a.outcome().describe())).small());
+            if let Some(note) = a.retry_after_note() {
+                ui.label(RichText::new(note).small());
+            }
         }
         Err(e) => {
             ui.colored_label(

@@ -367,7 +367,7 @@ fn findings_ui(ui: &mut egui::Ui, s: &Stored, delivery: &[crate::contract::Findi
     }
     if !delivery.is_empty() {
         ui.add_space(6.0);
-        ui.strong("Across its delivery (all its attempts, as in the Delivery tab)");
+        ui.strong("Across its delivery (all its attempts, as in the Timeline tab)");
         for f in delivery {
             finding_ui(ui, f, dark);
         }
