@@ -769,3 +769,39 @@ fn end_on_a_long_list_selects_the_oldest_call_at_the_first_press() {
             && app.state.list.selected == app.state.list.row(249).map(|r| r.id)
     });
 }
+
+#[test]
+fn the_filter_toolbar_keeps_its_rows_whichever_filter_is_chosen() {
+    let mut rig = start();
+    rig.harness.step();
+    let rows = |rig: &UiRig| {
+        let y = |label: &str| rig.harness.get_by_label(label).rect().center().y;
+        (
+            y("Search:"),
+            y("Outcome:"),
+            y("With findings"),
+            y("Follow newest"),
+        )
+    };
+    let (search, outcome, findings, follow) = rows(&rig);
+    assert!(
+        (search - outcome).abs() < 4.0,
+        "search and filters share a row"
+    );
+    assert!(
+        (findings - follow).abs() < 4.0,
+        "the display options share a row"
+    );
+    // The longest event with each outcome: nothing moves.
+    rig.harness.state_mut().state.list.filter.event = Some("incoming-message".into());
+    for o in hookscope::contract::Outcome::ALL {
+        rig.harness.state_mut().state.list.filter.outcome = Some(o);
+        rig.harness.step();
+        rig.harness.step();
+        assert_eq!(
+            rows(&rig),
+            (search, outcome, findings, follow),
+            "{o:?} moved the toolbar"
+        );
+    }
+}

@@ -63,6 +63,9 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             })
             .response
             .labelled_by(outcome_label.id);
+        // Two rows whatever is chosen, so nothing jumps under the pointer: what to find, then
+        // how to show it.
+        ui.end_row();
         changed |= ui
             .checkbox(&mut app.state.list.filter.with_findings, "With findings")
             .changed();
@@ -304,12 +307,13 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 /// An outcome as the filter offers it: the list's word for it, and the codes that lead to it
 /// (three kinds of call are all "retry" in the list).
 fn filter_label(o: Outcome) -> &'static str {
+    // Short, so the toolbar keeps its line whichever is chosen; each choice's hover says more.
     match o {
         Outcome::Succeeded => "succeeded",
         Outcome::FailedPermanently => "discarded (4xx)",
-        Outcome::RetrySlowDown => "retry, slow down (429)",
+        Outcome::RetrySlowDown => "retry (429)",
         Outcome::RetryUnavailable => "retry (503)",
-        Outcome::WebhookCancelled => "webhook cancelled (410)",
-        Outcome::RetryTemporary => "retry (other codes)",
+        Outcome::WebhookCancelled => "cancelled (410)",
+        Outcome::RetryTemporary => "retry (others)",
     }
 }
