@@ -1,6 +1,6 @@
 //! The headless commands: the same engine as the window, without one.
 
-use crate::contract::{Brand, SCHEDULE_RULE, Schedule, outcome_of, parse_retry_after};
+use crate::contract::{Brand, SCHEDULE_RULE, Schedule, outcome_of};
 use crate::receiver::{self, ReceiverConfig};
 use crate::responder::{Answer, Responder, ResponderConfig};
 use crate::store::{Durability, Filter, Store, Stored, Summary, default_data_dir};
@@ -253,24 +253,13 @@ pub fn listen_json(s: &Summary) -> serde_json::Value {
 /// The JSON object `log --json` prints for one invocation.
 pub fn log_json(s: &Stored) -> serde_json::Value {
     let inv = &s.inv;
-    serde_json::json!({
-        "id": s.id,
-        "received_at": inv.received_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
-        "method": inv.method,
-        "path": inv.path,
-        "query": inv.query,
-        "event": inv.event,
-        "delivery": inv.delivery,
-        "attempt": inv.attempt,
-        "webhook_id": inv.webhook_id,
-        "messages": inv.messages,
-        "answer_status": inv.answer.status,
-        "outcome": inv.outcome().as_str(),
-        "body_size": inv.body_size,
-        "registration_check": inv.registration_check,
-        "rule": inv.rule,
-        "findings": inv.findings,
-    })
+    let mut v = listen_json(&Summary::of(s.id, inv));
+    if let Some(o) = v.as_object_mut() {
+        o.insert("query".into(), serde_json::json!(inv.query));
+        // The findings themselves, not how many.
+        o.insert("findings".into(), serde_json::json!(inv.findings));
+    }
+    v
 }
 
 /// A body for JSON output: its text when it is UTF-8 (`body`), else its bytes in hex
@@ -584,19 +573,29 @@ pub fn hex_dump(bytes: &[u8], max: usize) -> String {
     out
 }
 
+/// What the service plans after answering `code` (with `retry_after` seconds, which it honours
+/// only with 503 and 429) to every attempt, the first failing at `now`; `None` when it does not
+/// retry.
+fn schedule_plan(
+    code: u16,
+    retry_after: Option<u64>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<crate::contract::Plan> {
+    let outcome = outcome_of(code);
+    let retry_after = retry_after
+        .filter(|_| outcome.honours_retry_after())
+        .map(std::time::Duration::from_secs);
+    outcome
+        .is_retry()
+        .then(|| Schedule::default().plan(now, retry_after))
+}
+
 pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
     let now = chrono::Utc::now();
-    let out_text = schedule_text(args.code, args.retry_after, now);
     let mut out = std::io::stdout().lock();
     if args.json {
         let outcome = outcome_of(args.code);
-        let retry_after = args
-            .retry_after
-            .filter(|_| outcome.honours_retry_after())
-            .map(std::time::Duration::from_secs);
-        let plan = outcome
-            .is_retry()
-            .then(|| Schedule::default().plan(now, retry_after));
+        let plan = schedule_plan(args.code, args.retry_after, now);
         writeln!(
             out,
             "{}",
@@ -609,7 +608,7 @@ pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
             }))?
         )?;
     } else {
-        write!(out, "{out_text}")?;
+        write!(out, "{}", schedule_text(args.code, args.retry_after, now))?;
     }
     Ok(())
 }
@@ -623,22 +622,20 @@ pub fn schedule_text(
 ) -> String {
     let outcome = outcome_of(code);
     let mut t = format!("Answering {code}: {}\n", outcome.describe());
-    if !outcome.is_retry() {
+    let Some(plan) = schedule_plan(code, retry_after, now) else {
         return t;
-    }
-    let mut ra = retry_after.map(std::time::Duration::from_secs);
-    if let Some(given) = ra {
-        let how = if !outcome.honours_retry_after() {
-            ra = None;
-            "ignored: the service honours it only with 503 and 429"
-        } else if parse_retry_after(&given.as_secs().to_string(), now).is_some() {
+    };
+    if let Some(given) = retry_after {
+        let how = if outcome.honours_retry_after() {
             "honoured"
         } else {
-            "not understood"
+            "ignored: the service honours it only with 503 and 429"
         };
-        t += &format!("Retry-After: {} ({how})\n", human_duration(given));
+        t += &format!(
+            "Retry-After: {} ({how})\n",
+            human_duration(std::time::Duration::from_secs(given))
+        );
     }
-    let plan = Schedule::default().plan(now, ra);
     let local = |d: chrono::DateTime<chrono::Utc>| {
         d.with_timezone(&chrono::Local)
             .format("%d %b %H:%M:%S")

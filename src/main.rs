@@ -91,9 +91,3 @@ impl From<hookscope::cli_api::ApiCliError> for Failure {
         }
     }
 }
-
-impl From<String> for Failure {
-    fn from(e: String) -> Self {
-        Failure::Message(e)
-    }
-}

@@ -379,7 +379,7 @@ async fn record(
             code: "answer-too-late".into(),
             message: format!(
                 "The answer took {}: the service waits {} at most, so it counts this call as a temporary failure and retries, whatever the code.",
-                crate::text::human_duration(started.elapsed()),
+                crate::text::human_duration(std::time::Duration::from_micros(inv.took_us)),
                 crate::text::human_duration(crate::contract::ANSWER_TIMEOUT)
             ),
         });

@@ -439,10 +439,10 @@ fn check_spacing(same: &[&Stored], speed: f64, webhook: &str) {
     assert_reads_clean(&three, speed);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn retry_after_delays_the_retry() {
-    let speed = 1000.0;
-    let rig = Rig::start(Answer::status(503).with_retry_after(600)).await;
+/// The first two attempts of an incoming message the receiver answers with `answer`, the
+/// emulator's clock at `speed`.
+async fn two_attempts(answer: Answer, speed: f64) -> Vec<Stored> {
+    let rig = Rig::start(answer).await;
     let emu = emulator(speed, |_| {}).await;
     let c = client(&emu);
     c.create_webhook(&WebhookEntry::new(
@@ -453,7 +453,13 @@ async fn retry_after_delays_the_retry() {
     .await
     .unwrap();
     emu.inject_incoming("+27007654321", "+27001234567", "hi");
-    let got = calls(&rig, 2, 30).await;
+    calls(&rig, 2, 30).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_delays_the_retry() {
+    let speed = 1000.0;
+    let got = two_attempts(Answer::status(503).with_retry_after(600), speed).await;
     assert_eq!(got[0].inv.event.as_deref(), Some("incoming-message"));
     let g = gap_secs(&got[0], &got[1]);
     assert!(
@@ -469,18 +475,7 @@ async fn retry_after_delays_the_retry() {
 async fn retry_after_with_500_is_ignored() {
     // Retry-After counts only with 503 and 429: a 500 is retried on the plain schedule.
     let speed = 100.0;
-    let rig = Rig::start(Answer::status(500).with_retry_after(600)).await;
-    let emu = emulator(speed, |_| {}).await;
-    let c = client(&emu);
-    c.create_webhook(&WebhookEntry::new(
-        "in",
-        &rig.url("/in"),
-        TriggerScope::Received,
-    ))
-    .await
-    .unwrap();
-    emu.inject_incoming("+27007654321", "+27001234567", "hi");
-    let got = calls(&rig, 2, 30).await;
+    let got = two_attempts(Answer::status(500).with_retry_after(600), speed).await;
     let g = gap_secs(&got[0], &got[1]);
     assert!(
         (0.9 * 0.9..4.0).contains(&g),

@@ -54,7 +54,6 @@ impl From<Brand> for String {
 }
 
 impl Brand {
-    /// A brand word; an empty or non-token word falls back to the default `Service`.
     /// Whether `word` can stand in the header names: one token of ASCII letters, digits, `-`
     /// or `_`.
     pub fn is_word(word: &str) -> bool {
@@ -64,6 +63,7 @@ impl Brand {
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     }
 
+    /// A brand word; an empty or non-token word falls back to the default `Service`.
     pub fn new(word: &str) -> Self {
         let word = word.trim();
         if Brand::is_word(word) {

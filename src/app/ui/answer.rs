@@ -29,7 +29,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 });
                 let card = frame.show(ui, |ui| {
                     ui.set_width(ui.available_width());
-                    ui.horizontal(|ui| {
+                    let clicked = ui.horizontal(|ui| {
                         let button = egui::Button::new(
                             RichText::new(&title)
                                 .strong()
@@ -42,12 +42,9 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                         }
                         clicked
                     })
-                    .inner
-                    | ui.add(
-                        egui::Label::new(RichText::new(outcome.describe()).small())
-                            .sense(egui::Sense::click()),
-                    )
-                    .clicked()
+                    .inner;
+                    ui.label(RichText::new(outcome.describe()).small());
+                    clicked
                 });
                 // The whole card chooses, not only its code.
                 let card_click = ui
