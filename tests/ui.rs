@@ -21,7 +21,12 @@ struct UiRig {
 }
 
 fn start() -> UiRig {
-    let mut rig = start_on(0);
+    start_sized([1280.0, 800.0])
+}
+
+/// The app in a window of `size`, its receiver listening.
+fn start_sized(size: [f32; 2]) -> UiRig {
+    let mut rig = start_on(0, size);
     rig.until("the receiver listens", |app| {
         matches!(app.state.listening, Listening::On(_))
     });
@@ -29,7 +34,7 @@ fn start() -> UiRig {
 }
 
 /// The app with its receiver set to `port`, not yet waited for.
-fn start_on(port: u16) -> UiRig {
+fn start_on(port: u16, size: [f32; 2]) -> UiRig {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -44,7 +49,7 @@ fn start_on(port: u16) -> UiRig {
     };
     let data_dir = dir.path().to_owned();
     let harness = Harness::builder()
-        .with_size([1280.0, 800.0])
+        .with_size(size)
         .build_eframe(move |cc| HookscopeApp::new(&cc.egui_ctx, engine, rx, settings, data_dir));
     UiRig {
         harness,
@@ -87,6 +92,36 @@ impl UiRig {
         self.harness.get_by_label(delivery).click();
         self.until("the detail loads", |app| app.state.detail.is_some());
         self.harness.step();
+    }
+
+    /// A status report announced as an incoming message (one finding), waited for in the list.
+    fn send_mislabelled(&mut self, delivery: &str) {
+        let req = post(
+            &self.client,
+            &self.url("/hook"),
+            &invoker_headers("incoming-message", delivery, 1),
+            status_report_body("6"),
+        );
+        let status = self
+            .rt
+            .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
+            .unwrap();
+        assert_eq!(status, 200);
+        self.until("the call is listed", |app| {
+            app.state.list.row(0).is_some_and(|r| r.findings > 0)
+        });
+        self.harness.step();
+    }
+
+    /// Where the Answer panel begins: everything in the list and the detail ends before it.
+    fn answer_panel_left(&self) -> f32 {
+        self.harness
+            .get_by_label(
+                "What the receiver answers to the next call, and what the service will do:",
+            )
+            .rect()
+            .min
+            .x
     }
 
     fn url(&self, path: &str) -> String {
@@ -468,41 +503,27 @@ fn the_password_goes_to_the_keychain_only_when_asked_and_never_to_settings() {
     });
 }
 
+/// `what` ends before the Answer panel that begins at `x`.
+fn ends_before(what: &str, r: egui::Rect, x: f32) {
+    assert!(
+        r.max.x <= x,
+        "{what} ends at x={} but the Answer panel starts at x={x}",
+        r.max.x
+    );
+}
+
 #[test]
 fn every_list_column_fits_the_default_window_with_both_panels_open() {
     let mut rig = start();
-    // A status report announced as an incoming message: one finding, shown in the last column.
-    let req = post(
-        &rig.client,
-        &rig.url("/hook"),
-        &invoker_headers("incoming-message", "dlv-000155-3", 1),
-        status_report_body("6"),
-    );
-    let status = rig
-        .rt
-        .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
-        .unwrap();
-    assert_eq!(status, 200);
-    rig.until("the call is listed", |app| {
-        app.state.list.row(0).is_some_and(|r| r.findings > 0)
-    });
-    rig.harness.step();
+    // One finding, shown in the last column.
+    rig.send_mislabelled("dlv-000155-3");
     assert!(
         rig.harness.state().state.show_service,
         "the Service panel is open by default"
     );
-    let answer_panel_left = rig
-        .harness
-        .get_by_label("What the receiver answers to the next call, and what the service will do:")
-        .rect()
-        .min
-        .x;
+    let answer_panel_left = rig.answer_panel_left();
     let findings = rig.harness.get_by_label_contains("found").rect();
-    assert!(
-        findings.max.x <= answer_panel_left,
-        "the findings cell ends at x={} but the Answer panel starts at x={answer_panel_left}",
-        findings.max.x
-    );
+    ends_before("the findings cell", findings, answer_panel_left);
     let outcome = rig.harness.get_by_label("succeeded").rect();
     assert!(outcome.max.x <= findings.min.x);
     // The emulator's delivery ids (dlv-000155-3) are shown whole, not cut short by the column.
@@ -532,6 +553,54 @@ fn every_list_column_fits_the_default_window_with_both_panels_open() {
         "with the form open the findings cell ends at x={}",
         findings.max.x
     );
+}
+
+#[test]
+fn a_1024_window_keeps_the_list_and_the_detail_between_the_side_panels() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    rig.send_mislabelled("dlv-narrow");
+    rig.harness.get_by_label("dlv-narrow").click();
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.get_by_label("Timeline").click();
+    rig.until("the delivery is read", |app| app.state.delivery.is_some());
+    rig.harness.step();
+    rig.harness.step();
+    let answer_panel_left = rig.answer_panel_left();
+    let service_panel_right = rig
+        .harness
+        .get_by_label("Send a test message to 1111111")
+        .rect()
+        .max
+        .x;
+    // The list's last column under its short title, and its cell (the rightmost "1": the
+    // attempt, the messages and the finding all read 1).
+    let found = rig.harness.get_by_label("Found").rect();
+    let last_cell = rig
+        .harness
+        .query_all_by_label("1")
+        .map(|n| n.rect())
+        .max_by(|a, b| a.max.x.total_cmp(&b.max.x))
+        .unwrap();
+    assert!(
+        last_cell.min.x >= found.min.x - 1.0,
+        "the finding is under Found"
+    );
+    ends_before("Found", found, answer_panel_left);
+    ends_before("the finding", last_cell, answer_panel_left);
+    assert!(
+        rig.harness.query_by_label("Try").is_some()
+            && rig.harness.query_by_label("Messages").is_none(),
+        "the long titles are shortened"
+    );
+    // The detail's last tab and the delivery's sentence wrap inside the list's width.
+    let tab = rig.harness.get_by_label("Answer sent").rect();
+    assert!(tab.min.x >= service_panel_right && tab.max.x <= answer_panel_left);
+    let sentence = rig.harness.get_by_label_contains("Hollow marks").rect();
+    ends_before("the delivery's sentence", sentence, answer_panel_left);
+    // Both filters stay on the first line, beside the search field.
+    let search = rig.harness.get_by_label("Search:").rect();
+    let outcome = rig.harness.get_by_label("Outcome:").rect();
+    assert!((outcome.center().y - search.center().y).abs() < 2.0);
 }
 
 #[test]
@@ -585,7 +654,7 @@ fn the_detail_panel_keeps_its_height_on_a_short_tab_and_while_a_call_loads() {
 fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
-    let mut rig = start_on(port);
+    let mut rig = start_on(port, [1280.0, 800.0]);
     rig.until("the start fails", |app| {
         matches!(app.state.listening, Listening::Failed(_))
     });

@@ -73,7 +73,8 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .filter(|d| s.inv.delivery.as_deref() == Some(d.delivery.as_str()));
     let delivery_findings = delivery.map_or(&[][..], |d| &d.findings[..]);
     let findings = s.inv.findings.len() + delivery_findings.len();
-    ui.horizontal(|ui| {
+    // Wrapping onto a second line when the panel is narrow, not widening it past the list.
+    ui.horizontal_wrapped(|ui| {
         for tab in DetailTab::ALL {
             let label = match tab {
                 DetailTab::Findings if findings > 0 => format!("Findings ({findings})"),
@@ -87,7 +88,16 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     });
     ui.separator();
-    egui::ScrollArea::both()
+    // Tables and raw text scroll sideways; sentences and the timeline wrap to the panel.
+    let scroll = match app.state.detail_tab {
+        DetailTab::Messages | DetailTab::Json | DetailTab::Headers | DetailTab::Raw => {
+            egui::ScrollArea::both()
+        }
+        DetailTab::Findings | DetailTab::Answer | DetailTab::Delivery => {
+            egui::ScrollArea::vertical()
+        }
+    };
+    scroll
         .id_salt("detail_scroll")
         .auto_shrink([false, false])
         .show(ui, |ui| match app.state.detail_tab {

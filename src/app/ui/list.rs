@@ -17,7 +17,8 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             .add(
                 egui::TextEdit::singleline(&mut app.state.list.filter.text)
                     .hint_text("delivery, path, body text…")
-                    .desired_width(180.0),
+                    // Narrower in a narrow list, so both filters stay on the first line.
+                    .desired_width((ui.available_width() - 412.0).clamp(80.0, 180.0)),
             )
             .labelled_by(label.id);
         changed |= r.changed();
@@ -183,24 +184,23 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 
     // A click anywhere on a row selects it, so the cells' text must not take the click.
     ui.style_mut().interaction.selectable_labels = false;
+    let gaps = ui.spacing().item_spacing.x * (COLUMNS.len() - 1) as f32;
+    let (widths, short) = column_widths(ui.available_width() - gaps);
     let mut table = TableBuilder::new(ui)
         .id_salt("invocations")
         .striped(true)
         .resizable(true)
         .sense(egui::Sense::click())
-        .cell_layout(egui::Layout::left_to_right(egui::Align::Center))
-        // Sized so that every column, findings included, fits the list at the default window
-        // size with both side panels open; the delivery id takes whatever width is left (its
-        // full text is in the tooltip and the detail view).
-        .column(Column::initial(72.0).at_least(60.0).clip(true))
-        .column(Column::initial(112.0).at_least(50.0).clip(true))
-        .column(Column::remainder().at_least(60.0).clip(true))
-        .column(Column::initial(54.0).at_least(40.0))
-        .column(Column::initial(62.0).at_least(40.0))
-        .column(Column::initial(50.0).at_least(40.0))
-        .column(Column::initial(100.0).at_least(50.0).clip(true))
-        .column(Column::initial(62.0).at_least(50.0).clip(true))
-        .min_scrolled_height(0.0);
+        .cell_layout(egui::Layout::left_to_right(egui::Align::Center));
+    for (i, (_, _, least)) in COLUMNS.iter().enumerate() {
+        table = table.column(match i {
+            // The delivery id takes whatever width is left (its full text is in the tooltip
+            // and the detail view).
+            DELIVERY => Column::remainder().at_least(*least).clip(true),
+            _ => Column::initial(widths[i]).at_least(*least).clip(true),
+        });
+    }
+    let mut table = table.min_scrolled_height(0.0);
     if std::mem::take(&mut app.state.list.scroll_to_top) {
         table = table.scroll_to_row(0, Some(egui::Align::TOP));
     }
@@ -212,11 +212,13 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let selected = app.state.list.selected;
     table
         .header(22.0, |mut h| {
-            for title in [
-                "Time", "Event", "Delivery", "Attempt", "Messages", "Answer", "Outcome", "Findings",
-            ] {
+            for (title, short_title, _) in COLUMNS {
                 h.col(|ui| {
-                    ui.strong(title);
+                    if short {
+                        ui.strong(short_title).on_hover_text(title);
+                    } else {
+                        ui.strong(title);
+                    }
                 });
             }
         })
@@ -249,7 +251,8 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                             .clone()
                             .unwrap_or_else(|| format!("{} {}", s.method, s.path))
                     };
-                    ui.label(ev);
+                    // Whole in the tooltip when the column clips it.
+                    ui.label(&ev).on_hover_text(ev);
                 });
                 row.col(|ui| {
                     let delivery = s.delivery.as_deref().unwrap_or("—");
@@ -275,8 +278,14 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 });
                 row.col(|ui| {
                     if s.problems() > 0 {
+                        // The bare number under the short title.
+                        let text = if short {
+                            s.problems().to_string()
+                        } else {
+                            format!("{} found", s.problems())
+                        };
                         ui.label(
-                            RichText::new(format!("{} found", s.problems()))
+                            RichText::new(text)
                                 .color(super::outcome_color(Outcome::RetryTemporary, dark)),
                         );
                     } else {
@@ -304,6 +313,37 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
 }
 
+/// The list's columns: title, a shorter title for a narrow list, and the narrowest width.
+const COLUMNS: [(&str, &str, f32); 8] = [
+    ("Time", "Time", 66.0),
+    ("Event", "Event", 50.0),
+    ("Delivery", "Delivery", 60.0),
+    ("Attempt", "Try", 32.0),
+    ("Messages", "Msgs", 36.0),
+    ("Answer", "Code", 36.0),
+    ("Outcome", "Outcome", 50.0),
+    ("Findings", "Found", 44.0),
+];
+const DELIVERY: usize = 2;
+/// The columns' widths as designed: every column, findings included, fits the list at the
+/// default window size with both side panels open, with room left for the delivery id.
+const DESIGNED: [f32; 8] = [72.0, 112.0, 0.0, 54.0, 62.0, 50.0, 100.0, 62.0];
+/// What the delivery id keeps at least before the other columns shrink.
+const DELIVERY_ROOM: f32 = 80.0;
+
+/// The columns' starting widths in a list `room` points wide (the gaps between columns taken
+/// out), and whether the short titles are needed: as designed when they fit beside a
+/// readable delivery id; shrunk in proportion otherwise, never below each column's narrowest.
+fn column_widths(room: f32) -> ([f32; 8], bool) {
+    let designed: f32 = DESIGNED.iter().sum();
+    let scale = ((room - DELIVERY_ROOM) / designed).clamp(0.0, 1.0);
+    let mut widths = DESIGNED;
+    for (w, (_, _, least)) in widths.iter_mut().zip(COLUMNS) {
+        *w = (*w * scale).max(least);
+    }
+    (widths, scale < 1.0)
+}
+
 /// An outcome as the filter offers it: the list's word for it, and the codes that lead to it
 /// (three kinds of call are all "retry" in the list).
 fn filter_label(o: Outcome) -> &'static str {
@@ -315,5 +355,49 @@ fn filter_label(o: Outcome) -> &'static str {
         Outcome::RetryUnavailable => "retry (503)",
         Outcome::WebhookCancelled => "cancelled (410)",
         Outcome::RetryTemporary => "retry (others)",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn others(widths: &[f32; 8]) -> f32 {
+        widths
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != DELIVERY)
+            .map(|(_, w)| w)
+            .sum()
+    }
+
+    #[test]
+    fn columns_keep_their_design_where_it_fits() {
+        // The list at the default window size (1400 wide, both side panels open).
+        let (widths, short) = column_widths(740.0);
+        for (i, (w, d)) in widths.iter().zip(DESIGNED).enumerate() {
+            if i != DELIVERY {
+                assert_eq!(*w, d, "column {i}");
+            }
+        }
+        assert!(!short);
+        assert!(740.0 - others(&widths) >= DELIVERY_ROOM);
+    }
+
+    #[test]
+    fn a_narrow_list_shrinks_its_columns_to_leave_the_delivery_room() {
+        // A 1024-point window: the list between the narrower side panels.
+        let room = 488.0;
+        let (widths, short) = column_widths(room);
+        assert!(short, "the long titles no longer fit");
+        for (w, (title, _, least)) in widths.iter().zip(COLUMNS) {
+            assert!(*w >= least, "{title} {w} under {least}");
+        }
+        assert!(room - others(&widths) >= COLUMNS[DELIVERY].2);
+        // Narrower than the columns' minimums: each keeps its minimum (the table clips).
+        let (tiny, _) = column_widths(100.0);
+        for (w, (_, _, least)) in tiny.iter().zip(COLUMNS) {
+            assert_eq!(*w, least);
+        }
     }
 }

@@ -58,17 +58,21 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     app.state.settings.zoom = ui.ctx().zoom_factor();
 
     egui::Panel::top("top_bar").show(ui, |ui| top_bar::top_bar_ui(ui, app));
+    let width = ui.max_rect().width();
+    let (left, right) = side_widths(width);
+    // Resizable, but never so wide that the list between them has no room.
+    let widest = width * 0.4;
     if app.state.show_service {
         egui::Panel::left("service_panel")
             .resizable(true)
-            .default_size(280.0)
-            .min_size(220.0)
+            .default_size(left)
+            .size_range(SERVICE_MIN..=widest.max(SERVICE_MIN))
             .show(ui, |ui| service::service_ui(ui, app));
     }
     egui::Panel::right("answer_panel")
         .resizable(true)
-        .default_size(320.0)
-        .min_size(260.0)
+        .default_size(right)
+        .size_range(ANSWER_MIN..=widest.max(ANSWER_MIN))
         .show(ui, |ui| answer::answer_panel_ui(ui, app));
     egui::Panel::bottom("detail_panel")
         .resizable(true)
@@ -85,6 +89,20 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     settings::settings_window(ui.ctx(), app);
     answer::confirm_modal(ui.ctx(), app);
     rules::rules_editor_window(ui.ctx(), app);
+}
+
+const SERVICE_MIN: f32 = 220.0;
+const ANSWER_MIN: f32 = 260.0;
+
+/// The side panels' widths in a window `width` points wide: as designed (280 and 320) from
+/// about 1300 points up; narrower below, down to their minimums, so the list and the detail
+/// between them keep room (at 1024: 220 and 260, leaving 544). The list's columns shrink
+/// to fit the rest ([`list`]).
+pub fn side_widths(width: f32) -> (f32, f32) {
+    (
+        (width * 0.215).clamp(SERVICE_MIN, 280.0),
+        (width * 0.25).clamp(ANSWER_MIN, 320.0),
+    )
 }
 
 /// The colour that goes with an outcome, readable on dark and light backgrounds.

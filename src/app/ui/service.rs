@@ -341,7 +341,9 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     });
     ui.horizontal(|ui| {
         let l = ui.label("Text");
-        ui.add(egui::TextEdit::singleline(&mut app.state.service.inject_text).desired_width(150.0))
+        // What the Receive button beside it leaves, so a narrow panel does not widen.
+        let width = (ui.available_width() - 72.0).clamp(80.0, 150.0);
+        ui.add(egui::TextEdit::singleline(&mut app.state.service.inject_text).desired_width(width))
             .labelled_by(l.id);
         if ui.button("Receive").clicked() {
             let m = emu.inject_incoming(
