@@ -245,11 +245,33 @@ impl Summary {
     }
 }
 
+/// Calls by what they are, as the list's Event column names them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EventFilter {
+    /// Calls whose event header has this value, e.g. `status-report` (registration checks
+    /// apart, whatever they announce: the list calls them registration checks).
+    Event(String),
+    /// The service's registration checks (a POST of `[]` with the invoker's User-Agent).
+    RegistrationCheck,
+    /// Anything else: no event header and not a registration check (a browser, a stray curl).
+    Other,
+}
+
+impl EventFilter {
+    /// The words the list's Event column uses for these calls.
+    pub fn label(&self) -> &str {
+        match self {
+            EventFilter::Event(e) => e,
+            EventFilter::RegistrationCheck => "registration check",
+            EventFilter::Other => "other calls",
+        }
+    }
+}
+
 /// What a list shows. Empty fields match everything.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Filter {
-    /// The event header value, e.g. `status-report`.
-    pub event: Option<String>,
+    pub event: Option<EventFilter>,
     pub outcome: Option<Outcome>,
     /// Free text, matched in path, delivery, webhook id, event and body.
     pub text: String,
@@ -270,9 +292,14 @@ impl Filter {
         use rusqlite::types::Value as V;
         let mut clauses = Vec::new();
         let mut args = Vec::new();
-        if let Some(e) = &self.event {
-            clauses.push("event = ?");
-            args.push(V::Text(e.clone()));
+        match &self.event {
+            None => {}
+            Some(EventFilter::Event(e)) => {
+                clauses.push("event = ? AND NOT registration_check");
+                args.push(V::Text(e.clone()));
+            }
+            Some(EventFilter::RegistrationCheck) => clauses.push("registration_check"),
+            Some(EventFilter::Other) => clauses.push("event IS NULL AND NOT registration_check"),
         }
         if let Some(o) = self.outcome {
             clauses.push("outcome = ?");
@@ -1168,6 +1195,12 @@ mod tests {
             if i % 5 == 0 {
                 inv.event = Some("incoming-message".into());
             }
+            match i {
+                // A registration check that also names an event, and a call that names none.
+                7 => inv.registration_check = true,
+                11 => inv.event = None,
+                _ => {}
+            }
             store.insert(inv).await.unwrap();
         }
         assert_eq!(store.count(&Filter::default()).unwrap(), 30);
@@ -1186,10 +1219,22 @@ mod tests {
         };
         assert_eq!(store.count(&f).unwrap(), 15);
         let f = Filter {
-            event: Some("incoming-message".into()),
+            event: Some(EventFilter::Event("incoming-message".into())),
             ..Filter::default()
         };
         assert_eq!(store.count(&f).unwrap(), 6);
+        // Each call under one kind, as the list's Event column names it.
+        for (kind, n) in [
+            (EventFilter::Event("status-report".into()), 22),
+            (EventFilter::RegistrationCheck, 1),
+            (EventFilter::Other, 1),
+        ] {
+            let f = Filter {
+                event: Some(kind.clone()),
+                ..Filter::default()
+            };
+            assert_eq!(store.count(&f).unwrap(), n, "{kind:?}");
+        }
         let f = Filter {
             text: "d2".into(),
             ..Filter::default()

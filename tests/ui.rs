@@ -597,10 +597,11 @@ fn a_1024_window_keeps_the_list_and_the_detail_between_the_side_panels() {
     assert!(tab.min.x >= service_panel_right && tab.max.x <= answer_panel_left);
     let sentence = rig.harness.get_by_label_contains("Hollow marks").rect();
     ends_before("the delivery's sentence", sentence, answer_panel_left);
-    // Both filters stay on the first line, beside the search field.
-    let search = rig.harness.get_by_label("Search:").rect();
+    // Both filters share a line, and end before the Answer panel.
+    let event = rig.harness.get_by_label("Event:").rect();
     let outcome = rig.harness.get_by_label("Outcome:").rect();
-    assert!((outcome.center().y - search.center().y).abs() < 2.0);
+    assert!((outcome.center().y - event.center().y).abs() < 2.0);
+    ends_before("the outcome filter", outcome, answer_panel_left);
 }
 
 #[test]
@@ -841,36 +842,60 @@ fn end_on_a_long_list_selects_the_oldest_call_at_the_first_press() {
 
 #[test]
 fn the_filter_toolbar_keeps_its_rows_whichever_filter_is_chosen() {
-    let mut rig = start();
+    // The default window has the search field beside the filters; a 1024-point one gives
+    // the field a line of its own.
+    for (size, one_line) in [([1280.0, 800.0], true), ([1024.0, 768.0], false)] {
+        toolbar_keeps_its_rows(start_sized(size), one_line);
+    }
+}
+
+/// Where the toolbar's parts are: the rows of the search field, the event filter, the outcome
+/// filter and the two display options, and where the outcome filter begins (a wider event
+/// choice would push it along).
+fn toolbar(rig: &UiRig) -> [f32; 6] {
+    let y = |label: &str| rig.harness.get_by_label(label).rect().center().y;
+    [
+        y("Search:"),
+        y("Event:"),
+        y("Outcome:"),
+        rig.harness.get_by_label("Outcome:").rect().min.x,
+        y("With findings"),
+        y("Follow newest"),
+    ]
+}
+
+fn toolbar_keeps_its_rows(mut rig: UiRig, one_line: bool) {
     rig.harness.step();
-    let rows = |rig: &UiRig| {
-        let y = |label: &str| rig.harness.get_by_label(label).rect().center().y;
-        (
-            y("Search:"),
-            y("Outcome:"),
-            y("With findings"),
-            y("Follow newest"),
-        )
-    };
-    let (search, outcome, findings, follow) = rows(&rig);
-    assert!(
+    let before = toolbar(&rig);
+    let [search, event, outcome, _, findings, follow] = before;
+    assert!((event - outcome).abs() < 4.0, "the filters share a row");
+    assert_eq!(
         (search - outcome).abs() < 4.0,
-        "search and filters share a row"
+        one_line,
+        "the search field beside the filters: {one_line}"
     );
+    assert!(findings > outcome + 4.0, "the display options below");
     assert!(
         (findings - follow).abs() < 4.0,
         "the display options share a row"
     );
-    // The longest event with each outcome: nothing moves.
-    rig.harness.state_mut().state.list.filter.event = Some("incoming-message".into());
-    for o in hookscope::contract::Outcome::ALL {
-        rig.harness.state_mut().state.list.filter.outcome = Some(o);
-        rig.harness.step();
-        rig.harness.step();
-        assert_eq!(
-            rows(&rig),
-            (search, outcome, findings, follow),
-            "{o:?} moved the toolbar"
-        );
+    // Every event choice with each outcome: nothing moves.
+    use hookscope::store::EventFilter;
+    for event in [
+        EventFilter::Event("incoming-message".into()),
+        EventFilter::RegistrationCheck,
+        EventFilter::Other,
+    ] {
+        rig.harness.state_mut().state.list.filter.event = Some(event.clone());
+        for o in hookscope::contract::Outcome::ALL {
+            rig.harness.state_mut().state.list.filter.outcome = Some(o);
+            rig.harness.step();
+            rig.harness.step();
+            assert_eq!(
+                toolbar(&rig),
+                before,
+                "{event:?} and {o:?} moved the toolbar"
+            );
+        }
     }
 }

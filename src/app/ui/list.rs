@@ -4,6 +4,7 @@
 use crate::app::HookscopeApp;
 use crate::app::state::PAGE;
 use crate::contract::{EventKind, Outcome};
+use crate::store::EventFilter;
 use egui::{Key, RichText};
 use egui_extras::{Column, TableBuilder};
 
@@ -11,33 +12,62 @@ const ROW_HEIGHT: f32 = 20.0;
 
 fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let mut changed = false;
+    let events: Vec<EventFilter> = EventKind::ALL
+        .iter()
+        .map(|e| EventFilter::Event(e.header_value().to_owned()))
+        .chain([EventFilter::RegistrationCheck, EventFilter::Other])
+        .collect();
+    // Each combo as wide as its widest choice, so choosing never moves what follows it.
+    let event_width = combo_width(ui, events.iter().map(EventFilter::label));
+    let outcome_width = combo_width(ui, Outcome::ALL.into_iter().map(filter_label));
+    let labels = text_width(ui, "Search:") + text_width(ui, "Event:") + text_width(ui, "Outcome:");
+    let filters = labels + event_width + outcome_width + 5.0 * ui.spacing().item_spacing.x;
+    // The search field and both filters on one line where they fit with a field of 120 points;
+    // in a narrower list the field has a line of its own. Which, depends on the width alone.
+    let field = ui.available_width() - filters - 12.0;
+    let one_line = field >= 120.0;
     ui.horizontal_wrapped(|ui| {
         let label = ui.label("Search:");
+        let width = if one_line {
+            field.min(180.0)
+        } else {
+            (ui.available_width() - 12.0).clamp(80.0, 240.0)
+        };
         let r = ui
             .add(
                 egui::TextEdit::singleline(&mut app.state.list.filter.text)
                     .hint_text("delivery, path, body text…")
-                    // Narrower in a narrow list, so both filters stay on the first line.
-                    .desired_width((ui.available_width() - 412.0).clamp(80.0, 180.0)),
+                    .desired_width(width),
             )
             .labelled_by(label.id);
         changed |= r.changed();
+        if !one_line {
+            ui.end_row();
+        }
 
         let ev = app.state.list.filter.event.clone();
         let event_label = ui.label("Event:");
         egui::ComboBox::from_id_salt("event_filter")
-            .selected_text(ev.as_deref().unwrap_or("all"))
+            .width(event_width)
+            .selected_text(ev.as_ref().map_or("all", EventFilter::label))
             .show_ui(ui, |ui| {
                 changed |= ui
                     .selectable_value(&mut app.state.list.filter.event, None, "all")
                     .changed();
-                for e in EventKind::ALL {
+                for kind in events {
+                    let hover = match &kind {
+                        EventFilter::Event(_) => "Calls that announce this event",
+                        EventFilter::RegistrationCheck => {
+                            "The service's check of a URL before it accepts a webhook: a POST of [] with its User-Agent"
+                        }
+                        EventFilter::Other => {
+                            "Calls with no event header that are not registration checks (a browser, a stray curl)"
+                        }
+                    };
+                    let label = kind.label().to_owned();
                     changed |= ui
-                        .selectable_value(
-                            &mut app.state.list.filter.event,
-                            Some(e.header_value().to_owned()),
-                            e.header_value(),
-                        )
+                        .selectable_value(&mut app.state.list.filter.event, Some(kind), label)
+                        .on_hover_text(hover)
                         .changed();
                 }
             })
@@ -46,6 +76,7 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         let oc = app.state.list.filter.outcome;
         let outcome_label = ui.label("Outcome:");
         egui::ComboBox::from_id_salt("outcome_filter")
+            .width(outcome_width)
             .selected_text(oc.map_or("all", filter_label))
             .show_ui(ui, |ui| {
                 changed |= ui
@@ -311,6 +342,32 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 .load_page(generation, filter.clone(), top, page, PAGE);
         }
     }
+}
+
+/// How wide `text` is in the body font.
+fn text_width(ui: &egui::Ui, text: &str) -> f32 {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    ui.fonts_mut(|f| {
+        f.layout_no_wrap(text.to_owned(), font, egui::Color32::WHITE)
+            .size()
+            .x
+    })
+}
+
+/// The width of a combo box that shows the widest of `choices` without growing.
+fn combo_width<'a>(ui: &egui::Ui, choices: impl Iterator<Item = &'a str>) -> f32 {
+    let font = egui::TextStyle::Button.resolve(ui.style());
+    let widest = ui.fonts_mut(|f| {
+        choices
+            .map(|c| {
+                f.layout_no_wrap(c.to_owned(), font.clone(), egui::Color32::WHITE)
+                    .size()
+                    .x
+            })
+            .fold(0.0, f32::max)
+    });
+    let s = ui.spacing();
+    widest + s.icon_width + s.item_spacing.x + 2.0 * s.button_padding.x
 }
 
 /// The list's columns: title, a shorter title for a narrow list, and the narrowest width.
