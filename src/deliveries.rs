@@ -49,6 +49,11 @@ pub enum State {
     WebhookCancelled {
         attempt: u32,
     },
+    /// Its webhook was answered 410 by another delivery's call at `at` while this one was
+    /// retrying: the service stops calling the webhook, so no retry of this one comes either.
+    StoppedByCancel {
+        at: DateTime<Utc>,
+    },
     Retrying {
         next_number: u32,
         next_at: DateTime<Utc>,
@@ -102,13 +107,15 @@ fn finding(severity: Severity, code: &str, message: String) -> Finding {
     }
 }
 
-/// Read the calls of one delivery (oldest first) against `schedule`. `cancelled_at` is when the
-/// webhook was first answered 410, if it was.
+/// Read the calls of one delivery (oldest first) against `schedule`. `cancels` are the calls
+/// (when, id) that answered the delivery's webhook 410, oldest first: a call after the first
+/// is flagged, and a 410 to another delivery while this one was retrying ends it too (the
+/// service stops calling the webhook entirely).
 pub fn analyze(
     calls: &[Stored],
     schedule: &Schedule,
     tolerance: Duration,
-    cancelled_at: Option<(DateTime<Utc>, i64)>,
+    cancels: &[(DateTime<Utc>, i64)],
 ) -> Option<Delivery> {
     let first = calls.first()?;
     let mut attempts: Vec<Observed> = Vec::with_capacity(calls.len());
@@ -201,7 +208,7 @@ pub fn analyze(
             }
         }
     }
-    if let Some((at, id)) = cancelled_at {
+    if let Some(&(at, id)) = cancels.first() {
         for a in attempts.iter().filter(|a| a.at > at && a.id != id) {
             findings.push(finding(
                 Severity::Error,
@@ -248,6 +255,13 @@ pub fn analyze(
             },
             None,
         ),
+        // Retrying, but the webhook was cancelled meanwhile by a 410 to another delivery.
+        _ if let Some(&(at, _)) = cancels.iter().find(|(at, id)| {
+            *at >= first.inv.received_at && !attempts.iter().any(|a| a.id == *id)
+        }) =>
+        {
+            (State::StoppedByCancel { at }, None)
+        }
         _ => {
             let ff = first_failure.unwrap_or(last.at);
             let plan = schedule.plan_from(ff, last_number, last.at, last.retry_after);
@@ -283,6 +297,10 @@ impl State {
             State::Succeeded { attempt } => format!("succeeded on attempt {attempt}"),
             State::FailedPermanently { .. } => "failed permanently: message discarded".to_owned(),
             State::WebhookCancelled { .. } => "webhook cancelled by the 410 answer".to_owned(),
+            State::StoppedByCancel { at } => format!(
+                "stopped: webhook cancelled by the 410 answer to another delivery at {}",
+                local(*at)
+            ),
             State::Discarded { .. } => "discarded after the last retry".to_owned(),
             State::Retrying {
                 next_at,
@@ -386,7 +404,7 @@ mod tests {
     }
 
     fn run(calls: &[Stored]) -> Delivery {
-        analyze(calls, &Schedule::default(), DEFAULT_TOLERANCE, None).unwrap()
+        analyze(calls, &Schedule::default(), DEFAULT_TOLERANCE, &[]).unwrap()
     }
 
     fn codes(d: &Delivery) -> Vec<&str> {
@@ -520,10 +538,36 @@ mod tests {
             &[call(5, 1, 600, 503, None)],
             &Schedule::default(),
             DEFAULT_TOLERANCE,
-            Some((t0(), 1)),
+            &[(t0(), 1)],
         )
         .unwrap();
         assert_eq!(codes(&d), vec!["call-after-410"]);
+    }
+
+    #[test]
+    fn a_410_to_another_delivery_stops_this_one() {
+        let retrying = [call(5, 1, 0, 503, None), call(6, 2, 90, 503, None)];
+        let analyze_with = |cancels: &[(DateTime<Utc>, i64)]| {
+            analyze(&retrying, &Schedule::default(), DEFAULT_TOLERANCE, cancels).unwrap()
+        };
+        // Call 7 (another delivery) answered 410 after this one's second attempt.
+        let at = t0() + TimeDelta::seconds(120);
+        let d = analyze_with(&[(at, 7)]);
+        assert_eq!(d.state, State::StoppedByCancel { at });
+        assert!(d.projection.is_none(), "no retry is projected");
+        assert!(
+            d.state
+                .describe(at)
+                .starts_with("stopped: webhook cancelled by the 410 answer")
+        );
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
+        // A 410 before this delivery began (the webhook was enabled again since) leaves it be.
+        let d = analyze_with(&[(t0() - TimeDelta::seconds(60), 1)]);
+        assert!(matches!(d.state, State::Retrying { .. }), "{:?}", d.state);
+        // A delivery that ended before the 410 keeps its own end.
+        let done = [call(5, 1, 0, 503, None), call(6, 2, 90, 200, None)];
+        let d = analyze(&done, &Schedule::default(), DEFAULT_TOLERANCE, &[(at, 7)]).unwrap();
+        assert_eq!(d.state, State::Succeeded { attempt: 2 });
     }
 
     #[test]
@@ -546,7 +590,7 @@ mod tests {
             call(1, 1, 0, 503, Some("120")),
             call(2, 2, 3, 503, Some("120")),
         ];
-        let d = analyze(&calls, &s, Duration::ZERO, None).unwrap();
+        let d = analyze(&calls, &s, Duration::ZERO, &[]).unwrap();
         assert!(d.findings.is_empty(), "{:?}", d.findings);
         match d.state {
             State::Retrying { next_at, .. } => {
@@ -560,7 +604,7 @@ mod tests {
         assert_eq!(tolerance_for(&s), Duration::from_millis(500));
         assert_eq!(tolerance_for(&Schedule::default()), DEFAULT_TOLERANCE);
         let early = [call(1, 1, 0, 503, Some("120")), call(2, 2, 1, 503, None)];
-        let d = analyze(&early, &s, tolerance_for(&s), None).unwrap();
+        let d = analyze(&early, &s, tolerance_for(&s), &[]).unwrap();
         assert_eq!(codes(&d), vec!["retry-too-early"]);
         assert!(
             d.findings[0].message.contains("no sooner than 2 s"),

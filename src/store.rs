@@ -1017,17 +1017,17 @@ impl Store {
         })
     }
 
-    /// When `webhook_id` was first answered 410, and which call that was.
-    pub fn first_410(&self, webhook_id: &str) -> Result<Option<(DateTime<Utc>, i64)>, StoreError> {
+    /// The calls that answered `webhook_id` 410 (when, id), oldest first; at most 100 (a
+    /// webhook is cancelled once, unless it is enabled again).
+    pub fn answers_410(&self, webhook_id: &str) -> Result<Vec<(DateTime<Utc>, i64)>, StoreError> {
         self.with_reader(|c| {
-            let row: Option<(i64, i64)> = c
-                .query_row(
-                    "SELECT received_at_us, id FROM invocations WHERE webhook_id = ?1 AND answer_status = 410 ORDER BY id LIMIT 1",
-                    [webhook_id],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()?;
-            Ok(row.map(|(us, id)| (micros_to_time(us), id)))
+            let mut stmt = c.prepare_cached(
+                "SELECT received_at_us, id FROM invocations WHERE webhook_id = ?1 AND answer_status = 410 ORDER BY id LIMIT 100",
+            )?;
+            let rows = stmt.query_map([webhook_id], |r| {
+                Ok((micros_to_time(r.get(0)?), r.get(1)?))
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
     }
 
@@ -1269,6 +1269,26 @@ mod tests {
         assert_eq!(store.count_at(&ok, 20).unwrap(), 10);
         let p = store.page_at(&ok, 20, 1, 2).unwrap();
         assert_eq!(p.iter().map(|s| s.id).collect::<Vec<_>>(), vec![17, 15]);
+    }
+
+    #[tokio::test]
+    async fn the_410s_of_a_webhook_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        let mut ids = Vec::new();
+        for (delivery, status) in [("a", 410), ("b", 503), ("c", 410)] {
+            ids.push(store.insert(sample(delivery, 1, status)).await.unwrap());
+        }
+        let mut other = sample("d", 1, 410);
+        other.webhook_id = Some("999".into());
+        store.insert(other).await.unwrap();
+        let got = store.answers_410("234").unwrap();
+        assert_eq!(
+            got.iter().map(|(_, id)| *id).collect::<Vec<_>>(),
+            vec![ids[0], ids[2]]
+        );
+        assert!(got[0].0 <= got[1].0);
+        assert!(store.answers_410("1").unwrap().is_empty());
     }
 
     #[tokio::test]

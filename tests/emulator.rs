@@ -35,6 +35,19 @@ fn sent_hook(rig: &Rig, name: &str) -> WebhookEntry {
     WebhookEntry::new(name, &rig.url("/hook"), TriggerScope::Sent)
 }
 
+fn received_hook(rig: &Rig) -> WebhookEntry {
+    WebhookEntry::new("in", &rig.url("/in"), TriggerScope::Received)
+}
+
+/// Poll until the emulator reports webhook `id` inactive (a 410 cancels it).
+async fn until_inactive(c: &ApiClient, id: u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while c.get_webhook(id).await.unwrap().active {
+        assert!(std::time::Instant::now() < deadline, "still active");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// The calls of delivery-carrying invocations (not the registration check), oldest first.
 fn deliveries(rig: &Rig) -> Vec<Stored> {
     let mut all: Vec<Stored> = rig
@@ -445,13 +458,7 @@ async fn two_attempts(answer: Answer, speed: f64) -> Vec<Stored> {
     let rig = Rig::start(answer).await;
     let emu = emulator(speed, |_| {}).await;
     let c = client(&emu);
-    c.create_webhook(&WebhookEntry::new(
-        "in",
-        &rig.url("/in"),
-        TriggerScope::Received,
-    ))
-    .await
-    .unwrap();
+    c.create_webhook(&received_hook(&rig)).await.unwrap();
     emu.inject_incoming("+27007654321", "+27001234567", "hi");
     calls(&rig, 2, 30).await
 }
@@ -493,7 +500,7 @@ fn assert_reads_clean(attempts: &[Stored], speed: f64) {
         attempts,
         &schedule,
         hookscope::deliveries::tolerance_for(&schedule),
-        None,
+        &[],
     )
     .expect("a delivery");
     assert!(d.findings.is_empty(), "{:?}", d.findings);
@@ -504,24 +511,65 @@ async fn a_410_deactivates_the_webhook() {
     let rig = Rig::start(Answer::status(410)).await;
     let emu = emulator(1000.0, |_| {}).await;
     let c = client(&emu);
-    let w = c
-        .create_webhook(&WebhookEntry::new(
-            "in",
-            &rig.url("/in"),
-            TriggerScope::Received,
-        ))
-        .await
-        .unwrap();
+    let w = c.create_webhook(&received_hook(&rig)).await.unwrap();
     emu.inject_incoming("+1", "+2", "bye");
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while c.get_webhook(w.id).await.unwrap().active {
-        assert!(std::time::Instant::now() < deadline, "still active");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    until_inactive(&c, w.id).await;
     // No more calls to it.
     emu.inject_incoming("+1", "+2", "again");
     tokio::task::yield_now().await;
     assert_eq!(deliveries(&rig).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_410_to_one_delivery_stops_the_others_of_its_webhook() {
+    use hookscope::deliveries::State;
+    // Two incoming messages, two deliveries, both answered 503 at first; the retry of the one
+    // that says "cancel" is answered 410.
+    let rig = Rig::start(Answer::status(503)).await;
+    let rules = r#"{"rules": [{"name": "cancel", "answer": {"status": 410},
+        "when": {"attempt": {"at_least": 2}, "message": {"field": "body", "equals": "cancel"}}}]}"#;
+    rig.responder
+        .set_rules(hookscope::rules::RuleSet::parse("test", rules).unwrap());
+    let speed = 200.0;
+    let emu = emulator(speed, |_| {}).await;
+    let c = client(&emu);
+    let w = c.create_webhook(&received_hook(&rig)).await.unwrap();
+    emu.inject_incoming("+1", "+2", "cancel");
+    calls(&rig, 1, 20).await;
+    emu.inject_incoming("+1", "+2", "keep");
+    until_inactive(&c, w.id).await;
+    let webhook = w.id.to_string();
+    let cancels = rig.store.answers_410(&webhook).unwrap();
+    assert_eq!(cancels.len(), 1, "one call was answered 410");
+    let schedule = hookscope::deliveries::scaled_schedule(speed);
+    let mut states = Vec::new();
+    let mut ids: Vec<String> = deliveries(&rig)
+        .into_iter()
+        .filter_map(|s| s.inv.delivery)
+        .collect();
+    ids.sort();
+    ids.dedup();
+    for id in ids {
+        let attempts = rig.store.by_delivery(&id, Some(&webhook)).unwrap();
+        let d = hookscope::deliveries::analyze(
+            &attempts,
+            &schedule,
+            hookscope::deliveries::tolerance_for(&schedule),
+            &cancels,
+        )
+        .unwrap();
+        states.push(d.state.describe(chrono::Utc::now()));
+        match d.state {
+            State::WebhookCancelled { .. } | State::StoppedByCancel { .. } => {}
+            other => panic!("delivery {id} still reads {other:?}"),
+        }
+    }
+    states.sort();
+    assert_eq!(states.len(), 2, "{states:?}");
+    assert!(
+        states[0].starts_with("stopped: webhook cancelled by the 410 answer to another delivery")
+    );
+    assert_eq!(states[1], "webhook cancelled by the 410 answer");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -530,7 +578,7 @@ async fn retries_end_with_the_window_and_the_outbox_dedups() {
     let rig = Rig::start(Answer::status(500)).await;
     let emu = emulator(100_000.0, |_| {}).await;
     let c = client(&emu);
-    let mut entry = WebhookEntry::new("in", &rig.url("/in"), TriggerScope::Received);
+    let mut entry = received_hook(&rig);
     entry.contact_email_address = Some("ops@example.com".into());
     c.create_webhook(&entry).await.unwrap();
     emu.inject_incoming("+1", "+2", "x");
@@ -574,7 +622,7 @@ async fn no_contact_address_means_no_mail_and_many_batches() {
     let rig = Rig::start(Answer::status(200)).await;
     let emu = emulator(1000.0, |_| {}).await;
     let c = client(&emu);
-    let mut entry = WebhookEntry::new("in", &rig.url("/in"), TriggerScope::Received);
+    let mut entry = received_hook(&rig);
     entry.invoke_option = Some(hookscope::api::model::InvokeOption::Many);
     c.create_webhook(&entry).await.unwrap();
     for i in 0..3 {

@@ -45,7 +45,7 @@ async fn fail_twice_then_succeed_over_http_reads_succeeded_on_attempt_3() {
     assert_eq!(calls[2].inv.rule.as_deref(), Some("rule 2: then succeed"));
     // Real calls come seconds apart, not minutes: read against the real schedule they are
     // early retries, which the delivery reports; the state is still read from the answers.
-    let d = analyze(&calls, &Schedule::default(), DEFAULT_TOLERANCE, None).unwrap();
+    let d = analyze(&calls, &Schedule::default(), DEFAULT_TOLERANCE, &[]).unwrap();
     assert_eq!(d.state, State::Succeeded { attempt: 3 });
     assert_eq!(
         d.state.describe(chrono::Utc::now()),
@@ -55,7 +55,7 @@ async fn fail_twice_then_succeed_over_http_reads_succeeded_on_attempt_3() {
     assert_eq!(d.findings.len(), 2);
     // Against a schedule shortened far enough, the same calls keep to it.
     let fast = hookscope::deliveries::scaled_schedule(1e9);
-    let d = analyze(&calls, &fast, DEFAULT_TOLERANCE, None).unwrap();
+    let d = analyze(&calls, &fast, DEFAULT_TOLERANCE, &[]).unwrap();
     assert!(d.findings.is_empty(), "{:?}", d.findings);
 }
 
@@ -74,7 +74,7 @@ async fn anomalies_are_findings_on_the_delivery() {
         .unwrap();
     }
     let calls = rig.store.by_delivery("dlv-odd", None).unwrap();
-    let d = analyze(&calls, &Schedule::default(), DEFAULT_TOLERANCE, None).unwrap();
+    let d = analyze(&calls, &Schedule::default(), DEFAULT_TOLERANCE, &[]).unwrap();
     let codes: Vec<&str> = d.findings.iter().map(|f| f.code.as_str()).collect();
     assert!(codes.contains(&"attempt-skipped"), "{codes:?}");
     assert!(codes.contains(&"retry-too-early"), "{codes:?}");

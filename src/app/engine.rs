@@ -233,14 +233,16 @@ impl Engine {
                 Ok(c) => c,
                 Err(e) => return Msg::Error(format!("cannot read delivery {delivery}: {e}")),
             };
-            let cancelled = webhook_id
-                .as_deref()
-                .and_then(|w| store.first_410(w).ok().flatten());
+            let cancels = match webhook_id.as_deref().map(|w| store.answers_410(w)) {
+                Some(Ok(c)) => c,
+                Some(Err(e)) => return Msg::Error(format!("cannot read delivery {delivery}: {e}")),
+                None => Vec::new(),
+            };
             match crate::deliveries::analyze(
                 &calls,
                 &schedule,
                 crate::deliveries::tolerance_for(&schedule),
-                cancelled,
+                &cancels,
             ) {
                 Some(d) => Msg::Delivery(Box::new(d)),
                 None => Msg::Error(format!("delivery {delivery} has no calls")),

@@ -132,7 +132,13 @@ fn delivery_ui(
     };
     let dark = ui.visuals().dark_mode;
     let now = chrono::Utc::now();
-    let last_outcome = d.attempts.last().map(|a| a.outcome);
+    let last_outcome = match d.state {
+        // Ended by another delivery's 410: in the colour of a cancelled webhook.
+        crate::deliveries::State::StoppedByCancel { .. } => {
+            Some(crate::contract::Outcome::WebhookCancelled)
+        }
+        _ => d.attempts.last().map(|a| a.outcome),
+    };
     ui.label(
         RichText::new(d.state.describe(now))
             .strong()
