@@ -369,9 +369,10 @@ fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highligh
         app.state.service.webhooks.len() == 1
     });
     rig.harness.step();
+    let id = rig.harness.state().state.service.webhooks[0].id;
     assert!(
         rig.harness
-            .query_all_by_label_contains("1 hookscope-1")
+            .query_all_by_label_contains(&format!("{id} hookscope-1"))
             .next()
             .is_some()
     );

@@ -206,11 +206,14 @@ impl Emulator {
             .map_err(|e| EmulatorError::Client(e.to_string()))?;
         let shared = Arc::new(Shared {
             clock: Clock::new(config.speed),
-            data: Mutex::new(Data {
-                next_webhook: 1,
-                next_message: 1_000_000_000_000_000_000,
-                credits: config.credits,
-                ..Data::default()
+            data: Mutex::new({
+                let (next_webhook, next_message) = first_ids(Utc::now());
+                Data {
+                    next_webhook,
+                    next_message,
+                    credits: config.credits,
+                    ..Data::default()
+                }
             }),
             remote: std::sync::atomic::AtomicBool::new(config.allow_remote),
             config,
@@ -319,12 +322,47 @@ pub fn check_target(url: &reqwest::Url, allow_remote: bool) -> Result<(), String
     }
 }
 
+/// The first webhook id and message id of an emulator started at `now`. They count on from the
+/// start time rather than from 1, so ids never repeat from one run to the next: a store keeps
+/// the calls of earlier runs, and a delivery is known by its id and its webhook's (a second
+/// "webhook 1" would merge its deliveries with the first's, and inherit its 410). Webhook ids:
+/// the seconds since 2026 times 100, so a run would have to create 100 webhooks a second to
+/// reach the next run's; message ids: 19 digits, as the service's, from the milliseconds.
+pub(crate) fn first_ids(now: DateTime<Utc>) -> (u64, u128) {
+    const SINCE: i64 = 1_767_225_600; // 2026-01-01T00:00:00Z
+    let secs = (now.timestamp() - SINCE).max(0) as u64;
+    let millis = (now.timestamp_millis() - SINCE * 1000).max(0) as u128;
+    (secs * 100 + 1, 1_000_000_000_000_000_000 + millis * 1000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn url(s: &str) -> reqwest::Url {
         reqwest::Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn ids_never_repeat_from_one_run_to_the_next() {
+        let start = DateTime::parse_from_rfc3339("2026-11-22T01:20:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let (w1, m1) = first_ids(start);
+        // A restart a second later, after the first run created 99 webhooks and a thousand
+        // messages a millisecond.
+        let (w2, m2) = first_ids(start + chrono::TimeDelta::seconds(1));
+        assert!(w1 + 99 < w2, "{w1} {w2}");
+        assert!(m1 + 1000 * 999 < m2);
+        assert_eq!(
+            m1.to_string().len(),
+            19,
+            "a message id has 19 digits as the service's"
+        );
+        assert_eq!(m2.to_string().len(), 19);
+        // Before 2026 (a clock set wrong) ids still start from 1.
+        let (w0, _) = first_ids(DateTime::UNIX_EPOCH);
+        assert_eq!(w0, 1);
     }
 
     #[test]
