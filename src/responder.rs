@@ -8,8 +8,10 @@ use std::time::Duration;
 
 /// The answer to send: status, optional Retry-After, optional body and content type, and an
 /// optional delay before answering.
+/// A key it does not know is an error (a misspelt `"retry-after"` in a rule file must not be
+/// dropped in silence).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Answer {
     pub status: u16,
     /// The Retry-After header value: seconds or an HTTP date.

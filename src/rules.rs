@@ -146,9 +146,11 @@ pub enum RuleError {
         column: usize,
         reason: String,
     },
-    #[error("{path}: rule {index} (\"{name}\"): {reason}")]
+    #[error("{path}: line {line}: rule {index} (\"{name}\"): {reason}")]
     Invalid {
         path: String,
+        /// Where the rule's name is given.
+        line: usize,
         index: usize,
         name: String,
         reason: String,
@@ -234,9 +236,11 @@ impl RuleSet {
                 .unwrap_or("")
                 .to_owned(),
         })?;
+        let name_lines = name_lines(text);
         for (i, r) in file.rules.iter().enumerate() {
             let invalid = |reason: String| RuleError::Invalid {
                 path: path.to_owned(),
+                line: name_lines.get(i).copied().unwrap_or(1),
                 index: i + 1,
                 name: r.name.clone(),
                 reason,
@@ -279,6 +283,22 @@ impl RuleSet {
             source,
         })
     }
+}
+
+/// The line of each `"name":` key in a rule file's text, in order: rule i's is the i-th (every
+/// rule has a name, and nothing else in a rule is keyed "name"; a value "name" is followed by
+/// no colon, and a quote inside a string is escaped).
+fn name_lines(text: &str) -> Vec<usize> {
+    let mut lines = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("\"name\"").map(|i| i + from) {
+        from = at + 6;
+        let escaped = text[..at].ends_with('\\');
+        if !escaped && text[from..].trim_start().starts_with(':') {
+            lines.push(text[..at].matches('\n').count() + 1);
+        }
+    }
+    lines
 }
 
 /// The recipes shipped under `assets/rules/`, by file name.
@@ -452,8 +472,20 @@ mod tests {
         assert!(e.contains("unknown field `whne`"), "{e}");
         let text = "{\"rules\": [{\"name\": \"x\", \"answer\": {\"status\": 99}}]}";
         let e = RuleSet::parse("rules.json", text).unwrap_err().to_string();
-        assert!(e.contains("rule 1 (\"x\")"), "{e}");
+        assert!(e.contains("line 1: rule 1 (\"x\")"), "{e}");
         assert!(e.contains("200-599"), "{e}");
+        // A key the answer does not know is an error, not dropped in silence.
+        let text = "{\"rules\": [\n {\"name\": \"n\", \"answer\": {\"status\": 503, \"retry-after\": \"120\"}}\n]}";
+        let e = RuleSet::parse("rules.json", text).unwrap_err().to_string();
+        assert!(e.starts_with("rules.json: line 2, column"), "{e}");
+        assert!(e.contains("unknown field `retry-after`"), "{e}");
+        // A check after parsing names the line where the rule is, past a value "name".
+        let text = "{\"rules\": [\n {\"name\": \"a \\\"name\\\": b\",\n  \"when\": {\"message\": {\"field\": \"name\", \"equals\": \"x\"}},\n  \"answer\": {\"status\": 200}},\n {\"name\": \"late\",\n  \"when\": {\"every_nth\": 0}, \"answer\": {\"status\": 200}}\n]}";
+        let e = RuleSet::parse("rules.json", text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("rules.json: line 5: rule 2 (\"late\"): every_nth"),
+            "{e}"
+        );
         let e = RuleSet::parse("r.json", "{\"rules\": [")
             .unwrap_err()
             .to_string();
