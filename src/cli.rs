@@ -310,6 +310,8 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         Some(path) => Some(crate::rules::RuleSet::load(path)?),
         None => None,
     };
+    // Ctrl-C and SIGTERM stop in order; registered first, so neither can kill a call midway.
+    let mut signals = crate::signals::StopSignals::register();
     let dir = args.data.resolve();
     let durability = if args.no_fsync {
         Durability::Normal
@@ -390,8 +392,23 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
             }
         }
     });
-    let _ = tokio::signal::ctrl_c().await;
-    running.shutdown().await;
+    signals.next().await;
+    match running.in_progress() {
+        0 => {}
+        n => eprintln!(
+            "Stopping: {} in progress {} answered at once and stored first (Ctrl-C again quits without them).",
+            crate::text::count(n as u64, "call", "calls"),
+            if n == 1 { "is" } else { "are" }
+        ),
+    }
+    tokio::select! {
+        _ = running.shutdown() => {}
+        _ = signals.next() => {
+            // Not answered, so not acknowledged: the service retries them.
+            eprintln!("Quit at once: calls still in progress were not stored, and got no answer.");
+            return Ok(());
+        }
+    }
     let count = tokio::task::spawn_blocking(move || printer.join().unwrap_or(0))
         .await
         .unwrap_or(0);

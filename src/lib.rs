@@ -18,5 +18,6 @@ pub mod emulator;
 pub mod receiver;
 pub mod responder;
 pub mod rules;
+pub mod signals;
 pub mod store;
 pub mod text;

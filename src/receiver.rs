@@ -14,6 +14,7 @@ use chrono::Utc;
 use http_body_util::BodyExt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 use tokio::sync::{broadcast, oneshot};
 
@@ -82,6 +83,27 @@ struct Shared {
     responder: Responder,
     config: ReceiverConfig,
     events: broadcast::Sender<Arc<Recorded>>,
+    /// Becomes true when the receiver stops: answers held back by a delay go out at once.
+    stopping: tokio::sync::watch::Receiver<bool>,
+    /// Calls read and not yet answered.
+    in_progress: Arc<AtomicUsize>,
+}
+
+/// Counts a call in progress for as long as it lives (a handler dropped because its caller
+/// hung up counts down too).
+struct InProgress(Arc<AtomicUsize>);
+
+impl InProgress {
+    fn new(count: &Arc<AtomicUsize>) -> InProgress {
+        count.fetch_add(1, Ordering::Relaxed);
+        InProgress(count.clone())
+    }
+}
+
+impl Drop for InProgress {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A receiver that is listening. Dropping it does not stop it; call [`Running::shutdown`].
@@ -89,6 +111,8 @@ pub struct Running {
     pub addr: SocketAddr,
     events: broadcast::Sender<Arc<Recorded>>,
     stop: Option<oneshot::Sender<()>>,
+    stopping: tokio::sync::watch::Sender<bool>,
+    in_progress: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -103,11 +127,19 @@ impl Running {
         self.events.subscribe()
     }
 
-    /// Stop accepting calls; the calls in progress finish (and are stored) first.
+    /// Calls the receiver has begun to read and not yet answered (held back by a delay, say).
+    pub fn in_progress(&self) -> usize {
+        self.in_progress.load(Ordering::Relaxed)
+    }
+
+    /// Stop accepting calls; the calls in progress finish (and are stored) first. An answer
+    /// held back by a delay is sent at once, noted on its call (`answered-early`), so stopping
+    /// never waits out an hour's delay.
     pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+        let _ = self.stopping.send(true);
         let _ = (&mut self.task).await;
     }
 }
@@ -132,11 +164,15 @@ pub async fn start(
         .local_addr()
         .map_err(|source| ReceiverError::Bind { addr, source })?;
     let (events, _) = broadcast::channel(4096);
+    let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
+    let in_progress = Arc::new(AtomicUsize::new(0));
     let shared = Arc::new(Shared {
         store,
         responder,
         config,
         events: events.clone(),
+        stopping,
+        in_progress: in_progress.clone(),
     });
     let app = Router::new().fallback(handle).with_state(shared);
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
@@ -156,6 +192,8 @@ pub async fn start(
         addr: local,
         events,
         stop: Some(stop_tx),
+        stopping: stopping_tx,
+        in_progress,
         task,
     })
 }
@@ -221,6 +259,7 @@ async fn handle(
 ) -> Response {
     let started = Instant::now();
     let received_at = Utc::now();
+    let _counted = InProgress::new(&shared.in_progress);
     let (parts, body) = req.into_parts();
     let headers: Vec<Header> = parts
         .headers
@@ -336,11 +375,15 @@ async fn handle(
     // that outlives the handler and notes the hang-up.
     let (hung_up_tx, hung_up) = oneshot::channel::<()>();
     let delay = answer.delay();
+    let mut stopping = shared.stopping.clone();
     let task = tokio::spawn(async move {
         let mut inv = inv;
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
             _ = hung_up => inv.findings.push(hung_up_finding(started.elapsed(), delay)),
+            _ = stopped(&mut stopping) => {
+                inv.findings.push(answered_early_finding(started.elapsed(), delay));
+            }
         }
         record(&shared, inv, started, &sent).await
     });
@@ -359,6 +402,27 @@ fn hung_up_finding(after: std::time::Duration, delay: std::time::Duration) -> Fi
         code: CALLER_HUNG_UP.into(),
         message: format!(
             "The caller hung up after {}, before the answer held back by the delay of {} was sent: it got no answer. The service counts that as a failed attempt and retries.",
+            crate::text::human_duration(after),
+            crate::text::human_duration(delay)
+        ),
+    }
+}
+
+/// Resolves when the receiver is told to stop; never if its [`Running`] was dropped instead
+/// (a dropped handle leaves the receiver running).
+async fn stopped(stopping: &mut tokio::sync::watch::Receiver<bool>) {
+    if stopping.wait_for(|s| *s).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// The finding of a call whose delayed answer was sent early because the receiver stopped.
+fn answered_early_finding(after: std::time::Duration, delay: std::time::Duration) -> Finding {
+    Finding {
+        severity: Severity::Info,
+        code: "answered-early".into(),
+        message: format!(
+            "The receiver was stopped {} into the delay of {}: the answer was sent then, not after the delay.",
             crate::text::human_duration(after),
             crate::text::human_duration(delay)
         ),

@@ -17,12 +17,16 @@ fn bin() -> Command {
 }
 
 /// A child process that is killed (SIGKILL) and reaped when dropped, even if a test panics.
-struct Killed(Child);
+struct Killed {
+    child: Child,
+    /// What it prints on stderr after its address (read on a thread, so it never blocks).
+    stderr: mpsc::Receiver<String>,
+}
 
 impl Killed {
     fn kill(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -56,9 +60,9 @@ fn spawn_listen(dir: &std::path::Path, extra: &[&str]) -> (Killed, String, mpsc:
         .stderr(Stdio::piped())
         .spawn()
         .expect("hookscope starts");
-    let mut child = Killed(child);
-    let stdout = lines_of(child.0.stdout.take().expect("stdout"));
-    let stderr = lines_of(child.0.stderr.take().expect("stderr"));
+    let mut child = child;
+    let stdout = lines_of(child.stdout.take().expect("stdout"));
+    let stderr = lines_of(child.stderr.take().expect("stderr"));
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -66,9 +70,8 @@ fn spawn_listen(dir: &std::path::Path, extra: &[&str]) -> (Killed, String, mpsc:
             .recv_timeout(left)
             .expect("listen prints its address in time");
         if let Some(url) = line.strip_prefix("Hookscope is listening on ") {
-            // Keep draining stderr so the child never blocks on a full pipe.
-            std::thread::spawn(move || while stderr.recv().is_ok() {});
-            return (child, url.trim_end_matches('/').to_owned(), stdout);
+            let url = url.trim_end_matches('/').to_owned();
+            return (Killed { child, stderr }, url, stdout);
         }
     }
 }
@@ -499,6 +502,49 @@ async fn ten_thousand_calls_at_once_are_all_answered_and_stored() {
 }
 
 /// `log` and `show` on a directory with no database say so, and create nothing.
+/// SIGTERM (a logout, `kill`, a service manager) stops `listen` as Ctrl-C does: in order,
+/// saying what it recorded, with exit status 0.
+#[cfg(unix)]
+#[tokio::test]
+async fn sigterm_stops_listen_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url, lines) = spawn_listen(dir.path(), &[]);
+    let resp = post(
+        &http(),
+        &format!("{url}/hook"),
+        &invoker_headers("status-report", "term-1", 1),
+        status_report_body("5"),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 200);
+    next_line(&lines);
+    let pid = libc::pid_t::try_from(child.child.id()).unwrap();
+    // SAFETY: a signal to our own child, which is alive (not yet reaped).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "listen is still running after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert!(status.success(), "{status:?}");
+    // Everything it printed, up to the end of the pipe.
+    let said: Vec<String> =
+        std::iter::from_fn(|| child.stderr.recv_timeout(Duration::from_secs(30)).ok()).collect();
+    assert!(
+        said.iter()
+            .any(|l| l == "Stopped. 1 call recorded in this run."),
+        "{said:?}"
+    );
+}
+
 #[test]
 fn log_on_a_mistyped_data_dir_is_an_error() {
     let dir = tempfile::tempdir().unwrap();

@@ -383,6 +383,46 @@ async fn a_caller_that_hangs_up_during_the_delay_is_still_recorded() {
     assert_eq!(row[0].outcome, Outcome::RetryTemporary);
 }
 
+/// Stopping the receiver never waits out a delay: the held-back answer goes out at once, and
+/// the call is stored with a note that says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_answers_a_delayed_call_at_once_and_stores_it() {
+    let mut answer = Answer::status(503).with_retry_after(120);
+    answer.delay_ms = 3_600_000;
+    let rig = Rig::start(answer).await;
+    let request = post(
+        &rig.client,
+        &rig.url("/slow"),
+        &invoker_headers("status-report", "held-1", 1),
+        status_report_body("5"),
+    );
+    let call = tokio::spawn(request.send());
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while rig.running.in_progress() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the call never arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (store, running) = (rig.store.clone(), rig.running);
+    tokio::time::timeout(Duration::from_secs(20), running.shutdown())
+        .await
+        .expect("the receiver stops without waiting out the hour");
+    // The caller got the chosen answer.
+    let reply = call.await.unwrap().unwrap();
+    assert_eq!(reply.status(), 503);
+    assert_eq!(reply.headers()["retry-after"], "120");
+    let row = store.page(&Filter::default(), 0, 1).unwrap();
+    let s = store.get(row[0].id).unwrap().unwrap();
+    assert_eq!(s.inv.delivery.as_deref(), Some("held-1"));
+    assert!(s.inv.took_us < 20_000_000, "took {} µs", s.inv.took_us);
+    let early = s.inv.findings.iter().find(|f| f.code == "answered-early");
+    let early = early.expect("an answered-early finding");
+    assert!(early.message.contains("1 h"), "{}", early.message);
+    assert_eq!(s.inv.outcome(), Outcome::RetryUnavailable);
+}
+
 /// A client that stops sending before the end of the body it declared is recorded with what
 /// arrived and a finding.
 #[tokio::test]

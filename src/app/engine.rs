@@ -74,6 +74,19 @@ pub type Waker = Arc<dyn Fn() + Send + Sync>;
 
 /// Handles to the background side; cheap to clone.
 #[derive(Clone)]
+/// Stops the window's receiver in order: the calls in progress are answered (a delay cut
+/// short) and stored before the process ends.
+pub struct ReceiverStopper(Arc<tokio::sync::Mutex<Option<Running>>>);
+
+impl ReceiverStopper {
+    pub async fn stop(self) {
+        let running = self.0.lock().await.take();
+        if let Some(r) = running {
+            r.shutdown().await;
+        }
+    }
+}
+
 pub struct Engine {
     rt: Handle,
     pub store: Store,
@@ -106,6 +119,11 @@ impl Engine {
         if tx.send(msg).is_ok() {
             wake();
         }
+    }
+
+    /// What stops the receiver when the window has closed (the engine itself is gone by then).
+    pub fn receiver_stopper(&self) -> ReceiverStopper {
+        ReceiverStopper(self.running.clone())
     }
 
     /// (Re)start the receiver with `config`; the old one, if any, stops first.

@@ -83,39 +83,20 @@ impl CloseRequest {
 fn close_on_signal(rt: &tokio::runtime::Handle) -> std::sync::Arc<CloseRequest> {
     let request = std::sync::Arc::new(CloseRequest::default());
     let on_signal = request.clone();
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        // Registered here, before anything else starts, not when the task first runs.
+    // Registered here, before anything else starts, not when the task first runs.
+    let mut signals = {
         let _inside = rt.enter();
-        let (term, int) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        );
-        rt.spawn(async move {
-            match (term, int) {
-                (Ok(mut term), Ok(mut int)) => {
-                    tokio::select! {
-                        _ = term.recv() => {}
-                        _ = int.recv() => {}
-                    }
-                }
-                (Ok(mut one), Err(_)) | (Err(_), Ok(mut one)) => {
-                    one.recv().await;
-                }
-                (Err(_), Err(_)) => return,
-            }
-            on_signal.requested();
-        });
-    }
-    #[cfg(not(unix))]
+        crate::signals::StopSignals::register()
+    };
     rt.spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_signal.requested();
-        }
+        signals.next().await;
+        on_signal.requested();
     });
     request
 }
+
+/// How long closing the window waits for the receiver's calls in progress.
+const STOP_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(), WindowError> {
     if !has_display() {
@@ -143,6 +124,7 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
         None
     };
     let (engine, rx) = Engine::new(rt.handle().clone(), store, Responder::default());
+    let stopper = engine.receiver_stopper();
     let fixed_look = opts.demo || opts.screenshot.is_some();
     let native = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -165,7 +147,7 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
     let result_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
     let slot = result_slot.clone();
     let screenshot = opts.screenshot.clone();
-    eframe::run_native(
+    let result = eframe::run_native(
         "hookscope",
         native,
         Box::new(move |cc| {
@@ -196,7 +178,17 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
             Ok(Box::new(app))
         }),
     )
-    .map_err(|e| WindowError::Renderer(e.to_string()))?;
+    .map_err(|e| WindowError::Renderer(e.to_string()));
+    // The calls in progress (an answer held back by a delay, say) are answered and stored
+    // before the process ends, within a bound: a store that cannot write must not hang the exit.
+    let stopped = rt.block_on(async { tokio::time::timeout(STOP_WITHIN, stopper.stop()).await });
+    if stopped.is_err() {
+        eprintln!(
+            "warning: the receiver did not stop within {} s; calls still in progress were not stored",
+            STOP_WITHIN.as_secs()
+        );
+    }
+    result?;
     drop(demo_dir);
     if opts.screenshot.is_some() {
         let taken = result_slot
