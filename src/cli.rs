@@ -373,7 +373,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
                 Ok(rec) => {
                     count += 1;
                     let line = if json {
-                        listen_json(&rec.summary).to_string()
+                        crate::text::json_for_terminal(listen_json(&rec.summary).to_string())
                     } else {
                         format_line(&rec.summary)
                     };
@@ -433,7 +433,11 @@ pub fn log(args: LogArgs) -> Result<(), CliError> {
             let Some(full) = store.get(row.id)? else {
                 continue;
             };
-            writeln!(out, "{}", serde_json::to_string(&log_json(&full))?)?;
+            writeln!(
+                out,
+                "{}",
+                crate::text::json_for_terminal(serde_json::to_string(&log_json(&full))?)
+            )?;
         } else {
             writeln!(out, "{:>8}  {}", row.id, format_line(&row))?;
         }
@@ -449,7 +453,11 @@ pub fn show(args: ShowArgs) -> Result<(), CliError> {
     };
     let mut out = std::io::stdout().lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&show_json(&s))?)?;
+        writeln!(
+            out,
+            "{}",
+            crate::text::json_for_terminal(serde_json::to_string_pretty(&show_json(&s))?)
+        )?;
         return Ok(());
     }
     writeln!(out, "{}", render_show(&s))?;

@@ -209,7 +209,7 @@ fn print_json(v: &impl serde::Serialize) -> Result<(), ApiCliError> {
     writeln!(
         out,
         "{}",
-        serde_json::to_string_pretty(v).unwrap_or_default()
+        crate::text::json_for_terminal(serde_json::to_string_pretty(v).unwrap_or_default())
     )?;
     Ok(())
 }

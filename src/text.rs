@@ -3,15 +3,42 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+/// A character that can drive a terminal or reorder what it shows: the controls (C0, DEL, C1)
+/// and the Unicode line separators and bidirectional overrides.
+fn risky(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// Text taken from a request, made safe for a terminal: control characters (including ESC, CR,
 /// LF and the C1 range) are shown escaped, so a hostile payload cannot drive the terminal.
 pub fn escape_control(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-        {
+        if risky(c) {
             let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Serialized JSON made safe for a terminal without changing what it means: the characters
+/// [`escape_control`] escapes that JSON leaves raw (DEL, the C1 controls such as U+009B, which a
+/// terminal reads as the start of an escape sequence, and the bidirectional overrides) become
+/// `\u` escapes. They can only stand inside strings, where the escape reads back the same.
+/// (The C0 controls inside strings are escaped by JSON itself; outside them, a newline or a tab
+/// is the layout of pretty-printed JSON, and stays.)
+pub fn json_for_terminal(json: String) -> String {
+    let raw_in_json = |c: char| c >= '\u{7f}' && risky(c);
+    if !json.chars().any(raw_in_json) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if raw_in_json(c) {
+            let _ = write!(out, "\\u{:04x}", c as u32);
         } else {
             out.push(c);
         }
@@ -295,6 +322,23 @@ pub fn human_duration(d: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_for_a_terminal_escapes_what_json_leaves_raw_and_means_the_same() {
+        let v =
+            serde_json::json!({"event": "st\u{9b}31mat\u{1b}[2J\u{7f}\u{202e}x", "n": ["a\nb"]});
+        for json in [v.to_string(), serde_json::to_string_pretty(&v).unwrap()] {
+            let safe = json_for_terminal(json.clone());
+            assert!(!safe.chars().any(|c| c >= '\u{7f}' && risky(c)), "{safe}");
+            assert!(safe.contains("st\\u009b31mat"), "{safe}");
+            let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+            assert_eq!(back, v);
+            // The layout of pretty JSON stays.
+            assert_eq!(safe.lines().count(), json.lines().count());
+        }
+        let plain = r#"{"a":"b"}"#.to_owned();
+        assert_eq!(json_for_terminal(plain.clone()), plain);
+    }
+
     use super::*;
 
     #[test]

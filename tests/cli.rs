@@ -316,6 +316,27 @@ async fn log_escapes_a_hostile_path() {
     assert!(!text.contains('\u{9b}'), "{text:?}");
     assert!(text.contains("evil\\u{9b}id"), "{text}");
     assert!(text.contains("/%1b%5b2J"), "{text}");
+    // The JSON of `log` and `show` too: JSON itself leaves C1 controls raw.
+    let newest = rig.store.last_id().unwrap().unwrap().to_string();
+    for args in [&["log", "--json"][..], &["show", "--json", &newest]] {
+        let out = bin()
+            .args(args)
+            .arg("--data-dir")
+            .arg(rig.dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains('\u{9b}'), "{args:?}: {text:?}");
+        assert!(text.contains("evil\\u009bid"), "{args:?}: {text}");
+        // And it reads back as the stored value.
+        let first: serde_json::Value = serde_json::Deserializer::from_str(&text)
+            .into_iter()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(first["delivery"], "evil\u{9b}id", "{args:?}");
+    }
 }
 
 /// What `listen` prints is safe for a terminal, and its flags reach the receiver: `--bind`, and
