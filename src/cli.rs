@@ -510,7 +510,9 @@ pub fn render_show(s: &Stored) -> String {
     t += &indent(&body_text(&inv.body));
     t += "\nFindings\n";
     if inv.findings.is_empty() {
-        t += "  none: the call keeps to the contract\n";
+        // `show` reads one call: the checks across a delivery's attempts (timing, order, calls
+        // after the end) need them all, and the window's Timeline tab makes them.
+        t += "  none: the call keeps to the contract (on its own: the checks across its delivery's attempts are in the window's Timeline tab)\n";
     }
     for f in &inv.findings {
         t += &format!(
@@ -686,12 +688,21 @@ pub fn schedule_text(
             );
         }
     }
-    t += &format!(
-        "{n} retries, {} attempts in all. The message is discarded at {} if the last retry fails; the 2-day window ends {}.\n",
-        n + 1,
-        local(plan.discard_at),
-        local(plan.window_end)
-    );
+    t += &if n == 0 {
+        format!(
+            "No retry: the first would come after the 2-day window, which ends {}. The message is discarded at {}, after this one attempt.\n",
+            local(plan.window_end),
+            local(plan.discard_at)
+        )
+    } else {
+        format!(
+            "{}, {} in all. The message is discarded at {} if the last retry fails; the 2-day window ends {}.\n",
+            crate::text::count(n as u64, "retry", "retries"),
+            crate::text::count(n as u64 + 1, "attempt", "attempts"),
+            local(plan.discard_at),
+            local(plan.window_end)
+        )
+    };
     t += &format!("Rule assumed: {SCHEDULE_RULE}\n");
     t
 }

@@ -142,10 +142,14 @@ pub fn analyze(
         findings.push(finding(
             Severity::Info,
             "attempts-not-seen",
-            format!(
-                "The first attempt seen here is {n}: attempts 1 to {} did not reach this receiver.",
-                n - 1
-            ),
+            if n == 2 {
+                "The first attempt seen here is 2: attempt 1 did not reach this receiver.".to_owned()
+            } else {
+                format!(
+                    "The first attempt seen here is {n}: attempts 1 to {} did not reach this receiver.",
+                    n - 1
+                )
+            },
         ));
     }
     for w in attempts.windows(2) {
@@ -504,6 +508,13 @@ mod tests {
         assert_eq!(codes(&d), vec!["attempt-repeated"]);
         let d = run(&[call(1, 2, 0, 503, None)]);
         assert_eq!(codes(&d), vec!["attempts-not-seen"]);
+        assert!(
+            d.findings[0]
+                .message
+                .ends_with("attempt 1 did not reach this receiver.")
+        );
+        let d = run(&[call(1, 4, 0, 503, None)]);
+        assert!(d.findings[0].message.contains("attempts 1 to 3 did not"));
     }
 
     #[test]

@@ -631,6 +631,17 @@ fn schedule_prints_the_projection() {
     assert!(text.contains("attempt   2  retry   1"), "{text}");
     assert!(text.contains("(+5 min after the failure before"), "{text}");
     assert!(text.contains("Rule assumed"), "{text}");
+    // A Retry-After past the 2-day window leaves no retry, and says so.
+    let out = bin()
+        .args(["schedule", "--code", "503", "--retry-after", "200000"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("No retry: the first would come after the 2-day window"),
+        "{text}"
+    );
+    assert!(!text.contains("0 retries"), "{text}");
 
     // --json: delays in seconds; a 500's Retry-After is not honoured.
     let out = bin()

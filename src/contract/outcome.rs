@@ -95,7 +95,7 @@ impl Outcome {
             }
             Outcome::RetrySlowDown => "retried on the schedule, and the service slows down",
             Outcome::RetryUnavailable => {
-                "retried on the schedule, no sooner than the Retry-After the answer gives"
+                "retried on the schedule, or later if the answer gives a Retry-After"
             }
             Outcome::WebhookCancelled => {
                 "cancels the webhook: the service stops calling it entirely"

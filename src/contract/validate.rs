@@ -170,13 +170,27 @@ pub fn validate(
     v.delivery = required_header(headers, brand.delivery_header(), f);
     let attempt_name = brand.attempt_header();
     if let Some(raw) = required_header(headers, attempt_name, f) {
+        // Digits only, without a sign or a leading zero: "+1" and "01" are not how the service
+        // writes a number, though a lenient parser would take them.
+        let plain =
+            !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) && !raw.starts_with('0');
         match raw.parse::<u32>() {
-            Ok(n) if n >= 1 => v.attempt = Some(n),
+            Ok(n) if plain => v.attempt = Some(n),
+            Err(e) if plain && *e.kind() == std::num::IntErrorKind::PosOverflow => {
+                f.push(Finding::new(
+                    Severity::Error,
+                    "malformed-attempt",
+                    format!(
+                        "The {attempt_name} header is \"{}\": no service makes that many attempts (at most a few hundred in the 2-day window).",
+                        raw.escape_debug()
+                    ),
+                ));
+            }
             _ => f.push(Finding::new(
                 Severity::Error,
                 "malformed-attempt",
                 format!(
-                    "The {attempt_name} header is \"{}\"; it must be a positive whole number (1 for the first call).",
+                    "The {attempt_name} header is \"{}\"; it must be a positive whole number written in plain digits (1 for the first call).",
                     raw.escape_debug()
                 ),
             )),
@@ -259,9 +273,8 @@ pub fn validate(
                         Severity::Error,
                         "body-not-json",
                         format!(
-                            "The body is not valid JSON: {e} (line {}, column {}).",
-                            e.line(),
-                            e.column()
+                            // serde_json's message names the line and the column itself.
+                            "The body is not valid JSON: {e}."
                         ),
                     ));
                     None
@@ -386,7 +399,7 @@ fn check_fields(
                 Severity::Error,
                 "wrong-type",
                 format!(
-                    "{where_}: \"{name}\" is {} {}; it must be {}.",
+                    "{where_}: \"{name}\" is {}{}; it must be {}.",
                     article(json_kind(value)),
                     json_kind(value),
                     want.name()
@@ -397,11 +410,14 @@ fn check_fields(
     }
 }
 
+/// "a string", "an object", "null" (no article: it is a value, not a kind of one).
 fn article(kind: &str) -> &'static str {
-    if kind.starts_with(['a', 'o']) {
-        "an"
+    if kind == "null" {
+        ""
+    } else if kind.starts_with(['a', 'o']) {
+        "an "
     } else {
-        "a"
+        "a "
     }
 }
 
@@ -426,17 +442,27 @@ fn check_message(i: usize, item: &Value, event: Option<EventKind>, f: &mut Vec<F
             &[("id", Want::Str, true), ("date", Want::Str, true)],
             f,
         );
-        if let Some(date) = sub.get("date").and_then(Value::as_str)
-            && chrono::DateTime::parse_from_rfc3339(date).is_err()
-        {
-            f.push(Finding::new(
-                Severity::Warning,
-                "malformed-date",
-                format!(
-                    "{here}: submission.date \"{}\" is not an ISO 8601 UTC timestamp.",
-                    date.escape_debug()
-                ),
-            ));
+        if let Some(date) = sub.get("date").and_then(Value::as_str) {
+            match chrono::DateTime::parse_from_rfc3339(date) {
+                Err(_) => f.push(Finding::new(
+                    Severity::Warning,
+                    "malformed-date",
+                    format!(
+                        "{here}: submission.date \"{}\" is not an ISO 8601 UTC timestamp.",
+                        date.escape_debug()
+                    ),
+                )),
+                Ok(t) if t.offset().local_minus_utc() != 0 => f.push(Finding::new(
+                    Severity::Warning,
+                    "malformed-date",
+                    format!(
+                        "{here}: submission.date \"{}\" is in UTC{}; the contract gives dates in UTC (ending in Z).",
+                        date.escape_debug(),
+                        t.offset()
+                    ),
+                )),
+                Ok(_) => {}
+            }
         }
     }
     if let Some(status) = obj.get("status").and_then(Value::as_object) {
@@ -635,7 +661,7 @@ mod tests {
 
     #[test]
     fn attempt_must_be_a_positive_integer() {
-        for bad in [&b"0"[..], b"-1", b"one", b"1.5"] {
+        for bad in [&b"0"[..], b"-1", b"one", b"1.5", b"+1", b"01"] {
             let h = set(
                 &good_headers("status-report"),
                 "X-Service-Delivery-Attempt",
@@ -651,6 +677,19 @@ mod tests {
             b"7",
         );
         assert_eq!(run("POST", &h, &report_body()).attempt, Some(7));
+        // Too large for any retry schedule: said so, not "not a positive whole number".
+        let h = set(
+            &good_headers("status-report"),
+            "X-Service-Delivery-Attempt",
+            b"99999999999999999999",
+        );
+        let v = run("POST", &h, &report_body());
+        assert_eq!(codes(&v), vec!["malformed-attempt"]);
+        assert!(
+            v.findings[0].message.contains("that many attempts"),
+            "{}",
+            v.findings[0].message
+        );
     }
 
     #[test]
@@ -703,6 +742,13 @@ mod tests {
         let v = run("POST", &h, b"[{\"id\": ");
         assert_eq!(codes(&v), vec!["body-not-json"]);
         assert!(v.findings[0].message.contains("line 1"));
+        // Said once, not twice.
+        assert_eq!(
+            v.findings[0].message.matches("line 1").count(),
+            1,
+            "{}",
+            v.findings[0].message
+        );
         let v = run("POST", &h, b"{\"id\":\"1\"}");
         assert_eq!(codes(&v), vec!["body-not-array"]);
         assert!(v.findings[0].message.contains("object"));
@@ -724,11 +770,19 @@ mod tests {
         o.remove("from");
         o.insert("protocolId".into(), Value::String("0".into()));
         o.insert("id".into(), serde_json::json!(12345));
+        o.insert("status".into(), Value::Null);
         let body = serde_json::to_vec(&[m]).unwrap();
         let v = run("POST", &good_headers("status-report"), &body);
         let c = codes(&v);
         assert_eq!(c.iter().filter(|c| **c == "missing-field").count(), 1);
-        assert_eq!(c.iter().filter(|c| **c == "wrong-type").count(), 2);
+        assert_eq!(c.iter().filter(|c| **c == "wrong-type").count(), 3);
+        assert!(
+            v.findings.iter().any(|f| f
+                .message
+                .contains("\"status\" is null; it must be an object")),
+            "{:?}",
+            v.findings
+        );
         assert!(v.findings.iter().any(|f| f.message.contains("\"from\"")));
         assert!(
             v.findings
@@ -756,6 +810,33 @@ mod tests {
         let body = serde_json::to_vec(&[m]).unwrap();
         let v = run("POST", &good_headers("status-report"), &body);
         assert_eq!(codes(&v), vec!["malformed-date"]);
+        // A valid timestamp, but not in UTC.
+        let mut m = Message::sample_status_report("1");
+        m.submission.date = "2024-01-01T00:00:00+02:00".into();
+        let body = serde_json::to_vec(&[m]).unwrap();
+        let v = run("POST", &good_headers("status-report"), &body);
+        assert_eq!(codes(&v), vec!["malformed-date"]);
+        assert!(
+            v.findings[0].message.contains("UTC+02:00"),
+            "{}",
+            v.findings[0].message
+        );
+        // UTC written as an offset is UTC.
+        for utc in [
+            "2024-01-01T00:00:00Z",
+            "2024-01-01T00:00:00+00:00",
+            "2024-01-01T00:00:00.123Z",
+        ] {
+            let mut m = Message::sample_status_report("1");
+            m.submission.date = utc.into();
+            let body = serde_json::to_vec(&[m]).unwrap();
+            assert!(
+                run("POST", &good_headers("status-report"), &body)
+                    .findings
+                    .is_empty(),
+                "{utc}"
+            );
+        }
     }
 
     #[test]
