@@ -673,6 +673,9 @@ fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
         |app| matches!(app.state.listening, Listening::On(a) if a.port() != port),
     );
     assert_eq!(rig.send("status-report", "dlv-port-1", 1), 200);
+    // For this session only: the saved port is still the one chosen, so a tunnel set up for
+    // it finds the receiver there again on the next start.
+    assert_eq!(rig.harness.state().state.settings.port, port);
 }
 
 #[test]

@@ -351,7 +351,11 @@ impl HookscopeApp {
             .map_err(|_| format!("\"{}\" is not an IP address (e.g. 127.0.0.1)", s.bind))?;
         Ok(ReceiverConfig {
             bind,
-            port: s.port,
+            port: if self.state.any_port_this_session {
+                0
+            } else {
+                s.port
+            },
             body_limit: s.body_limit_mib.max(1) << 20,
             brand: Brand::new(&s.brand),
         })

@@ -29,8 +29,47 @@ pub enum WindowError {
         "the window could not be opened: {0}. On Linux it needs OpenGL (Mesa's libgl1-mesa-dri and libegl1 provide a software one); `hookscope listen` works without a window"
     )]
     Renderer(String),
+    #[error(
+        "the window could not reach the display {display}: {reason}. Check that it names a running X server (DISPLAY) or Wayland compositor (WAYLAND_DISPLAY); `hookscope listen` works without a window"
+    )]
+    DisplayUnreachable { display: String, reason: String },
     #[error("the screenshot was not saved: {0}")]
     Screenshot(String),
+}
+
+impl WindowError {
+    /// What eframe said when the window failed: a display that is named but cannot be reached
+    /// (no X server on that DISPLAY, no compositor) is not a missing OpenGL.
+    pub fn from_renderer(
+        error: String,
+        display: Option<String>,
+        wayland: Option<String>,
+    ) -> WindowError {
+        let lower = error.to_lowercase();
+        let reason = if lower.contains("x server") {
+            Some(("X", display))
+        } else if lower.contains("wayland compositor") || lower.contains("wayland display") {
+            Some(("Wayland", wayland))
+        } else {
+            None
+        };
+        match reason {
+            Some((kind, named)) => WindowError::DisplayUnreachable {
+                display: match named.filter(|d| !d.is_empty()) {
+                    Some(d) => format!("\"{d}\""),
+                    None => format!("({kind})"),
+                },
+                // The error's own words, without the source path winit puts before them.
+                reason: error
+                    .rsplit(": ")
+                    .next()
+                    .unwrap_or(&error)
+                    .trim_end_matches('.')
+                    .to_owned(),
+            },
+            None => WindowError::Renderer(error),
+        }
+    }
 }
 
 /// Whether this machine has a display for a window.
@@ -178,7 +217,10 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
             Ok(Box::new(app))
         }),
     )
-    .map_err(|e| WindowError::Renderer(e.to_string()));
+    .map_err(|e| {
+        let var = |name| std::env::var(name).ok();
+        WindowError::from_renderer(e.to_string(), var("DISPLAY"), var("WAYLAND_DISPLAY"))
+    });
     // The calls in progress (an answer held back by a delay, say) are answered and stored
     // before the process ends, within a bound: a store that cannot write must not hang the exit.
     let stopped = rt.block_on(async { tokio::time::timeout(STOP_WITHIN, stopper.stop()).await });
@@ -207,4 +249,33 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreachable_display_is_not_blamed_on_opengl() {
+        let x = "winit EventLoopError: os error at /src/linux/mod.rs:788: Failed to open connection to X server";
+        let e = WindowError::from_renderer(x.into(), Some(":99".into()), None).to_string();
+        assert!(
+            e.contains(
+                "could not reach the display \":99\": Failed to open connection to X server."
+            ),
+            "{e}"
+        );
+        assert!(!e.contains("OpenGL") && !e.contains("/src/"), "{e}");
+        let w = "winit EventLoopError: os error at /src/wayland/mod.rs:89: Could not find wayland compositor";
+        let e = WindowError::from_renderer(w.into(), None, Some("wl-9".into())).to_string();
+        assert!(
+            e.contains("display \"wl-9\": Could not find wayland compositor"),
+            "{e}"
+        );
+        // Anything else is still the renderer's.
+        let gl =
+            WindowError::from_renderer("no suitable GL config".into(), Some(":0".into()), None);
+        assert!(matches!(gl, WindowError::Renderer(_)));
+        assert!(gl.to_string().contains("OpenGL"));
+    }
 }

@@ -421,6 +421,9 @@ pub struct AppState {
     pub show_settings: bool,
     /// The port typed in the top bar after a failure to listen.
     pub port_text: String,
+    /// *Any free port* was chosen: this session listens on whatever port is free, while the
+    /// saved port stays the one chosen (a tunnel set up for it finds it again next time).
+    pub any_port_this_session: bool,
     /// A receiver restart that failed while the previous receiver kept listening.
     pub listen_notice: Option<String>,
     /// The copy button last clicked and when (egui time), so it can say "Copied" for a moment.
@@ -439,6 +442,7 @@ impl AppState {
         AppState {
             form: AnswerForm::from_answer(&settings.answer),
             port_text: settings.port.to_string(),
+            any_port_this_session: false,
             listen_notice: None,
             copied: None,
             settings,

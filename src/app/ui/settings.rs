@@ -74,6 +74,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         });
     app.state.show_settings = open;
     if restart {
+        app.state.any_port_this_session = false;
         app.start_listening();
     }
 }

@@ -52,6 +52,7 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     match app.state.port_text.trim().parse::<u16>() {
                         Ok(p) => {
                             app.state.settings.port = p;
+                            app.state.any_port_this_session = false;
                             app.start_listening();
                         }
                         Err(_) => {
@@ -62,8 +63,12 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                         }
                     }
                 }
-                if ui.button("Any free port").clicked() {
-                    app.state.settings.port = 0;
+                if ui
+                    .button("Any free port")
+                    .on_hover_text("For this session; the next start tries the port in Settings again")
+                    .clicked()
+                {
+                    app.state.any_port_this_session = true;
                     app.start_listening();
                 }
             }
