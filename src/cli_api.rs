@@ -59,6 +59,9 @@ pub enum WebhooksCommand {
         scope: Option<String>,
         #[arg(long, value_name = "EMAIL")]
         contact: Option<String>,
+        /// ONE: a call per message; MANY: up to 10 messages per call.
+        #[arg(long, value_name = "ONE|MANY", value_parser = ["ONE", "MANY"], ignore_case = true)]
+        invoke: Option<String>,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -267,6 +270,7 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
             url,
             scope: sc,
             contact,
+            invoke,
             api,
         } => {
             let c = client(&api)?;
@@ -283,6 +287,13 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
             }
             if let Some(ct) = contact {
                 e.contact_email_address = Some(ct).filter(|c| !c.is_empty());
+            }
+            if let Some(i) = invoke {
+                e.invoke_option = Some(if i.eq_ignore_ascii_case("MANY") {
+                    InvokeOption::Many
+                } else {
+                    InvokeOption::One
+                });
             }
             show(&api, c.update_webhook(id, &e).await?)
         }

@@ -566,6 +566,81 @@ async fn sigterm_stops_listen_in_order() {
     );
 }
 
+/// `webhooks create` and `webhooks update` against `hookscope emulate`, as a script would
+/// run them: `--invoke` switches a webhook between ONE and MANY after it was created.
+#[test]
+fn webhooks_update_changes_the_invoke_option() {
+    let child = bin()
+        .args(["emulate", "--port", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("emulate starts");
+    let mut child = child;
+    let stderr = lines_of(child.stderr.take().expect("stderr"));
+    let _emulator = Killed {
+        child,
+        stderr: mpsc::channel().1,
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let api = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = stderr
+            .recv_timeout(left)
+            .expect("emulate prints its address");
+        if let Some(url) = line.strip_prefix("The service emulator is listening on ") {
+            break url.trim().to_owned();
+        }
+    };
+    let run = |args: &[&str]| {
+        let out = bin()
+            .args(args)
+            .args(["--api-url", &api, "--user", "demo", "--json"])
+            .env("HOOKSCOPE_API_PASSWORD", "demo")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let created = run(&[
+        "webhooks",
+        "create",
+        "--name",
+        "w",
+        "--url",
+        "http://127.0.0.1:9/h",
+        "--scope",
+        "SENT",
+        "--inactive",
+    ]);
+    assert_eq!(created["invokeOption"], "ONE");
+    let id = created["id"].to_string();
+    let updated = run(&["webhooks", "update", &id, "--invoke", "many"]);
+    assert_eq!(updated["invokeOption"], "MANY");
+    assert_eq!(updated["name"], "w", "the rest is kept");
+    let back = run(&["webhooks", "update", &id, "--invoke", "ONE"]);
+    assert_eq!(back["invokeOption"], "ONE");
+    // Anything else is refused by name.
+    let out = bin()
+        .args([
+            "webhooks",
+            "update",
+            &id,
+            "--invoke",
+            "some",
+            "--api-url",
+            &api,
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--invoke"));
+}
+
 #[test]
 fn log_on_a_mistyped_data_dir_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
