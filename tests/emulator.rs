@@ -633,6 +633,34 @@ async fn no_contact_address_means_no_mail_and_many_batches() {
     assert!(emu.outbox().is_empty());
 }
 
+/// A failed call of several messages (MANY) is retried as it was: the same delivery id, the
+/// next attempt number, the same messages, so its attempts read as one delivery.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_batch_is_retried_whole_under_its_delivery() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let rules = r#"{"rules": [{"name": "fail once", "when": {"attempt": {"at_most": 1}},
+        "answer": {"status": 503}}]}"#;
+    rig.responder
+        .set_rules(hookscope::rules::RuleSet::parse("test", rules).unwrap());
+    let speed = 1000.0;
+    let emu = emulator(speed, |_| {}).await;
+    let c = client(&emu);
+    let mut entry = received_hook(&rig);
+    entry.invoke_option = Some(hookscope::api::model::InvokeOption::Many);
+    c.create_webhook(&entry).await.unwrap();
+    for i in 0..3 {
+        emu.inject_incoming("+1", "+2", &format!("m{i}"));
+    }
+    let got = calls(&rig, 2, 20).await;
+    let (first, retry) = (&got[0], &got[1]);
+    assert_eq!(first.inv.answer.status, 503);
+    assert_eq!(retry.inv.delivery, first.inv.delivery, "one delivery");
+    assert_eq!((first.inv.attempt, retry.inv.attempt), (Some(1), Some(2)));
+    assert_eq!(retry.inv.messages, Some(3), "the same three messages");
+    assert_eq!(retry.inv.body, first.inv.body);
+    assert_reads_clean(&got[..2], speed);
+}
+
 /// A burst of messages queues in the emulator instead of opening a connection per call at once:
 /// every call is answered 200 in time, so none is retried (on a fast clock the 30 s are only
 /// 250 ms of real time, and an unqueued burst timed calls out while they waited to be sent).
