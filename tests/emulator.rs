@@ -617,17 +617,21 @@ async fn retries_end_with_the_window_and_the_outbox_dedups() {
     assert!(outbox.iter().all(|m| m.to == "ops@example.com"));
 }
 
+/// A RECEIVED webhook on the receiver with invokeOption MANY, and three messages for it.
+async fn three_messages_to_a_many_hook(rig: &Rig, emu: &Emulator) {
+    let mut entry = received_hook(rig);
+    entry.invoke_option = Some(hookscope::api::model::InvokeOption::Many);
+    client(emu).create_webhook(&entry).await.unwrap();
+    for i in 0..3 {
+        emu.inject_incoming("+1", "+2", &format!("m{i}"));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_contact_address_means_no_mail_and_many_batches() {
     let rig = Rig::start(Answer::status(200)).await;
     let emu = emulator(1000.0, |_| {}).await;
-    let c = client(&emu);
-    let mut entry = received_hook(&rig);
-    entry.invoke_option = Some(hookscope::api::model::InvokeOption::Many);
-    c.create_webhook(&entry).await.unwrap();
-    for i in 0..3 {
-        emu.inject_incoming("+1", "+2", &format!("m{i}"));
-    }
+    three_messages_to_a_many_hook(&rig, &emu).await;
     let got = calls(&rig, 1, 20).await;
     assert_eq!(got[0].inv.messages, Some(3), "three messages in one call");
     assert!(emu.outbox().is_empty());
@@ -644,13 +648,7 @@ async fn a_failed_batch_is_retried_whole_under_its_delivery() {
         .set_rules(hookscope::rules::RuleSet::parse("test", rules).unwrap());
     let speed = 1000.0;
     let emu = emulator(speed, |_| {}).await;
-    let c = client(&emu);
-    let mut entry = received_hook(&rig);
-    entry.invoke_option = Some(hookscope::api::model::InvokeOption::Many);
-    c.create_webhook(&entry).await.unwrap();
-    for i in 0..3 {
-        emu.inject_incoming("+1", "+2", &format!("m{i}"));
-    }
+    three_messages_to_a_many_hook(&rig, &emu).await;
     let got = calls(&rig, 2, 20).await;
     let (first, retry) = (&got[0], &got[1]);
     assert_eq!(first.inv.answer.status, 503);
