@@ -107,6 +107,33 @@ fn finding(severity: Severity, code: &str, message: String) -> Finding {
     }
 }
 
+/// The delivery a batch retry was split from: a failed call of several messages (invokeOption
+/// MANY) is retried message by message (service-api.md), and the emulator names each message's
+/// retries `<delivery>-<n>`. `None` for an id not of that form.
+pub fn batch_parent(delivery: &str) -> Option<&str> {
+    let (parent, n) = delivery.rsplit_once('-')?;
+    (!parent.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(parent)
+}
+
+/// The calls of a message's own delivery with, before them, the batch calls that carried it
+/// first (`parent`: the calls of [`batch_parent`]'s delivery): those that came before the
+/// delivery's first call and held several messages. Without them its timeline would start at
+/// attempt 2 and report attempt 1 as never received. Unchanged when nothing fits.
+pub fn with_batch_calls(calls: Vec<Stored>, parent: Vec<Stored>) -> Vec<Stored> {
+    let Some(first) = calls.first() else {
+        return calls;
+    };
+    if first.inv.attempt.is_none_or(|a| a < 2) {
+        return calls;
+    }
+    let mut carried: Vec<Stored> = parent
+        .into_iter()
+        .filter(|p| p.inv.received_at <= first.inv.received_at && p.inv.messages.unwrap_or(0) > 1)
+        .collect();
+    carried.extend(calls);
+    carried
+}
+
 /// Read the calls of one delivery (oldest first) against `schedule`. `cancels` are the calls
 /// (when, id) that answered the delivery's webhook 410, oldest first: a call after the first
 /// is flagged, and a 410 to another delivery while this one was retrying ends it too (the
@@ -553,6 +580,40 @@ mod tests {
         )
         .unwrap();
         assert_eq!(codes(&d), vec!["call-after-410"]);
+    }
+
+    #[test]
+    fn a_message_retried_on_its_own_starts_with_the_batch_that_carried_it() {
+        assert_eq!(batch_parent("dlv-000003-28-2"), Some("dlv-000003-28"));
+        assert_eq!(batch_parent("d1"), None);
+        assert_eq!(batch_parent("abc-"), None);
+        assert_eq!(batch_parent("-3"), None);
+        assert_eq!(batch_parent("dlv-x"), None);
+        // The batch (3 messages) failed at 0; this message's own retries are attempts 2 and 3.
+        let mut batch = call(1, 1, 0, 503, None);
+        batch.inv.messages = Some(3);
+        let own = vec![call(7, 2, 90, 503, None), call(9, 3, 270, 200, None)];
+        let joined = with_batch_calls(own.clone(), vec![batch.clone()]);
+        assert_eq!(
+            joined.iter().map(|c| c.id).collect::<Vec<_>>(),
+            vec![1, 7, 9]
+        );
+        let d = run(&joined);
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
+        assert_eq!(d.state, State::Succeeded { attempt: 3 });
+        // Without the batch, attempt 1 reads as missing.
+        assert_eq!(codes(&run(&own)), vec!["attempts-not-seen"]);
+        // A one-message call of the parent, or one after this delivery began, is not its batch.
+        let mut single = batch.clone();
+        single.inv.messages = Some(1);
+        assert_eq!(with_batch_calls(own.clone(), vec![single]).len(), 2);
+        let late = call(11, 4, 500, 503, None);
+        let mut late = late;
+        late.inv.messages = Some(3);
+        assert_eq!(with_batch_calls(own.clone(), vec![late]).len(), 2);
+        // A delivery that starts at attempt 1 is left alone.
+        let fresh = vec![call(7, 1, 90, 503, None)];
+        assert_eq!(with_batch_calls(fresh, vec![batch]).len(), 1);
     }
 
     #[test]

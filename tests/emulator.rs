@@ -637,10 +637,11 @@ async fn no_contact_address_means_no_mail_and_many_batches() {
     assert!(emu.outbox().is_empty());
 }
 
-/// A failed call of several messages (MANY) is retried as it was: the same delivery id, the
-/// next attempt number, the same messages, so its attempts read as one delivery.
+/// A failed call of several messages (MANY) is retried message by message (service-api.md):
+/// each message as a delivery of its own, `<delivery>-<n>`, from attempt 2; read with the batch
+/// call before it, each is one clean delivery.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_batch_is_retried_whole_under_its_delivery() {
+async fn a_failed_batch_is_retried_message_by_message() {
     let rig = Rig::start(Answer::status(200)).await;
     let rules = r#"{"rules": [{"name": "fail once", "when": {"attempt": {"at_most": 1}},
         "answer": {"status": 503}}]}"#;
@@ -649,14 +650,33 @@ async fn a_failed_batch_is_retried_whole_under_its_delivery() {
     let speed = 1000.0;
     let emu = emulator(speed, |_| {}).await;
     three_messages_to_a_many_hook(&rig, &emu).await;
-    let got = calls(&rig, 2, 20).await;
-    let (first, retry) = (&got[0], &got[1]);
-    assert_eq!(first.inv.answer.status, 503);
-    assert_eq!(retry.inv.delivery, first.inv.delivery, "one delivery");
-    assert_eq!((first.inv.attempt, retry.inv.attempt), (Some(1), Some(2)));
-    assert_eq!(retry.inv.messages, Some(3), "the same three messages");
-    assert_eq!(retry.inv.body, first.inv.body);
-    assert_reads_clean(&got[..2], speed);
+    let got = calls(&rig, 4, 20).await;
+    let batch = &got[0];
+    assert_eq!(
+        (batch.inv.answer.status, batch.inv.messages),
+        (503, Some(3))
+    );
+    let parent = batch.inv.delivery.clone().unwrap();
+    let mut retries: Vec<&Stored> = got[1..4].iter().collect();
+    retries.sort_by_key(|s| s.inv.delivery.clone());
+    for (i, r) in retries.iter().enumerate() {
+        assert_eq!(r.inv.delivery, Some(format!("{parent}-{}", i + 1)));
+        assert_eq!((r.inv.attempt, r.inv.messages), (Some(2), Some(1)));
+        let own = rig
+            .store
+            .by_delivery(
+                r.inv.delivery.as_deref().unwrap(),
+                r.inv.webhook_id.as_deref(),
+            )
+            .unwrap();
+        let parent_calls = rig
+            .store
+            .by_delivery(&parent, r.inv.webhook_id.as_deref())
+            .unwrap();
+        let joined = hookscope::deliveries::with_batch_calls(own, parent_calls);
+        assert_eq!(joined.len(), 2, "the batch call, then its own retry");
+        assert_reads_clean(&joined, speed);
+    }
 }
 
 /// A burst of messages queues in the emulator instead of opening a connection per call at once:

@@ -251,6 +251,19 @@ impl Engine {
                 Ok(c) => c,
                 Err(e) => return Msg::Error(format!("cannot read delivery {delivery}: {e}")),
             };
+            // A message retried on its own after a failed batch: the batch call was its first
+            // attempt.
+            let retried_alone = calls
+                .first()
+                .and_then(|c| c.inv.attempt)
+                .is_some_and(|a| a > 1);
+            let calls = match crate::deliveries::batch_parent(&delivery).filter(|_| retried_alone) {
+                Some(parent) => match store.by_delivery(parent, webhook_id.as_deref()) {
+                    Ok(p) => crate::deliveries::with_batch_calls(calls, p),
+                    Err(e) => return Msg::Error(format!("cannot read delivery {parent}: {e}")),
+                },
+                None => calls,
+            };
             let cancels = match webhook_id.as_deref().map(|w| store.answers_410(w)) {
                 Some(Ok(c)) => c,
                 Some(Err(e)) => return Msg::Error(format!("cannot read delivery {delivery}: {e}")),

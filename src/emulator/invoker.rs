@@ -7,6 +7,7 @@ use crate::contract::{
     ANSWER_TIMEOUT, EventKind, Message, MessageStatus, Outcome, Schedule, Submission, TEST_NUMBER,
     TriggerScope, outcome_of, parse_retry_after,
 };
+use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -192,7 +193,7 @@ fn dispatch(s: &Arc<Shared>, scope: TriggerScope, message: Message) {
                 Some(vec![m])
             };
             if let Some(batch) = batch {
-                deliver(s2, w, batch).await;
+                deliver(s2, w, batch, None).await;
             }
         });
     }
@@ -221,22 +222,43 @@ async fn collect_batch(s: &Arc<Shared>, w: &Webhook, m: Message) -> Option<Vec<M
     // Anything past 10 goes out in calls of its own.
     for chunk in rest.chunks(10) {
         let (s2, w2, c) = (s.clone(), w.clone(), chunk.to_vec());
-        tokio::spawn(async move { deliver(s2, w2, c).await });
+        tokio::spawn(async move { deliver(s2, w2, c, None).await });
     }
     Some(batch)
 }
 
-/// Call the webhook with `messages` until the contract says stop: one delivery, its attempts
-/// numbered from 1.
-async fn deliver(s: Arc<Shared>, w: Webhook, messages: Vec<Message>) {
+struct Resume {
+    delivery: String,
+    attempt: u32,
+    first_failure: DateTime<Utc>,
+    at: DateTime<Utc>,
+}
+
+/// Call the webhook with `messages` until the contract says stop. (Boxed: a failed batch
+/// spawns one delivery per message.)
+fn deliver(
+    s: Arc<Shared>,
+    w: Webhook,
+    messages: Vec<Message>,
+    resume: Option<Resume>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+    Box::pin(deliver_inner(s, w, messages, resume))
+}
+
+async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resume: Option<Resume>) {
     let event = w.trigger_scope.event();
     let schedule = Schedule::default();
-    let delivery = {
-        let mut d = s.data();
-        d.next_delivery += 1;
-        format!("dlv-{:06}-{}", d.next_delivery, w.id)
+    let (delivery, mut attempt, mut first_failure) = match resume {
+        Some(r) => {
+            s.clock.sleep_until(r.at).await;
+            (r.delivery, r.attempt, Some(r.first_failure))
+        }
+        None => {
+            let mut d = s.data();
+            d.next_delivery += 1;
+            (format!("dlv-{:06}-{}", d.next_delivery, w.id), 1, None)
+        }
     };
-    let (mut attempt, mut first_failure) = (1, None);
     loop {
         // A webhook deleted or deactivated meanwhile is not called.
         let current = s.data().webhooks.get(&w.id).cloned();
@@ -303,8 +325,20 @@ async fn deliver(s: Arc<Shared>, w: Webhook, messages: Vec<Message>) {
                 hook.url
             ),
         );
-        // A call with several messages (MANY) is retried as it was, under its delivery id: its
-        // attempts stay one delivery, as a receiver reads them.
+        if messages.len() > 1 {
+            // A failed call with several messages: each is retried on its own.
+            for (i, m) in messages.into_iter().enumerate() {
+                let resume = Resume {
+                    delivery: format!("{delivery}-{}", i + 1),
+                    attempt: next.number,
+                    first_failure: ff,
+                    at: next.at,
+                };
+                let (s2, w2) = (s.clone(), hook.clone());
+                tokio::spawn(async move { deliver(s2, w2, vec![m], Some(resume)).await });
+            }
+            return;
+        }
         s.clock.sleep_until(next.at).await;
         attempt = next.number;
     }
