@@ -679,6 +679,42 @@ fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
 }
 
 #[test]
+fn bad_settings_are_named_and_never_stop_the_receiver_that_works() {
+    use egui_kittest::kittest::NodeT;
+    let mut rig = start();
+    let Listening::On(working) = rig.harness.state().state.listening else {
+        panic!("not listening");
+    };
+    {
+        let state = &mut rig.harness.state_mut().state;
+        state.settings.bind = "999.1.1.1".into();
+        state.settings.brand = "Bad Word!".into();
+        state.show_settings = true;
+    }
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("\"999.1.1.1\" is not an IP address");
+    rig.harness.get_by_label_contains("Brand word:");
+    let apply = rig.harness.get_by_label("Apply and restart the receiver");
+    assert!(
+        apply.accesskit_node().is_disabled(),
+        "Apply waits for valid settings"
+    );
+    // Any other way to restart keeps the receiver that works, and says why.
+    rig.harness.state_mut().start_listening();
+    rig.harness.step();
+    let state = &rig.harness.state().state;
+    assert!(matches!(state.listening, Listening::On(a) if a == working));
+    let notice = state.listen_notice.clone().unwrap_or_default();
+    assert!(
+        notice.contains("is not an IP address") && notice.contains("Still listening"),
+        "{notice}"
+    );
+    assert_eq!(rig.send("status-report", "dlv-still", 1), 200);
+}
+
+#[test]
 fn a_restart_on_a_taken_port_keeps_the_receiver_that_works() {
     let mut rig = start();
     let Listening::On(working) = rig.harness.state().state.listening else {

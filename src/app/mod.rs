@@ -348,7 +348,7 @@ impl HookscopeApp {
             .bind
             .trim()
             .parse()
-            .map_err(|_| format!("\"{}\" is not an IP address (e.g. 127.0.0.1)", s.bind))?;
+            .map_err(|_| format!("\"{}\" is not an IP address (e.g. 127.0.0.1).", s.bind))?;
         Ok(ReceiverConfig {
             bind,
             port: if self.state.any_port_this_session {
@@ -368,7 +368,14 @@ impl HookscopeApp {
                 self.state.listening = Listening::Starting;
                 self.engine.listen(config);
             }
-            Err(e) => self.state.listening = Listening::Failed(e),
+            // A receiver that works keeps working: the reason is said beside it.
+            Err(e) => match self.state.listening {
+                Listening::On(addr) => {
+                    self.state.listen_notice =
+                        Some(format!("{e} Still listening on http://{addr}/."));
+                }
+                _ => self.state.listening = Listening::Failed(e),
+            },
         }
     }
 

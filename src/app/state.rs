@@ -39,6 +39,36 @@ pub struct Settings {
     pub public_url: String,
 }
 
+impl Settings {
+    /// What is wrong with the receiver's settings, one sentence each (empty when they can be
+    /// applied): a bind address that is not an IP address, a brand word a header cannot carry,
+    /// a public URL that is not a whole http(s) address.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.bind.trim().parse::<std::net::IpAddr>().is_err() {
+            out.push(format!(
+                "\"{}\" is not an IP address: use 127.0.0.1 (this machine only) or 0.0.0.0 (the network).",
+                self.bind.trim()
+            ));
+        }
+        if let Err(e) = crate::text::parse_brand(&self.brand) {
+            out.push(format!("Brand word: {e}."));
+        }
+        let public = self.public_url.trim();
+        if !public.is_empty() {
+            let whole = url::Url::parse(public)
+                .ok()
+                .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+            if whole.is_none() {
+                out.push(format!(
+                    "Public URL \"{public}\" is not a whole address: give it as https://host/path (the tunnel's address), or leave it empty."
+                ));
+            }
+        }
+        out
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
@@ -469,6 +499,34 @@ impl AppState {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn settings_problems_name_each_bad_field() {
+        assert!(Settings::default().problems().is_empty());
+        let s = Settings {
+            bind: "999.1.1.1".into(),
+            brand: "Bad Word!".into(),
+            public_url: "not a url".into(),
+            ..Settings::default()
+        };
+        let p = s.problems();
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert!(p[0].contains("\"999.1.1.1\" is not an IP address"));
+        assert!(p[1].starts_with("Brand word:"));
+        assert!(p[2].contains("not a whole address"));
+        let ok = Settings {
+            bind: "0.0.0.0".into(),
+            brand: "Acme_2".into(),
+            public_url: "https://xyz.trycloudflare.com/hook".into(),
+            ..Settings::default()
+        };
+        assert!(ok.problems().is_empty(), "{:?}", ok.problems());
+        let relative = Settings {
+            public_url: "/hook".into(),
+            ..Settings::default()
+        };
+        assert_eq!(relative.problems().len(), 1);
+    }
+
     use super::*;
 
     fn row(id: i64) -> Summary {

@@ -65,10 +65,25 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                 });
             crate::app::apply_look(ui.ctx(), &app.state.settings);
             ui.add_space(6.0);
-            if app.state.settings.bind.trim() != "127.0.0.1" && app.state.settings.bind.trim() != "::1" {
-                ui.label("⚠ Another bind address makes the receiver reachable from other machines.");
+            let dark = ui.visuals().dark_mode;
+            let warn = super::outcome_color(crate::contract::Outcome::RetryTemporary, dark);
+            let bad = super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark);
+            let bind = app.state.settings.bind.trim();
+            if bind.parse::<std::net::IpAddr>().is_ok_and(|ip| !ip.is_loopback()) {
+                ui.label(
+                    RichText::new("Warning: another bind address makes the receiver reachable from other machines.")
+                        .color(warn),
+                );
             }
-            if ui.button("Apply and restart the receiver").clicked() {
+            // The receiver keeps running as it is until the settings can be applied.
+            let problems = app.state.settings.problems();
+            for p in &problems {
+                ui.label(RichText::new(p).color(bad));
+            }
+            let apply = ui
+                .add_enabled(problems.is_empty(), egui::Button::new("Apply and restart the receiver"))
+                .on_disabled_hover_text("Correct the settings in red first; the receiver keeps running as it is");
+            if apply.clicked() {
                 restart = true;
             }
         });
