@@ -352,6 +352,69 @@ fn a_recipe_answers_real_calls_and_a_bad_rule_file_is_refused_with_its_line() {
     assert_eq!(rig.send("status-report", "dlv-r2", 1), 503);
 }
 
+/// A desktop with no file-dialog service: the dialog "returns" nothing.
+struct NoDialog;
+
+impl hookscope::app::files::FilePicker for NoDialog {
+    fn open_rules(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+    fn save_rules(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+}
+
+#[test]
+fn rule_files_load_and_save_by_a_typed_path_when_no_dialog_opens() {
+    let mut rig = start();
+    rig.harness
+        .state_mut()
+        .set_picker(std::sync::Arc::new(NoDialog));
+    rig.harness.state_mut().state.rules.open = true;
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label("Open…").click_accesskit();
+    rig.until("it says why nothing happened", |app| {
+        app.state.rules.note.is_some()
+    });
+    rig.harness.step();
+    assert!(
+        rig.harness
+            .query_all_by_label_contains("If no dialog appeared, type the file's path")
+            .next()
+            .is_some()
+    );
+
+    // A path typed in the File field: Load reads it and applies it.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rules.json");
+    std::fs::write(
+        &file,
+        r#"{"rules": [{"name": "always 429", "answer": {"status": 429}}]}"#,
+    )
+    .unwrap();
+    rig.harness.state_mut().state.rules.path_text = file.display().to_string();
+    rig.harness.step();
+    rig.harness.get_by_label("Load").click_accesskit();
+    rig.until("the file is loaded", |app| app.state.rules.in_force == 1);
+    assert_eq!(rig.send("status-report", "dlv-typed", 1), 429);
+
+    // Save writes the editor's text to the typed path.
+    let saved = dir.path().join("saved.json");
+    rig.harness.state_mut().state.rules.path_text = saved.display().to_string();
+    rig.harness.step();
+    rig.harness.get_by_label("Save").click_accesskit();
+    rig.until("the file is written", |app| {
+        app.state
+            .rules
+            .note
+            .as_deref()
+            .is_some_and(|n| n.starts_with("Saved to"))
+    });
+    let text = std::fs::read_to_string(&saved).unwrap();
+    assert!(text.contains("always 429"), "{text}");
+}
+
 #[test]
 fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highlighted() {
     let mut rig = start();

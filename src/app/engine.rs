@@ -6,6 +6,7 @@ use crate::receiver::{self, ReceiverConfig, Recorded, Running};
 use crate::responder::{Answer, AnswerError, Responder};
 use crate::store::{Filter, Store, Stored, Summary};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use tokio::runtime::Handle;
@@ -281,9 +282,10 @@ impl Engine {
         });
     }
 
-    /// Ask for a rule file and read it, off the UI thread.
-    pub fn pick_and_read(&self, picker: Arc<dyn super::files::FilePicker>) {
-        self.blocking(move |_| match picker.open_rules() {
+    /// Ask for a rule file (a file dialog), or take `path` when given, and read it, off the UI
+    /// thread.
+    pub fn read_rules(&self, picker: Arc<dyn super::files::FilePicker>, path: Option<PathBuf>) {
+        self.blocking(move |_| match path.or_else(|| picker.open_rules()) {
             None => Msg::Cancelled,
             Some(path) => Msg::RulesRead(
                 std::fs::read_to_string(&path)
@@ -293,9 +295,15 @@ impl Engine {
         });
     }
 
-    /// Ask where to save `text` and write it, off the UI thread.
-    pub fn pick_and_write(&self, picker: Arc<dyn super::files::FilePicker>, text: String) {
-        self.blocking(move |_| match picker.save_rules() {
+    /// Ask where to save `text` (a file dialog), or take `path` when given, and write it, off
+    /// the UI thread.
+    pub fn write_rules(
+        &self,
+        picker: Arc<dyn super::files::FilePicker>,
+        path: Option<PathBuf>,
+        text: String,
+    ) {
+        self.blocking(move |_| match path.or_else(|| picker.save_rules()) {
             None => Msg::Cancelled,
             Some(path) => Msg::RulesWritten(
                 std::fs::write(&path, text)

@@ -315,15 +315,26 @@ impl HookscopeApp {
         }
     }
 
-    /// Ask for a rule file (off the UI thread) and load it.
-    pub fn load_rules_file(&self) {
-        self.engine.pick_and_read(self.picker.clone());
+    /// Load a rule file (off the UI thread): the path typed in the editor's File field, or one
+    /// chosen in a file dialog when `browse` or the field is empty.
+    pub fn load_rules_file(&mut self, browse: bool) {
+        let path = self.typed_rules_path(browse);
+        self.state.rules.note = None;
+        self.engine.read_rules(self.picker.clone(), path);
     }
 
-    /// Ask where to save the rules (off the UI thread) and write them.
-    pub fn save_rules_file(&self) {
+    /// Save the rules (off the UI thread) to the path in the File field, or where a file dialog
+    /// says when `browse` or the field is empty.
+    pub fn save_rules_file(&mut self, browse: bool) {
+        let path = self.typed_rules_path(browse);
+        self.state.rules.note = None;
         self.engine
-            .pick_and_write(self.picker.clone(), self.state.rules.text.clone());
+            .write_rules(self.picker.clone(), path, self.state.rules.text.clone());
+    }
+
+    fn typed_rules_path(&self, browse: bool) -> Option<std::path::PathBuf> {
+        let typed = self.state.rules.path_text.trim();
+        (!browse && !typed.is_empty()).then(|| std::path::PathBuf::from(typed))
     }
 
     pub fn with_screenshot(mut self, plan: ScreenshotPlan) -> Self {
@@ -495,6 +506,7 @@ impl HookscopeApp {
             }
             Msg::Error(e) => self.state.error = Some(e),
             Msg::RulesRead(Ok((path, text))) => {
+                self.state.rules.path_text = path.display().to_string();
                 self.state.rules.file = Some(path.clone());
                 self.apply_rules(&text, &path.display().to_string());
                 self.state.rules.text = text;
@@ -502,9 +514,16 @@ impl HookscopeApp {
             Msg::RulesRead(Err(e)) | Msg::RulesWritten(Err(e)) => self.state.rules.error = Some(e),
             Msg::RulesWritten(Ok(path)) => {
                 self.state.rules.note = Some(format!("Saved to {}", path.display()));
+                self.state.rules.path_text = path.display().to_string();
                 self.state.rules.file = Some(path);
             }
-            Msg::Cancelled => {}
+            // The dialog was closed without a file, or could not open at all (rfd says the
+            // same for both: a desktop without a file-dialog service shows nothing).
+            Msg::Cancelled => {
+                self.state.rules.note = Some(
+                    "No file chosen. If no dialog appeared, type the file's path in Edit rules… (File) and press Load or Save.".to_owned(),
+                );
+            }
             Msg::EmulatorStarted(e) => {
                 self.state.service.emulator = Some(e);
                 if !self.state.settings.api_custom {

@@ -432,6 +432,9 @@ pub struct RulesEditor {
     pub error: Option<String>,
     pub note: Option<String>,
     pub file: Option<std::path::PathBuf>,
+    /// The File field of the editor: a path typed by hand (or the last one loaded or saved),
+    /// for desktops where no file dialog can open.
+    pub path_text: String,
 }
 
 /// Everything the window shows.

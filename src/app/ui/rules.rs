@@ -62,7 +62,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             }
         }
         if ui.button("Load rules…").clicked() {
-            app.load_rules_file();
+            app.load_rules_file(true);
         }
     });
     if let Some(note) = &app.state.rules.note {
@@ -82,7 +82,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     let mut open = app.state.rules.open;
     let mut apply = false;
-    let (mut load, mut save) = (false, false);
+    let (mut load, mut save, mut browse_load, mut browse_save) = (false, false, false, false);
     // In the middle of the window, over the list, not over the top bar.
     egui::Window::new("Answer rules")
         .pivot(egui::Align2::CENTER_CENTER)
@@ -95,12 +95,29 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
             );
             ui.horizontal(|ui| {
                 apply = ui.button("Apply").clicked();
-                load = ui.button("Load…").clicked();
-                save = ui.button("Save…").clicked();
-                if let Some(f) = &app.state.rules.file {
-                    ui.weak(f.display().to_string());
-                }
+                ui.separator();
+                let l = ui.label("File");
+                ui.add(
+                    egui::TextEdit::singleline(&mut app.state.rules.path_text)
+                        .hint_text("/path/to/rules.json")
+                        .desired_width(220.0),
+                )
+                .labelled_by(l.id);
+                let typed = !app.state.rules.path_text.trim().is_empty();
+                load = ui
+                    .add_enabled(typed, egui::Button::new("Load"))
+                    .on_disabled_hover_text("Type a path, or choose a file with Open…")
+                    .clicked();
+                save = ui
+                    .add_enabled(typed, egui::Button::new("Save"))
+                    .on_disabled_hover_text("Type a path, or choose one with Save as…")
+                    .clicked();
+                browse_load = ui.button("Open…").on_hover_text("Choose a file to load").clicked();
+                browse_save = ui.button("Save as…").on_hover_text("Choose where to save").clicked();
             });
+            if let Some(note) = &app.state.rules.note {
+                ui.label(RichText::new(note).small());
+            }
             if let Some(e) = &app.state.rules.error {
                 ui.colored_label(
                     super::outcome_color(crate::contract::Outcome::WebhookCancelled, ui.visuals().dark_mode),
@@ -123,10 +140,10 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         let text = app.state.rules.text.clone();
         app.apply_rules(&text, "the editor");
     }
-    if load {
-        app.load_rules_file();
+    if load || browse_load {
+        app.load_rules_file(browse_load);
     }
-    if save {
-        app.save_rules_file();
+    if save || browse_save {
+        app.save_rules_file(browse_save);
     }
 }
