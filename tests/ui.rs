@@ -669,6 +669,35 @@ fn a_1024_window_keeps_the_list_and_the_detail_between_the_side_panels() {
 }
 
 #[test]
+fn zooming_in_and_out_lays_the_list_out_afresh() {
+    let mut rig = start();
+    rig.send_mislabelled("dlv-zoom");
+    for zoom in [1.2, 1.0] {
+        rig.harness.ctx.set_zoom_factor(zoom);
+        for _ in 0..3 {
+            rig.harness.step();
+        }
+        // The last column stays in sight at either size.
+        let last = rig
+            .harness
+            .query_all_by_label_contains("found")
+            .chain(rig.harness.query_all_by_label("Found"))
+            .map(|n| n.rect())
+            .max_by(|a, b| a.max.x.total_cmp(&b.max.x))
+            .expect("the findings column");
+        ends_before(
+            &format!("the findings column at zoom {zoom}"),
+            last,
+            rig.answer_panel_left(),
+        );
+    }
+    // Back at 1.0, the full titles and widths, not the squeezed ones of the larger zoom.
+    assert!(rig.harness.query_by_label("Attempt").is_some());
+    assert!(rig.harness.query_by_label("Try").is_none());
+    rig.harness.get_by_label("dlv-zoom");
+}
+
+#[test]
 fn the_detail_panel_keeps_its_height_on_a_short_tab_and_while_a_call_loads() {
     let mut rig = start();
     rig.send_and_open("status-report", "dlv-tall");

@@ -217,8 +217,12 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.style_mut().interaction.selectable_labels = false;
     let gaps = ui.spacing().item_spacing.x * (COLUMNS.len() - 1) as f32;
     let (widths, short) = column_widths(ui.available_width() - gaps);
+    // The columns' widths are remembered per zoom and per layout (short titles or not): a
+    // zoom or a much narrower list lays them out afresh instead of keeping widths that no
+    // longer fit.
+    let zoom = (ui.ctx().zoom_factor() * 100.0).round() as i32;
     let mut table = TableBuilder::new(ui)
-        .id_salt("invocations")
+        .id_salt(("invocations", zoom, short))
         .striped(true)
         .resizable(true)
         .sense(egui::Sense::click())
