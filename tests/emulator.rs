@@ -48,6 +48,12 @@ async fn until_inactive(c: &ApiClient, id: u64) {
     }
 }
 
+/// The List Messages path with `filter`, URL-encoded.
+fn filtered(filter: &str) -> String {
+    let encoded: String = url::form_urlencoded::byte_serialize(filter.as_bytes()).collect();
+    format!("/messages?filter={encoded}")
+}
+
 /// The calls of delivery-carrying invocations (not the registration check), oldest first.
 fn deliveries(rig: &Rig) -> Vec<Stored> {
     let mut all: Vec<Stored> = rig
@@ -742,6 +748,13 @@ async fn errors_of_any_kind_have_the_documented_body() {
         http.request(method, format!("{base}{path}"))
             .basic_auth("demo", Some("demo"))
     };
+    let get_json = |path: &str| {
+        let request = call(reqwest::Method::GET, path);
+        async move {
+            let r = request.send().await.unwrap();
+            r.json::<serde_json::Value>().await.unwrap()
+        }
+    };
     let check = |status: u16, v: &serde_json::Value| {
         assert_eq!(v["status"], status, "{v}");
         for field in ["type", "title", "detail"] {
@@ -789,13 +802,93 @@ async fn errors_of_any_kind_have_the_documented_body() {
     assert_eq!(r.status(), 201);
     let sent: serde_json::Value = r.json().await.unwrap();
     assert_eq!(sent[0]["encoding"], "UNICODE", "{sent}");
-    let listed: serde_json::Value = call(reqwest::Method::GET, "/messages")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: serde_json::Value = get_json("/messages").await;
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
     assert_eq!(listed[0]["encoding"], "UNICODE");
+
+    // Each documented field is checked: a value it does not take is a 400 that names it, and
+    // nothing is sent.
+    let bad_entries = [
+        (serde_json::json!({"routingGroup": "CHEAP"}), "routingGroup"),
+        (
+            serde_json::json!({"deliveryReports": "SOME"}),
+            "deliveryReports",
+        ),
+        (serde_json::json!({"messageClass": "abc"}), "messageClass"),
+        (
+            serde_json::json!({"longMessageMaxParts": -3}),
+            "longMessageMaxParts",
+        ),
+        (serde_json::json!({"protocolId": 1.5}), "protocolId"),
+        (
+            serde_json::json!({"from": {"type": "INTERNATIONAL"}}),
+            "from",
+        ),
+        (serde_json::json!({"from": 27}), "from"),
+    ];
+    for (extra, field) in bad_entries {
+        let mut entry = serde_json::json!({"to": "+27001234567", "body": "x"});
+        if let (Some(e), Some(x)) = (entry.as_object_mut(), extra.as_object()) {
+            e.extend(x.clone());
+        }
+        let r = call(reqwest::Method::POST, "/messages")
+            .json(&entry)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{entry}");
+        let v: serde_json::Value = r.json().await.unwrap();
+        check(400, &v);
+        assert!(
+            v["detail"].as_str().unwrap_or_default().contains(field),
+            "{v}"
+        );
+    }
+    let r = call(reqwest::Method::POST, "/messages?schedule-date=notadate")
+        .json(&serde_json::json!({"to": "+27001234567", "body": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    check(400, &r.json().await.unwrap());
+    // The documented values pass.
+    let r = call(
+        reqwest::Method::POST,
+        "/messages?schedule-date=2026-11-22T14:00:00Z&auto-unicode=true",
+    )
+    .json(
+        &serde_json::json!({"to": "+27001234567", "body": "x", "routingGroup": "PREMIUM",
+            "deliveryReports": "NONE", "messageClass": 1, "longMessageMaxParts": 2, "protocolId": 0,
+            "from": {"type": "INTERNATIONAL", "address": "+27009"}}),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 201);
+    let listed: serde_json::Value = get_json("/messages").await;
+    assert_eq!(
+        listed.as_array().map(Vec::len),
+        Some(2),
+        "only the valid ones were sent"
+    );
+
+    // Filter values each field cannot take are refused, not read as "nothing matches".
+    for filter in [
+        "id>abc",
+        "id<=5",
+        "submission.date>yesterday",
+        "type<SENT",
+        "status.type>=A",
+    ] {
+        let r = call(reqwest::Method::GET, &filtered(filter))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{filter}");
+        check(400, &r.json().await.unwrap());
+    }
+    // Dates compare as times: both messages were submitted after 2020.
+    let r: serde_json::Value =
+        get_json(&filtered("submission.date>=2020-01-01T00:00:00+02:00")).await;
+    assert_eq!(r.as_array().map(Vec::len), Some(2), "{r}");
 }

@@ -290,7 +290,75 @@ fn recipients(to: &Value) -> Result<Vec<String>, ApiErr> {
     Ok(list)
 }
 
-async fn send_messages(State(s): Shr, body: axum::body::Bytes) -> Result<Response, ApiErr> {
+/// The query parameters of POST /messages (service-api.md).
+#[derive(Deserialize)]
+struct SendQuery {
+    #[serde(rename = "deduplication-id")]
+    _deduplication_id: Option<String>,
+    #[serde(rename = "auto-unicode")]
+    _auto_unicode: Option<bool>,
+    #[serde(rename = "schedule-date")]
+    schedule_date: Option<String>,
+    #[serde(rename = "schedule-description")]
+    _schedule_description: Option<String>,
+}
+
+/// A field that, when given, must be one of `allowed` (null counts as not given).
+fn one_of<'a>(e: &'a Value, field: &str, allowed: &[&str]) -> Result<Option<&'a str>, ApiErr> {
+    match e.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(v)) if allowed.contains(&v.as_str()) => Ok(Some(v.as_str())),
+        Some(other) => Err(bad_request(format!(
+            "{field} must be {}, not {other}",
+            allowed.join(", ")
+        ))),
+    }
+}
+
+/// A field that, when given, must be a whole number of at least `min`.
+fn whole_number(e: &Value, field: &str, min: i64) -> Result<(), ApiErr> {
+    match e.get(field) {
+        None | Some(Value::Null) => Ok(()),
+        Some(v) if v.as_i64().is_some_and(|n| n >= min) => Ok(()),
+        Some(other) => Err(bad_request(format!(
+            "{field} must be a whole number of at least {min}, not {other}"
+        ))),
+    }
+}
+
+/// The sender: a number string, or `{type, address}`; the emulator's own number when absent.
+fn sender(e: &Value) -> Result<String, ApiErr> {
+    match e.get("from") {
+        None | Some(Value::Null) => Ok("+27000000000".to_owned()),
+        Some(Value::String(f)) => Ok(f.clone()),
+        Some(Value::Object(o)) => o
+            .get("address")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                bad_request(
+                    "from needs an address: {\"type\": \"INTERNATIONAL\", \"address\": \"+27...\"}",
+                )
+            }),
+        Some(other) => Err(bad_request(format!(
+            "from is a number string or an object with an address, not {other}"
+        ))),
+    }
+}
+
+async fn send_messages(
+    State(s): Shr,
+    q: Result<Query<SendQuery>, axum::extract::rejection::QueryRejection>,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiErr> {
+    let Query(q) = q.map_err(query_error)?;
+    if let Some(date) = &q.schedule_date
+        && chrono::DateTime::parse_from_rfc3339(date).is_err()
+    {
+        return Err(bad_request(format!(
+            "schedule-date '{date}' is not an ISO 8601 date and time (e.g. 2026-11-22T14:00:00Z)"
+        )));
+    }
     let value: Value = json_body(&body)?;
     let entries = match value {
         Value::Array(items) => items,
@@ -312,15 +380,11 @@ async fn send_messages(State(s): Shr, body: axum::body::Bytes) -> Result<Respons
         if usid.is_some_and(|u| u.chars().count() > 20) {
             return Err(bad_request("userSuppliedId is at most 20 characters"));
         }
-        let from = match e.get("from") {
-            Some(Value::String(f)) => f.clone(),
-            Some(Value::Object(o)) => o
-                .get("address")
-                .and_then(Value::as_str)
-                .unwrap_or("+27000000000")
-                .to_owned(),
-            _ => "+27000000000".to_owned(),
-        };
+        let from = sender(e)?;
+        one_of(e, "routingGroup", &["ECONOMY", "STANDARD", "PREMIUM"])?;
+        whole_number(e, "longMessageMaxParts", 1)?;
+        whole_number(e, "messageClass", 0)?;
+        whole_number(e, "protocolId", 0)?;
         let encoding = match e.get("encoding") {
             None | Some(Value::Null) => "TEXT",
             Some(Value::String(enc)) if ENCODINGS.contains(&enc.as_str()) => enc.as_str(),
@@ -330,9 +394,7 @@ async fn send_messages(State(s): Shr, body: axum::body::Bytes) -> Result<Respons
                 )));
             }
         };
-        let reports = e
-            .get("deliveryReports")
-            .and_then(Value::as_str)
+        let reports = one_of(e, "deliveryReports", &["ALL", "ERRORS", "NONE"])?
             .unwrap_or("ALL")
             .to_owned();
         for number in recipients(to)? {
@@ -403,6 +465,14 @@ struct ListQuery {
     filter: Option<String>,
 }
 
+fn query_error(e: axum::extract::rejection::QueryRejection) -> ApiErr {
+    bad_request(format!(
+        "The query string is not valid: {}",
+        e.body_text()
+            .trim_start_matches("Failed to deserialize query string: ")
+    ))
+}
+
 /// One clause of the List Messages filter: `field op value`.
 fn clause_matches(m: &Message, clause: &str) -> Result<bool, ApiErr> {
     let ops = ["<=", ">=", "<", ">", "="];
@@ -412,6 +482,35 @@ fn clause_matches(m: &Message, clause: &str) -> Result<bool, ApiErr> {
         .min_by_key(|(p, op)| (*p, std::cmp::Reverse(op.len())))
         .ok_or_else(|| bad_request(format!("filter clause '{clause}' has no operator")))?;
     let (field, value) = (clause[..pos].trim(), clause[pos + op.len()..].trim());
+    // What each field takes (service-api.md): `id` compares, `submission.date` compares as a
+    // time, the others match exactly.
+    let ops: &[&str] = match field {
+        "id" => &["=", "<", ">"],
+        "submission.date" => &["=", "<", "<=", ">", ">="],
+        _ => &["="],
+    };
+    if !ops.contains(&op) {
+        return Err(bad_request(format!(
+            "filter on '{field}' takes {}, not '{op}'",
+            ops.join(" ")
+        )));
+    }
+    if field == "id" && (value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit())) {
+        return Err(bad_request(format!(
+            "filter on 'id' compares with a message id (digits), not '{value}'"
+        )));
+    }
+    if field == "submission.date" {
+        let wanted = chrono::DateTime::parse_from_rfc3339(value).map_err(|_| {
+            bad_request(format!(
+                "filter on 'submission.date' takes an ISO 8601 date and time (e.g. 2026-11-22T14:00:00Z), not '{value}'"
+            ))
+        })?;
+        let ord = chrono::DateTime::parse_from_rfc3339(&m.submission.date)
+            .map(|d| d.cmp(&wanted))
+            .unwrap_or(std::cmp::Ordering::Less);
+        return Ok(compare(op, ord));
+    }
     let actual = match field {
         "id" => m.id.clone(),
         "type" => m.kind.clone(),
@@ -428,26 +527,24 @@ fn clause_matches(m: &Message, clause: &str) -> Result<bool, ApiErr> {
     } else {
         actual.as_str().cmp(value)
     };
-    Ok(match op {
-        "=" => actual == value,
+    Ok(compare(op, ord))
+}
+
+fn compare(op: &str, ord: std::cmp::Ordering) -> bool {
+    match op {
+        "=" => ord.is_eq(),
         "<" => ord.is_lt(),
         ">" => ord.is_gt(),
         "<=" => ord.is_le(),
         _ => ord.is_ge(),
-    })
+    }
 }
 
 async fn list_messages(
     State(s): Shr,
     q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<axum::Json<Vec<Message>>, ApiErr> {
-    let Query(q) = q.map_err(|e| {
-        bad_request(format!(
-            "The query string is not valid: {}",
-            e.body_text()
-                .trim_start_matches("Failed to deserialize query string: ")
-        ))
-    })?;
+    let Query(q) = q.map_err(query_error)?;
     let clauses: Vec<String> = q
         .filter
         .as_deref()
