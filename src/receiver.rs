@@ -419,7 +419,8 @@ async fn stopped(stopping: &mut tokio::sync::watch::Receiver<bool>) {
 /// The finding of a call whose delayed answer was sent early because the receiver stopped.
 fn answered_early_finding(after: std::time::Duration, delay: std::time::Duration) -> Finding {
     Finding {
-        severity: Severity::Info,
+        // Not the answer as chosen (its timing): counted as a problem, as listen's line says.
+        severity: Severity::Warning,
         code: "answered-early".into(),
         message: format!(
             "The receiver was stopped {} into the delay of {}: the answer was sent then, not after the delay.",

@@ -806,6 +806,19 @@ async fn errors_of_any_kind_have_the_documented_body() {
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
     assert_eq!(listed[0]["encoding"], "UNICODE");
 
+    // A path the API does not have is named in the 404.
+    let r = call(reqwest::Method::GET, "/nope").send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    let v: serde_json::Value = r.json().await.unwrap();
+    check(404, &v);
+    assert!(
+        v["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("/v1/nope"),
+        "{v}"
+    );
+
     // Each documented field is checked: a value it does not take is a 400 that names it, and
     // nothing is sent.
     let bad_entries = [

@@ -473,6 +473,29 @@ fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highligh
 }
 
 #[test]
+fn cancelling_the_webhook_form_clears_what_the_service_said_about_it() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.state_mut().state.service.status = Some(Err(
+        "the service refused the request: Invoking the Webhook URL caused an error".into(),
+    ));
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("Invoking the Webhook URL caused an error");
+    rig.harness.get_by_label("Cancel").click();
+    rig.harness.step();
+    rig.harness.step();
+    assert!(rig.harness.state().state.service.status.is_none());
+    assert!(
+        rig.harness
+            .query_by_label_contains("Invoking the Webhook URL")
+            .is_none()
+    );
+}
+
+#[test]
 fn a_wrong_password_shows_the_mapped_message() {
     let mut rig = start();
     rig.until("the emulator runs", |app| {

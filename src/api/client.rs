@@ -22,11 +22,11 @@ pub enum ApiError {
     NotFound { detail: String },
     #[error("the service refused the request: {detail}")]
     Validation { detail: String },
-    #[error("too many messages in one request: {detail}")]
+    #[error("{}", said("too many messages in one request", "too many messages", .detail))]
     TooManyMessages { detail: String },
-    #[error("not enough credits: {detail}")]
+    #[error("{}", said("not enough credits", "not enough credits", .detail))]
     NotEnoughCredits { detail: String },
-    #[error("not enough quota: {detail}")]
+    #[error("{}", said("not enough quota", "not enough quota", .detail))]
     NotEnoughQuota { detail: String },
     #[error("the service is unavailable right now ({status}){}", retry_suffix(.retry_after))]
     Unavailable {
@@ -53,6 +53,16 @@ pub enum ApiError {
     },
     #[error("the call to {url} failed: {detail}")]
     Other { url: String, detail: String },
+}
+
+/// `what: detail`, or the detail alone when it already says it (the service's "Not enough
+/// credits: ..." is not to be printed as "not enough credits: Not enough credits: ...").
+fn said(what: &str, key: &str, detail: &str) -> String {
+    if detail.to_lowercase().contains(key) {
+        detail.to_owned()
+    } else {
+        format!("{what}: {detail}")
+    }
 }
 
 fn detail_suffix(d: &Option<String>) -> String {
@@ -360,5 +370,32 @@ fn transport_error(url: &str, e: &reqwest::Error) -> ApiError {
             url: url.to_owned(),
             detail: chain,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_is_not_said_twice() {
+        let e = ApiError::NotEnoughCredits {
+            detail: "Not enough credits: the messages cost 1, the account has 0".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "Not enough credits: the messages cost 1, the account has 0"
+        );
+        let e = ApiError::NotEnoughCredits {
+            detail: "balance 0".into(),
+        };
+        assert_eq!(e.to_string(), "not enough credits: balance 0");
+        let e = ApiError::TooManyMessages {
+            detail: "The request contained 30001 messages".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "too many messages in one request: The request contained 30001 messages"
+        );
     }
 }

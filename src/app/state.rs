@@ -377,8 +377,12 @@ impl WebhookForm {
         if self.name.trim().is_empty() {
             return Err("Give the webhook a name.".into());
         }
-        let url = reqwest::Url::parse(self.url.trim())
-            .map_err(|e| format!("The URL is not valid: {e}."))?;
+        let url = reqwest::Url::parse(self.url.trim()).map_err(|e| match e {
+            url::ParseError::RelativeUrlWithoutBase => {
+                "The URL must be a whole address, starting with http:// or https://.".to_owned()
+            }
+            other => format!("The URL is not valid: {other}."),
+        })?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err("The URL must start with http:// or https://.".into());
         }
@@ -589,6 +593,27 @@ mod tests {
         assert_eq!(l.select_index(3), Some(7));
         assert_eq!(l.selected_index(), Some(3));
         assert_eq!(l.select_index(50), None);
+    }
+
+    #[test]
+    fn the_webhook_form_says_what_a_url_needs_in_plain_words() {
+        let form = |url: &str| WebhookForm {
+            name: "w".into(),
+            url: url.into(),
+            ..WebhookForm::default()
+        };
+        let e = form("example.com/hook").entry().unwrap_err();
+        assert_eq!(
+            e,
+            "The URL must be a whole address, starting with http:// or https://."
+        );
+        assert!(
+            form("ftp://example.com/x")
+                .entry()
+                .unwrap_err()
+                .contains("http://")
+        );
+        assert!(form("http://127.0.0.1:8787/hook").entry().is_ok());
     }
 
     #[test]

@@ -317,7 +317,7 @@ pub fn check_target(url: &reqwest::Url, allow_remote: bool) -> Result<(), String
         Ok(())
     } else {
         Err(format!(
-            "the emulator only calls this machine (127.0.0.1, ::1, localhost), not {host}; start it with --allow-remote to call other hosts"
+            "the emulator only calls this machine (127.0.0.1, ::1, localhost), not {host}; to call other hosts, allow it (`hookscope emulate --allow-remote`, or *Call other hosts than this machine* in the window's Service panel)"
         ))
     }
 }

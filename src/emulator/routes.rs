@@ -57,7 +57,12 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .layer(middleware::from_fn_with_state(shared.clone(), auth));
     Router::new()
         .nest("/v1", api)
-        .fallback(|| async { not_found("No such path: the API lives under /v1") })
+        .fallback(|uri: axum::http::Uri| async move {
+            not_found(format!(
+                "No such path: {}. The API has /v1/webhooks and /v1/messages",
+                uri.path()
+            ))
+        })
         .method_not_allowed_fallback(|method: Method, uri: axum::http::Uri| async move {
             ApiErr(ErrorBody::new(
                 "method-not-allowed",

@@ -23,7 +23,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         for (i, r) in active.rules.iter().enumerate() {
             let retired = active.retired(i);
             let text = format!(
-                "{}. {}: answers {}{}, used {} times{}",
+                "{}. {}: answers {}{}, used {}{}",
                 i + 1,
                 r.name,
                 r.answer.status,
@@ -31,7 +31,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .retry_after
                     .as_deref()
                     .map_or(String::new(), |ra| format!(" (Retry-After {ra})")),
-                active.used(i),
+                crate::text::count(active.used(i), "time", "times"),
                 if retired { ", retired" } else { "" }
             );
             if retired {

@@ -208,6 +208,7 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     edit = Some(w.clone());
                 }
                 if ui.small_button("Delete").clicked() {
+                    app.state.service.status = None;
                     app.state.service.confirm_delete = Some(w.id);
                 }
             });
@@ -280,6 +281,8 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             }
             if ui.button("Cancel").clicked() {
                 app.state.service.form_open = false;
+                // What the service said about the abandoned form no longer applies.
+                app.state.service.status = None;
             }
         });
         ui.weak("The service calls the URL with [] before it accepts it; the receiver answers that 200.");
