@@ -7,7 +7,8 @@
 //!
 //! Options (after `--`): `--calls N` per round (default 20000), `--concurrency C` (default 64),
 //! `--rounds R` (default 3), `--no-fsync` (commit without fsync, as `listen --no-fsync`),
-//! `--durable-only` (skip the bare server, for profiling the receiver alone), `--million` to also
+//! `--durable-only` (skip the bare server, for profiling the receiver alone), `--bare-only` (the
+//! bare server alone, to compare a profile against), `--million` to also
 //! record 1,000,000 invocations and print the resident memory and the size of the WAL every
 //! 100,000 (both should stay flat).
 
@@ -28,6 +29,7 @@ struct Opts {
     million: bool,
     no_fsync: bool,
     durable_only: bool,
+    bare_only: bool,
 }
 
 fn opts() -> Opts {
@@ -38,6 +40,7 @@ fn opts() -> Opts {
         million: false,
         no_fsync: false,
         durable_only: false,
+        bare_only: false,
     };
     let args: Vec<String> = std::env::args().collect();
     let num = |i: usize| args.get(i + 1).and_then(|v| v.parse().ok());
@@ -49,6 +52,7 @@ fn opts() -> Opts {
             "--million" => o.million = true,
             "--no-fsync" => o.no_fsync = true,
             "--durable-only" => o.durable_only = true,
+            "--bare-only" => o.bare_only = true,
             _ => {}
         }
     }
@@ -207,7 +211,13 @@ async fn main() {
         } else {
             drive(bare, o.calls, o.concurrency).await
         };
-        let rd = drive(running.addr, o.calls, o.concurrency).await;
+        let rd = if o.bare_only {
+            println!("  round {round}: bare {rb:>9.0}/s");
+            b.push(rb);
+            continue;
+        } else {
+            drive(running.addr, o.calls, o.concurrency).await
+        };
         if o.durable_only {
             println!("  round {round}: durable {rd:>9.0}/s");
         } else {
@@ -218,6 +228,14 @@ async fn main() {
         }
         b.push(rb);
         d.push(rd);
+    }
+    if o.bare_only {
+        println!(
+            "bare axum (answers 200, records nothing): {:.0} invocations/s (median)",
+            median(b)
+        );
+        running.shutdown().await;
+        return;
     }
     let (mb, md) = (median(b), median(d));
     if !o.durable_only {
