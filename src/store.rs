@@ -1017,6 +1017,21 @@ impl Store {
         })
     }
 
+    /// Whether the invocation `id` matches `filter` (false for an id not stored).
+    pub fn matches(&self, filter: &Filter, id: i64) -> Result<bool, StoreError> {
+        self.with_reader(|c| {
+            let (clause, mut args) = filter.sql();
+            args.push(rusqlite::types::Value::Integer(id));
+            let joined = if clause.is_empty() { "WHERE" } else { "AND" };
+            let n: i64 = c.query_row(
+                &format!("SELECT COUNT(*) FROM invocations {clause} {joined} id = ?"),
+                rusqlite::params_from_iter(args),
+                |r| r.get(0),
+            )?;
+            Ok(n > 0)
+        })
+    }
+
     /// The calls that answered `webhook_id` 410 (when, id), oldest first; at most 100 (a
     /// webhook is cancelled once, unless it is enabled again).
     pub fn answers_410(&self, webhook_id: &str) -> Result<Vec<(DateTime<Utc>, i64)>, StoreError> {
@@ -1256,6 +1271,19 @@ mod tests {
         );
         assert_eq!(store.by_delivery("d1", Some("999")).unwrap().len(), 0);
         assert_eq!(store.last_id().unwrap(), Some(30));
+
+        // One call against a filter (the window's note on a selected call the filter hides).
+        let incoming = Filter {
+            event: Some(EventFilter::Event("incoming-message".into())),
+            ..Filter::default()
+        };
+        assert!(
+            store.matches(&incoming, 1).unwrap(),
+            "call 1 (i = 0) is an incoming message"
+        );
+        assert!(!store.matches(&incoming, 2).unwrap());
+        assert!(store.matches(&Filter::default(), 2).unwrap());
+        assert!(!store.matches(&Filter::default(), 999).unwrap());
 
         // Snapshots: rows newer than `top` do not shift the pages.
         let all = Filter::default();

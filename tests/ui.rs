@@ -219,6 +219,40 @@ fn selecting_a_row_shows_its_messages_and_headers() {
 }
 
 #[test]
+fn a_filter_that_hides_the_selected_call_says_so_in_its_detail() {
+    use hookscope::store::EventFilter;
+    let mut rig = start();
+    rig.send_and_open("status-report", "dlv-hide");
+    let filter = |rig: &mut UiRig, event: Option<EventFilter>| {
+        rig.harness.state_mut().state.list.filter.event = event;
+        rig.harness.state_mut().refresh_list();
+    };
+    // Only incoming messages: the selected status report leaves the list, its detail stays.
+    filter(
+        &mut rig,
+        Some(EventFilter::Event("incoming-message".into())),
+    );
+    rig.until("the note", |app| app.state.list.selected_hidden);
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("The filter hides this call");
+    assert!(rig.harness.state().state.detail.is_some());
+    // A filter that shows it again, then none: no note.
+    filter(&mut rig, Some(EventFilter::Event("status-report".into())));
+    rig.until("the note goes", |app| !app.state.list.selected_hidden);
+    filter(&mut rig, Some(EventFilter::RegistrationCheck));
+    rig.until("hidden again", |app| app.state.list.selected_hidden);
+    filter(&mut rig, None);
+    rig.until("no filter, no note", |app| !app.state.list.selected_hidden);
+    rig.harness.step();
+    assert!(
+        rig.harness
+            .query_by_label_contains("The filter hides this call")
+            .is_none()
+    );
+}
+
+#[test]
 fn the_filter_narrows_the_list() {
     let mut rig = start();
     assert_eq!(rig.send("status-report", "dlv-a", 1), 200);

@@ -34,6 +34,12 @@ pub enum Msg {
         count: u64,
     },
     Detail(Box<Stored>),
+    /// Whether the selected call `id` matches the list's filter of `generation`.
+    SelectedShown {
+        generation: u64,
+        id: i64,
+        shown: bool,
+    },
     Delivery(Box<crate::deliveries::Delivery>),
     Error(String),
     RulesRead(Result<(std::path::PathBuf, String), String>),
@@ -215,6 +221,19 @@ impl Engine {
     }
 
     /// Ask for the newest id (answered as a count of everything).
+    /// Whether the selected call `id` matches `filter`; the answer comes as
+    /// [`Msg::SelectedShown`].
+    pub fn check_selected(&self, generation: u64, filter: Filter, id: i64) {
+        self.blocking(move |store| match store.matches(&filter, id) {
+            Ok(shown) => Msg::SelectedShown {
+                generation,
+                id,
+                shown,
+            },
+            Err(e) => Msg::Error(format!("cannot read the store: {e}")),
+        });
+    }
+
     pub fn load_top(&self, generation: u64, filter: Filter) {
         self.blocking(move |store| {
             let top = match store.last_id() {

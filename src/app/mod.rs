@@ -395,12 +395,23 @@ impl HookscopeApp {
         let generation = self.state.list.invalidate();
         self.engine
             .load_top(generation, self.state.list.filter.clone());
+        // The detail stays open; whether the list still shows its call is asked for (the
+        // note keeps its last state until the answer, so it does not flicker).
+        match self.state.list.selected {
+            Some(id) if !self.state.list.filter.is_empty() => {
+                self.engine
+                    .check_selected(generation, self.state.list.filter.clone(), id);
+            }
+            _ => self.state.list.selected_hidden = false,
+        }
     }
 
     /// Select the call with `id` and load its detail.
     pub fn select(&mut self, id: i64) {
         if self.state.list.selected != Some(id) || self.state.detail.is_none() {
             self.state.list.selected = Some(id);
+            // Chosen from the list, so the list shows it.
+            self.state.list.selected_hidden = false;
             self.engine.load_detail(id);
         }
     }
@@ -483,6 +494,16 @@ impl HookscopeApp {
             } => {
                 if self.state.list.set_count(generation, top, count) && self.state.settings.follow {
                     self.state.list.scroll_to_top = true;
+                }
+            }
+            Msg::SelectedShown {
+                generation,
+                id,
+                shown,
+            } => {
+                if generation == self.state.list.generation && self.state.list.selected == Some(id)
+                {
+                    self.state.list.selected_hidden = !shown;
                 }
             }
             Msg::Detail(stored) => {

@@ -120,6 +120,8 @@ pub struct ListState {
     pub scroll_to_row: Option<u64>,
     /// A row the keyboard moved to before its page was loaded: selected once it is.
     pub select_when_loaded: Option<u64>,
+    /// The selected call does not match the filter: the list hides it while its detail stays.
+    pub selected_hidden: bool,
 }
 
 impl ListState {

@@ -64,6 +64,9 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             });
         });
     });
+    if app.state.list.selected_hidden {
+        ui.weak("The filter hides this call from the list; its detail stays here until another is chosen.");
+    }
     // The findings of the call's delivery as a whole (read from all its attempts), when the
     // delivery on screen is this call's.
     let delivery = app
