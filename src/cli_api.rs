@@ -169,6 +169,16 @@ pub struct EmulateArgs {
     /// The word in the header names (X-<WORD>-Event).
     #[arg(long, default_value = "Service", value_parser = crate::text::parse_brand)]
     pub brand: String,
+    #[command(subcommand)]
+    pub action: Option<EmulateAction>,
+}
+
+/// What `emulate` can do besides running an emulator.
+#[derive(Debug, Clone, Subcommand)]
+pub enum EmulateAction {
+    /// Deliver a message from a handset to a running emulator's RECEIVED webhooks (the same as
+    /// `hookscope inject`).
+    Inject(InjectArgs),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -387,6 +397,9 @@ fn unseen_activity(activity: &[Activity], shown: u64) -> (&[Activity], u64) {
 }
 
 pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
+    if let Some(EmulateAction::Inject(inject_args)) = args.action {
+        return inject(inject_args).await;
+    }
     let password = std::env::var(PASSWORD_ENV).unwrap_or_else(|_| "demo".into());
     let default_password = std::env::var(PASSWORD_ENV).is_err();
     let read_only = args.read_only_user.as_ref().map(|u| Credentials {

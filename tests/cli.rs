@@ -567,9 +567,10 @@ async fn sigterm_stops_listen_in_order() {
 }
 
 /// `webhooks create` and `webhooks update` against `hookscope emulate`, as a script would
-/// run them: `--invoke` switches a webhook between ONE and MANY after it was created.
+/// run them: `--invoke` switches a webhook between ONE and MANY after it was created; and
+/// `emulate inject` delivers a handset's message to the running emulator.
 #[test]
-fn webhooks_update_changes_the_invoke_option() {
+fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
     let child = bin()
         .args(["emulate", "--port", "0"])
         .stdout(Stdio::null())
@@ -624,6 +625,13 @@ fn webhooks_update_changes_the_invoke_option() {
     assert_eq!(updated["name"], "w", "the rest is kept");
     let back = run(&["webhooks", "update", &id, "--invoke", "ONE"]);
     assert_eq!(back["invokeOption"], "ONE");
+    // `emulate inject` (as `inject`) hands a running emulator a message from a handset.
+    for command in [&["emulate", "inject"][..], &["inject"]] {
+        let injected = run(&[command, &["--body", "hello", "--from", "+27009"]].concat());
+        assert_eq!(injected["type"], "RECEIVED", "{command:?}: {injected}");
+        assert_eq!(injected["body"], "hello");
+        assert_eq!(injected["from"], "+27009");
+    }
     // Anything else is refused by name.
     let out = bin()
         .args([

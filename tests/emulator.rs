@@ -350,6 +350,20 @@ async fn every_error_kind_maps_to_a_message() {
     let e = api_at(&rig).list_webhooks().await.unwrap_err();
     assert!(matches!(e, ApiError::NotJson { .. }), "{e}");
     assert!(e.to_string().contains("<html>"), "{e}");
+    // A proxy's HTML error page for a 5xx is a server error to retry, not a wrong base URL.
+    rig.responder
+        .set_answer(Answer {
+            body: Some("<html><body>502 Bad Gateway</body></html>".into()),
+            content_type: Some("text/html".into()),
+            ..Answer::status(502)
+        })
+        .unwrap();
+    let e = api_at(&rig).list_webhooks().await.unwrap_err();
+    assert!(matches!(e, ApiError::Server { status: 502, .. }), "{e}");
+    assert!(
+        e.to_string().contains("502 Bad Gateway") && e.to_string().contains("try again later"),
+        "{e}"
+    );
     // TLS to a plain-HTTP server fails the handshake.
     let tls = ApiClient::new(
         &format!("https://{}/v1", rig.running.addr),

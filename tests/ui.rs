@@ -484,6 +484,9 @@ fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highligh
         app.state.list.row(0).is_some_and(|r| r.registration_check)
     });
 
+    // Not following the newest calls (moving with the keys turns it off): the report is
+    // still brought into the list, not left behind "N new".
+    rig.harness.state_mut().state.settings.follow = false;
     rig.harness
         .get_by_label("Send a test message to 1111111")
         .click();
@@ -504,6 +507,10 @@ fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highligh
                 .as_ref()
                 .is_ok_and(|t| t.contains("status report arrived")))
     );
+    let selected = rig.harness.state().state.list.selected;
+    rig.until("the report is the list's first row", move |app| {
+        app.state.list.row(0).map(|r| r.id) == selected
+    });
 }
 
 #[test]
@@ -615,6 +622,16 @@ fn the_password_goes_to_the_keychain_only_when_asked_and_never_to_settings() {
     // The saved settings never contain it.
     let saved = serde_json::to_string(&rig.harness.state().state.settings).unwrap();
     assert!(!saved.contains("s3cret"));
+    // With the field emptied, keeping the password again leaves what the keychain holds (it
+    // used to empty it) and says what to do.
+    rig.until("it says the password is kept", |app| {
+        matches!(&app.state.service.status, Some(Ok(t)) if t.contains("kept in the OS keychain"))
+    });
+    rig.harness.state_mut().state.service.password.clear();
+    rig.harness.state_mut().store_secret();
+    rig.harness.step();
+    rig.harness.get_by_label_contains("Type the password");
+    assert_eq!(keychain.0.lock().unwrap()[&key], "s3cret");
     // Unticking forgets it.
     rig.harness
         .get_by_label("Remember in the OS keychain")

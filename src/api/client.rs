@@ -167,7 +167,9 @@ impl ApiClient {
             .as_ref()
             .map(|b| b.fragment().to_owned())
             .unwrap_or_default();
-        if parsed.is_none() && !matches!(status, 401 | 429 | 503) {
+        // A 5xx page that is not the service's JSON (a proxy's HTML 502, say) is still a server
+        // error to retry later, not a sign of a wrong base URL.
+        if parsed.is_none() && !matches!(status, 401 | 429 | 500..=599) {
             return ApiError::NotJson {
                 url: url.to_owned(),
                 status,

@@ -140,12 +140,16 @@ impl HookscopeApp {
     /// Remember (or forget) the password in the keychain, as the checkbox says.
     pub fn store_secret(&mut self) {
         let account = self.secret_account();
-        let secret = self
-            .state
-            .settings
-            .api_remember
-            .then(|| self.state.service.password.clone())
-            .filter(|p| !p.is_empty());
+        let remember = self.state.settings.api_remember;
+        if remember && self.state.service.password.is_empty() {
+            // Nothing to keep yet: the keychain is left as it is (not emptied).
+            self.state.service.status = Some(Ok(
+                "Type the password: it is kept in the OS keychain at the next Test connection."
+                    .to_owned(),
+            ));
+            return;
+        }
+        let secret = remember.then(|| self.state.service.password.clone());
         self.engine
             .secret_save(self.secrets.clone(), account, secret);
     }
@@ -473,6 +477,11 @@ impl HookscopeApp {
                     )));
                     self.state.detail = None;
                     self.select(rec.summary.id);
+                    // In the list too, even when it does not follow the newest calls.
+                    if !self.state.settings.follow {
+                        self.refresh_list();
+                        self.state.list.scroll_to_top = true;
+                    }
                 }
                 if rec.summary.answer_status == 410 && self.state.service.listed {
                     // The service deactivates a webhook that answers 410: show it.

@@ -135,6 +135,11 @@ fn delivery_ui(
     };
     let dark = ui.visuals().dark_mode;
     let now = chrono::Utc::now();
+    if matches!(d.state, crate::deliveries::State::Retrying { .. }) {
+        // The countdown and the "now" line move with the clock, not only when a call arrives.
+        ui.ctx()
+            .request_repaint_after(std::time::Duration::from_secs(1));
+    }
     let last_outcome = match d.state {
         // Ended by another delivery's 410: in the colour of a cancelled webhook.
         crate::deliveries::State::StoppedByCancel { .. } => {
