@@ -79,8 +79,6 @@ pub enum ApiReply {
 /// A wake-up for the UI: `egui::Context::request_repaint` in the app, nothing in plain tests.
 pub type Waker = Arc<dyn Fn() + Send + Sync>;
 
-/// Handles to the background side; cheap to clone.
-#[derive(Clone)]
 /// Stops the window's receiver in order: the calls in progress are answered (a delay cut
 /// short) and stored before the process ends.
 pub struct ReceiverStopper(Arc<tokio::sync::Mutex<Option<Running>>>);
@@ -94,6 +92,8 @@ impl ReceiverStopper {
     }
 }
 
+/// Handles to the background side; cheap to clone.
+#[derive(Clone)]
 pub struct Engine {
     rt: Handle,
     pub store: Store,
@@ -220,7 +220,6 @@ impl Engine {
         );
     }
 
-    /// Ask for the newest id (answered as a count of everything).
     /// Whether the selected call `id` matches `filter`; the answer comes as
     /// [`Msg::SelectedShown`].
     pub fn check_selected(&self, generation: u64, filter: Filter, id: i64) {
@@ -234,6 +233,7 @@ impl Engine {
         });
     }
 
+    /// Ask for the newest id (answered as a count of everything).
     pub fn load_top(&self, generation: u64, filter: Filter) {
         self.blocking(move |store| {
             let top = match store.last_id() {

@@ -17,7 +17,7 @@ use crate::contract::Brand;
 use crate::receiver::ReceiverConfig;
 use engine::{Engine, Msg};
 use state::{AppState, Listening, Settings};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
@@ -385,13 +385,15 @@ impl HookscopeApp {
             }
             // A receiver that works keeps working: the reason is said beside it.
             Err(e) => match self.state.listening {
-                Listening::On(addr) => {
-                    self.state.listen_notice =
-                        Some(format!("{e} Still listening on http://{addr}/."));
-                }
+                Listening::On(addr) => self.still_listening(&e, addr),
                 _ => self.state.listening = Listening::Failed(e),
             },
         }
+    }
+
+    /// Why a restart did not happen, beside the receiver that kept working.
+    fn still_listening(&mut self, error: &str, addr: SocketAddr) {
+        self.state.listen_notice = Some(format!("{error} Still listening on http://{addr}/."));
     }
 
     /// Take a new snapshot of the list (newest first) with the current filter.
@@ -443,8 +445,7 @@ impl HookscopeApp {
                 Some(addr) => {
                     self.state.listening = Listening::On(addr);
                     self.state.port_text = addr.port().to_string();
-                    self.state.listen_notice =
-                        Some(format!("{error} Still listening on http://{addr}/."));
+                    self.still_listening(&error, addr);
                 }
                 None => self.state.listening = Listening::Failed(error),
             },

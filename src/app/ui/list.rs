@@ -20,7 +20,10 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // Each combo as wide as its widest choice, so choosing never moves what follows it.
     let event_width = combo_width(ui, events.iter().map(EventFilter::label));
     let outcome_width = combo_width(ui, Outcome::ALL.into_iter().map(filter_label));
-    let labels = text_width(ui, "Search:") + text_width(ui, "Event:") + text_width(ui, "Outcome:");
+    let labels = ["Search:", "Event:", "Outcome:"]
+        .map(|l| super::widest_text(ui, egui::TextStyle::Body, [l]))
+        .iter()
+        .sum::<f32>();
     let filters = labels + event_width + outcome_width + 5.0 * ui.spacing().item_spacing.x;
     // The search field and both filters on one line where they fit with a field of 120 points;
     // in a narrower list the field has a line of its own. Which, depends on the width alone.
@@ -348,28 +351,9 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
 }
 
-/// How wide `text` is in the body font.
-fn text_width(ui: &egui::Ui, text: &str) -> f32 {
-    let font = egui::TextStyle::Body.resolve(ui.style());
-    ui.fonts_mut(|f| {
-        f.layout_no_wrap(text.to_owned(), font, egui::Color32::WHITE)
-            .size()
-            .x
-    })
-}
-
 /// The width of a combo box that shows the widest of `choices` without growing.
 fn combo_width<'a>(ui: &egui::Ui, choices: impl Iterator<Item = &'a str>) -> f32 {
-    let font = egui::TextStyle::Button.resolve(ui.style());
-    let widest = ui.fonts_mut(|f| {
-        choices
-            .map(|c| {
-                f.layout_no_wrap(c.to_owned(), font.clone(), egui::Color32::WHITE)
-                    .size()
-                    .x
-            })
-            .fold(0.0, f32::max)
-    });
+    let widest = super::widest_text(ui, egui::TextStyle::Button, choices);
     let s = ui.spacing();
     widest + s.icon_width + s.item_spacing.x + 2.0 * s.button_padding.x
 }

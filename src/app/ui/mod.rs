@@ -36,21 +36,33 @@ pub fn copy_button(
             .request_repaint_after(std::time::Duration::from_secs_f64(left.max(0.0)));
     }
     // The width of the label either way, so nothing beside it moves.
-    let width = ui.fonts_mut(|f| {
-        let font = egui::TextStyle::Button.resolve(ui.style());
-        let mut w = |s: &str| {
-            f.layout_no_wrap(s.to_owned(), font.clone(), Color32::WHITE)
-                .size()
-                .x
-        };
-        let plain = w(label);
-        plain.max(w("Copied!"))
-    }) + 2.0 * ui.spacing().button_padding.x;
+    let width = widest_text(ui, egui::TextStyle::Button, [label, "Copied!"])
+        + 2.0 * ui.spacing().button_padding.x;
     let button = egui::Button::new(shown).min_size(egui::vec2(width, 0.0));
     if ui.add(button).on_hover_text(hover).clicked() {
         ui.ctx().copy_text(text());
         *copied = Some((label.to_owned(), now));
     }
+}
+
+/// How wide the widest of `texts` is, laid out on one line in `style`: what a control must
+/// leave room for so that changing its text never moves what is beside it.
+pub fn widest_text<'a>(
+    ui: &egui::Ui,
+    style: egui::TextStyle,
+    texts: impl IntoIterator<Item = &'a str>,
+) -> f32 {
+    let font = style.resolve(ui.style());
+    ui.fonts_mut(|f| {
+        texts
+            .into_iter()
+            .map(|t| {
+                f.layout_no_wrap(t.to_owned(), font.clone(), Color32::WHITE)
+                    .size()
+                    .x
+            })
+            .fold(0.0, f32::max)
+    })
 }
 
 pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
