@@ -1032,14 +1032,17 @@ impl Store {
         })
     }
 
-    /// The calls that answered `webhook_id` 410 (when, id), oldest first; at most 100 (a
-    /// webhook is cancelled once, unless it is enabled again).
+    /// The calls that cancelled `webhook_id` (when, id), oldest first; at most 100 (a webhook
+    /// is cancelled once, unless it is enabled again). A 410 the service never got (its caller
+    /// hung up, or it came after the 30 s) cancels nothing. Read through the outcome index: a
+    /// delivery is opened in the window at any size of store.
     pub fn answers_410(&self, webhook_id: &str) -> Result<Vec<(DateTime<Utc>, i64)>, StoreError> {
         self.with_reader(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT received_at_us, id FROM invocations WHERE webhook_id = ?1 AND answer_status = 410 ORDER BY id LIMIT 100",
+                "SELECT received_at_us, id FROM invocations WHERE outcome = ?2 AND webhook_id = ?1 ORDER BY id LIMIT 100",
             )?;
-            let rows = stmt.query_map([webhook_id], |r| {
+            let cancelled = Outcome::WebhookCancelled.as_str();
+            let rows = stmt.query_map([webhook_id, cancelled], |r| {
                 Ok((micros_to_time(r.get(0)?), r.get(1)?))
             })?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
@@ -1310,6 +1313,10 @@ mod tests {
         let mut other = sample("d", 1, 410);
         other.webhook_id = Some("999".into());
         store.insert(other).await.unwrap();
+        // A 410 sent after the service's 30 s never reached it: it cancels nothing.
+        let mut late = sample("e", 1, 410);
+        late.took_us = 31_000_000;
+        store.insert(late).await.unwrap();
         let got = store.answers_410("234").unwrap();
         assert_eq!(
             got.iter().map(|(_, id)| *id).collect::<Vec<_>>(),
