@@ -8,7 +8,8 @@
 //! Options (after `--`): `--calls N` per round (default 20000), `--concurrency C` (default 64),
 //! `--rounds R` (default 3), `--no-fsync` (commit without fsync, as `listen --no-fsync`),
 //! `--durable-only` (skip the bare server, for profiling the receiver alone), `--bare-only` (the
-//! bare server alone, to compare a profile against), `--million` to also
+//! bare server alone, to compare a profile against), `--validate` (only the check of a body,
+//! its fast path against the general one, in alternating rounds), `--million` to also
 //! record 1,000,000 invocations and print the resident memory and the size of the WAL every
 //! 100,000 (both should stay flat).
 
@@ -30,6 +31,7 @@ struct Opts {
     no_fsync: bool,
     durable_only: bool,
     bare_only: bool,
+    validate: bool,
 }
 
 fn opts() -> Opts {
@@ -41,6 +43,7 @@ fn opts() -> Opts {
         no_fsync: false,
         durable_only: false,
         bare_only: false,
+        validate: false,
     };
     let args: Vec<String> = std::env::args().collect();
     let num = |i: usize| args.get(i + 1).and_then(|v| v.parse().ok());
@@ -53,6 +56,7 @@ fn opts() -> Opts {
             "--no-fsync" => o.no_fsync = true,
             "--durable-only" => o.durable_only = true,
             "--bare-only" => o.bare_only = true,
+            "--validate" => o.validate = true,
             _ => {}
         }
     }
@@ -171,9 +175,45 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Time the check of a typical body, the fast path against the general one, alternating rounds.
+fn validate_bench() {
+    use hookscope::contract::{EventKind, FastPath, check_body};
+    let body = serde_json::to_string(&[Message::sample_status_report("1000000000000000001")])
+        .unwrap_or_default();
+    let per_call = |fast: FastPath| {
+        let n = 200_000u32;
+        let start = Instant::now();
+        for _ in 0..n {
+            let mut findings = Vec::new();
+            let count = check_body(
+                std::hint::black_box(&body),
+                Some(EventKind::StatusReport),
+                &mut findings,
+                fast,
+            );
+            std::hint::black_box((count, findings));
+        }
+        start.elapsed().as_secs_f64() * 1e6 / f64::from(n)
+    };
+    let (mut fast, mut general) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        fast.push(per_call(FastPath::Try));
+        general.push(per_call(FastPath::Skip));
+    }
+    let (f, g) = (median(fast), median(general));
+    println!(
+        "checking a 1-message status-report body: fast path {f:.2} µs, general path {g:.2} µs (fast/general {:.2}, medians of 5 alternating rounds)",
+        f / g
+    );
+}
+
 #[tokio::main]
 async fn main() {
     let o = opts();
+    if o.validate {
+        validate_bench();
+        return;
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let durability = if o.no_fsync {
         Durability::Normal

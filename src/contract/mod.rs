@@ -15,7 +15,7 @@ pub use schedule::{
     Attempt, Plan, RETRY_DELAYS, RETRY_WINDOW, RULE as SCHEDULE_RULE, STEADY_DELAY, Schedule,
     parse_retry_after,
 };
-pub use validate::{Finding, HeaderPair, Severity, Validation, validate};
+pub use validate::{FastPath, Finding, HeaderPair, Severity, Validation, check_body, validate};
 
 use serde::{Deserialize, Serialize};
 
