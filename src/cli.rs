@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -56,9 +57,60 @@ pub enum Command {
 
 #[derive(Debug, Clone, Args)]
 pub struct DataDirArg {
-    /// Where the invocation database lives (default: the platform data directory).
-    #[arg(long, env = "HOOKSCOPE_DATA_DIR", value_name = "DIR")]
+    /// Where the invocation database lives (default: $HOOKSCOPE_DATA_DIR, else the platform
+    /// data directory).
+    #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+}
+
+impl Cli {
+    /// Options given before the subcommand: `hookscope --data-dir D log` means `hookscope log
+    /// --data-dir D` (the subcommand's own option wins). An option that does nothing for the
+    /// subcommand is an error, not silently ignored.
+    pub fn settle_global_options(&mut self) -> Result<(), String> {
+        let Some(command) = &mut self.command else {
+            return Ok(());
+        };
+        let name = command.name();
+        if self.demo || self.screenshot.is_some() {
+            let flag = if self.demo { "--demo" } else { "--screenshot" };
+            return Err(format!(
+                "{flag} is for the window; it does not go with `hookscope {name}`"
+            ));
+        }
+        let Some(dir) = self.data.data_dir.clone() else {
+            return Ok(());
+        };
+        let data = match command {
+            Command::Listen(a) => &mut a.data,
+            Command::Log(a) => &mut a.data,
+            Command::Show(a) => &mut a.data,
+            _ => {
+                return Err(format!(
+                    "--data-dir does not apply to `hookscope {name}` (it keeps no calls)"
+                ));
+            }
+        };
+        data.data_dir.get_or_insert(dir);
+        Ok(())
+    }
+}
+
+impl Command {
+    /// The subcommand as typed.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Listen(_) => "listen",
+            Command::Log(_) => "log",
+            Command::Show(_) => "show",
+            Command::Schedule(_) => "schedule",
+            Command::Webhooks(_) => "webhooks",
+            Command::Send(_) => "send",
+            Command::SendTest(_) => "send-test",
+            Command::Emulate(_) => "emulate",
+            Command::Inject(_) => "inject",
+        }
+    }
 }
 
 impl DataDirArg {
@@ -358,7 +410,14 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
                 " (the registration check still gets 200)"
             }
         )?;
-        if let Some(note) = answer.retry_after_note() {
+        if answer.too_late() {
+            writeln!(
+                err,
+                "The service waits {} at most for an answer: held back {}, every call counts as a temporary failure, whatever its code.",
+                crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
+                crate::text::human_duration(answer.delay())
+            )?;
+        } else if let Some(note) = answer.retry_after_note() {
             writeln!(err, "{note}")?;
         }
         writeln!(err, "Press Ctrl-C to stop.")?;
@@ -366,9 +425,12 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     // Printing runs on its own thread: a slow or blocked terminal never holds up the receiver
     // (past 4096 unprinted calls, lines are skipped and counted; the calls are still stored).
     let json = args.json;
+    let printed = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let printed_here = printed.clone();
     let printer = std::thread::spawn(move || {
         let mut count: u64 = 0;
         loop {
+            printed_here.store(count, std::sync::atomic::Ordering::Relaxed);
             match events.blocking_recv() {
                 Ok(rec) => {
                     count += 1;
@@ -394,7 +456,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     });
     signals.next().await;
     match running.in_progress() {
-        0 => {}
+        0 => eprintln!("Stopping (Ctrl-C again quits at once)."),
         n => eprintln!(
             "Stopping: {} in progress {} answered at once and stored first (Ctrl-C again quits without them).",
             crate::text::count(n as u64, "call", "calls"),
@@ -409,9 +471,13 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
             return Ok(());
         }
     }
-    let count = tokio::task::spawn_blocking(move || printer.join().unwrap_or(0))
-        .await
-        .unwrap_or(0);
+    // The printer ends when the last listener handle goes; a stalled connection left behind by
+    // the stop can hold one, so its count is read as it stands after a moment instead.
+    let joined = tokio::task::spawn_blocking(move || printer.join().unwrap_or(0));
+    let count = match tokio::time::timeout(std::time::Duration::from_secs(2), joined).await {
+        Ok(Ok(count)) => count,
+        _ => printed.load(std::sync::atomic::Ordering::Relaxed),
+    };
     eprintln!(
         "Stopped. {} recorded in this run.",
         crate::text::count(count, "call", "calls")

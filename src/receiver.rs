@@ -24,6 +24,11 @@ pub const DEFAULT_PORT: u16 = 8787;
 pub const DEFAULT_BODY_LIMIT: u64 = 32 << 20;
 /// Bodies larger than this are parsed off the async workers.
 const BLOCKING_PARSE_OVER: usize = 256 << 10;
+/// When the receiver stops, a body still arriving has this long to arrive, and connections
+/// that never finished sending a request are not waited for past it.
+pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+/// The longest a stop waits for calls being handled (their answers and commits).
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[derive(Clone, Debug)]
 pub struct ReceiverConfig {
@@ -135,11 +140,29 @@ impl Running {
     /// Stop accepting calls; the calls in progress finish (and are stored) first. An answer
     /// held back by a delay is sent at once, noted on its call (`answered-early`), so stopping
     /// never waits out an hour's delay.
+    ///
+    /// A body still arriving gets [`STOP_GRACE`], then the call is recorded as cut short and
+    /// answered 503 (so the service sends it again). A connection that never finished sending
+    /// its request holds nothing to record: it is not waited for past the grace, so a stalled
+    /// client cannot keep the receiver from stopping.
     pub async fn shutdown(mut self) {
+        let started = Instant::now();
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
         let _ = self.stopping.send(true);
+        tokio::select! {
+            _ = &mut self.task => return,
+            _ = tokio::time::sleep(STOP_GRACE) => {}
+        }
+        // Past the grace only the calls being handled are waited for (bounded too).
+        while self.in_progress() > 0 && started.elapsed() < STOP_WAIT {
+            tokio::select! {
+                _ = &mut self.task => return,
+                _ = tokio::time::sleep(std::time::Duration::from_millis(20)) => {}
+            }
+        }
+        self.task.abort();
         let _ = (&mut self.task).await;
     }
 }
@@ -205,16 +228,32 @@ struct ReadBody {
     kept: bool,
     /// The client stopped sending before the end (its error).
     broken: Option<String>,
+    /// The receiver was stopped while the body was still arriving (after [`STOP_GRACE`]).
+    cut_by_stop: bool,
+    /// Past the limit, reading stopped before the end: `received` is a lower bound.
+    stopped_counting: bool,
 }
 
-async fn read_body(body: Body, limit: u64, declared: Option<u64>) -> ReadBody {
+async fn read_body(
+    body: Body,
+    limit: u64,
+    declared: Option<u64>,
+    mut stopping: tokio::sync::watch::Receiver<bool>,
+) -> ReadBody {
     let mut body = body;
     let mut out = ReadBody {
         bytes: Vec::new(),
         received: 0,
         kept: declared.is_none_or(|d| d <= limit),
         broken: None,
+        cut_by_stop: false,
+        stopped_counting: false,
     };
+    let give_up = async {
+        stopped(&mut stopping).await;
+        tokio::time::sleep(STOP_GRACE).await;
+    };
+    tokio::pin!(give_up);
     if out.kept
         && let Some(d) = declared
     {
@@ -224,7 +263,16 @@ async fn read_body(body: Body, limit: u64, declared: Option<u64>) -> ReadBody {
     }
     // Past the limit the rest is read and dropped so the client gets its 413, up to a cap.
     let drain_cap = limit.saturating_mul(2).saturating_add(16 << 20);
-    while let Some(frame) = body.frame().await {
+    loop {
+        let frame = tokio::select! {
+            biased;
+            frame = body.frame() => frame,
+            _ = &mut give_up => {
+                out.cut_by_stop = true;
+                break;
+            }
+        };
+        let Some(frame) = frame else { break };
         match frame {
             Ok(frame) => {
                 let Ok(data) = frame.into_data() else {
@@ -240,6 +288,7 @@ async fn read_body(body: Body, limit: u64, declared: Option<u64>) -> ReadBody {
                     }
                 }
                 if out.received > drain_cap {
+                    out.stopped_counting = true;
                     break;
                 }
             }
@@ -272,7 +321,7 @@ async fn handle(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     let limit = shared.config.body_limit;
-    let body = read_body(body, limit, declared).await;
+    let body = read_body(body, limit, declared, shared.stopping.clone()).await;
     let method = parts.method.as_str().to_owned();
 
     // Validation parses the body; a large one is parsed off the async workers.
@@ -318,10 +367,11 @@ async fn handle(
             severity: Severity::Error,
             code: "body-too-large".into(),
             message: format!(
-                "The body is {} (declared {}), over the limit of {}: it was answered 413 and not kept. Raise the limit with --body-limit.",
-                crate::text::human_size(body.received),
-                declared.map_or("no size".to_owned(), crate::text::human_size),
-                crate::text::human_size(limit)
+                "The body is {}{} (declared {}), over the limit of {}: it was answered 413 and not kept. Raise the limit with --body-limit.",
+                if body.stopped_counting { "at least " } else { "" },
+                exact_size(body.received),
+                declared.map_or("no size".to_owned(), exact_size),
+                exact_size(limit)
             ),
         });
         decision.answer = Answer {
@@ -331,6 +381,24 @@ async fn handle(
             ..Answer::status(413)
         };
         decision.rule = Some("body over the limit".into());
+    }
+    if body.cut_by_stop {
+        validation.findings.retain(|f| f.code != "empty-body");
+        validation.findings.push(Finding {
+            severity: Severity::Error,
+            code: "body-incomplete".into(),
+            message: format!(
+                "Hookscope was stopped while the body was still arriving: {} had arrived {} later. It was answered 503, so the service sends it again.",
+                crate::text::human_size(body.received),
+                crate::text::human_duration(STOP_GRACE)
+            ),
+        });
+        decision.answer = Answer {
+            body: Some("Hookscope stopped before the body arrived\n".into()),
+            retry_after: Some("60".into()),
+            ..Answer::status(503)
+        };
+        decision.rule = Some("stopped before the body arrived".into());
     }
     if let Some(err) = &body.broken {
         validation.findings.push(Finding {
@@ -393,6 +461,11 @@ async fn handle(
         tracing::error!("answering a call failed: {e}");
         plain(StatusCode::INTERNAL_SERVER_ERROR, "answering failed")
     })
+}
+
+/// A size in a person's unit and in bytes: "1.0 KiB (1025 bytes)" is not "1.0 KiB (1024 bytes)".
+fn exact_size(n: u64) -> String {
+    format!("{} ({n} bytes)", crate::text::human_size(n))
 }
 
 /// The finding of a call whose caller left before the delayed answer was sent.

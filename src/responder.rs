@@ -31,9 +31,7 @@ impl Default for Answer {
 
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AnswerError {
-    #[error(
-        "{0} is not a status code an answer can have: use 200-599 (1xx codes are informational and cannot end an HTTP exchange)"
-    )]
+    #[error("{0} is not a status code an answer can have: use 200-599{why}", why = if (100..200).contains(.0) { " (1xx codes are informational and cannot end an HTTP exchange)" } else { "" })]
     Status(u16),
     #[error("Retry-After \"{0}\" is not valid: give seconds (120) or an HTTP date")]
     RetryAfter(String),
@@ -63,9 +61,20 @@ impl Answer {
         Duration::from_millis(self.delay_ms)
     }
 
-    /// What the service will do with this answer.
+    /// What the service will do with this answer. An answer held back for the service's whole
+    /// wait ([`crate::contract::ANSWER_TIMEOUT`]) or more never reaches it in time: a temporary
+    /// failure, whatever its code.
     pub fn outcome(&self) -> Outcome {
-        outcome_of(self.status)
+        if self.too_late() {
+            Outcome::RetryTemporary
+        } else {
+            outcome_of(self.status)
+        }
+    }
+
+    /// Whether the delay is as long as the service waits for an answer, or longer.
+    pub fn too_late(&self) -> bool {
+        self.delay() >= crate::contract::ANSWER_TIMEOUT
     }
 
     /// Check the answer can be sent; the error says what to change.
@@ -93,7 +102,7 @@ impl Answer {
     /// One line: `503 (Retry-After 120) after 2 s: retried on the schedule...`.
     /// A Retry-After is set but the service ignores it with this code (only 503 and 429 count).
     pub fn retry_after_ignored(&self) -> bool {
-        self.retry_after.is_some() && !self.outcome().honours_retry_after()
+        self.retry_after.is_some() && !outcome_of(self.status).honours_retry_after()
     }
 
     /// What the service does with a Retry-After in this answer, if there is one: a sentence.
@@ -249,6 +258,33 @@ impl Responder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_held_back_past_the_service_wait_is_a_temporary_failure() {
+        let mut a = Answer::status(200);
+        a.delay_ms = 29_999;
+        assert_eq!(a.outcome(), Outcome::Succeeded);
+        a.delay_ms = 30_000;
+        assert!(a.too_late());
+        assert_eq!(a.outcome(), Outcome::RetryTemporary);
+        // Its Retry-After note still speaks of the code, not of the delay.
+        let mut b = Answer::status(503).with_retry_after(120);
+        b.delay_ms = 31_000;
+        assert!(!b.retry_after_ignored());
+    }
+
+    #[test]
+    fn a_code_out_of_range_is_explained_for_what_it_is() {
+        let informational = Answer::status(100).check().unwrap_err().to_string();
+        assert!(
+            informational.contains("1xx codes are informational"),
+            "{informational}"
+        );
+        for code in [0, 99, 600] {
+            let e = Answer::status(code).check().unwrap_err().to_string();
+            assert!(e.contains("use 200-599") && !e.contains("1xx"), "{e}");
+        }
+    }
 
     fn call(check: bool) -> CallInfo<'static> {
         CallInfo {

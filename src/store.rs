@@ -44,6 +44,8 @@ pub enum StoreError {
     Sql(#[from] rusqlite::Error),
     #[error("a stored record is damaged: {0}")]
     Corrupt(String),
+    #[error("the database did not take the call: {0}")]
+    Commit(String),
     #[error("the store's writer has stopped; the invocation was not stored")]
     WriterGone,
 }
@@ -622,7 +624,7 @@ fn writer_loop(
                 tracing::error!("storing {} invocations failed: {e}", batch.len());
                 let msg = e.to_string();
                 for (_, ack) in batch.drain(..) {
-                    let _ = ack.send(Err(StoreError::Corrupt(format!("commit failed: {msg}"))));
+                    let _ = ack.send(Err(StoreError::Commit(msg.clone())));
                 }
             }
         }

@@ -93,11 +93,20 @@ pub fn parse_body_limit(s: &str) -> Result<u64, String> {
     let n = parse_size(s).map_err(|e| e.to_string())?;
     if n < 1024 {
         return Err(format!(
-            "{s} is too small a body limit: at least 1KiB, or the registration check itself would be refused"
+            "{s} is too small a body limit: give at least 1KiB (a webhook call with one message is about half of that)"
+        ));
+    }
+    if n > MAX_BODY_LIMIT {
+        return Err(format!(
+            "{s} is too large a body limit: give at most 512MiB (a body is kept as one value in the database, and SQLite's values stop at 1 GB)"
         ));
     }
     Ok(n)
 }
+
+/// The largest body limit: SQLite keeps values of up to 1,000,000,000 bytes, and a call's row
+/// holds its headers and findings too.
+pub const MAX_BODY_LIMIT: u64 = 512 << 20;
 
 /// A whole number from `min` to `max`, or a sentence saying what it is not and what to give.
 fn whole_number(s: &str, min: u64, max: u64, what: &str, give: &str) -> Result<u64, String> {
@@ -348,7 +357,11 @@ mod tests {
         assert!(parse_brand("").is_err());
         assert_eq!(parse_body_limit("2KiB"), Ok(2048));
         assert!(parse_body_limit("0").is_err_and(|e| e.contains("at least 1KiB")));
-        assert_eq!(parse_body_limit("1TiB"), Ok(1 << 40));
+        assert_eq!(parse_body_limit("512MiB"), Ok(512 << 20));
+        // A body over SQLite's largest value could not be stored: refused up front.
+        for big in ["513MiB", "2GiB", "1TiB"] {
+            assert!(parse_body_limit(big).is_err_and(|e| e.contains("at most 512MiB")));
+        }
         assert_eq!(parse_speed("60"), Ok(60.0));
         for bad in ["0", "-1", "NaN", "inf", "1e9", "fast"] {
             assert!(parse_speed(bad).is_err(), "{bad}");

@@ -52,7 +52,16 @@ fn lines_of(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String>
 /// Start `hookscope listen` and wait (with a deadline) for the address it prints; also returns
 /// the lines it prints on stdout (one per call).
 fn spawn_listen(dir: &std::path::Path, extra: &[&str]) -> (Killed, String, mpsc::Receiver<String>) {
-    let child = bin()
+    spawn_listen_with(bin(), dir, extra)
+}
+
+/// [`spawn_listen`] with options before the subcommand.
+fn spawn_listen_with(
+    mut cmd: Command,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (Killed, String, mpsc::Receiver<String>) {
+    let child = cmd
         .args(["listen", "--port", "0", "--data-dir"])
         .arg(dir)
         .args(extra)
@@ -667,6 +676,46 @@ fn log_on_a_mistyped_data_dir_is_an_error() {
         assert!(!err.contains("panicked"), "{err}");
     }
     assert!(!typo.exists());
+}
+
+/// `--data-dir` before the subcommand is the subcommand's (it used to be read by the window
+/// only, so `log` read, and `listen` wrote, the platform store); where it means nothing, and
+/// for `--demo` with a subcommand, the user is told.
+#[test]
+fn options_before_the_subcommand_are_used_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("hookscop");
+    let out = bin()
+        .arg("--data-dir")
+        .arg(&typo)
+        .arg("log")
+        .env_remove("HOOKSCOPE_DATA_DIR")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains(&typo.display().to_string()), "{err}");
+    // The subcommand's own option wins.
+    let (mut child, _url, _lines) = {
+        let mut cmd = bin();
+        cmd.arg("--data-dir").arg(&typo);
+        spawn_listen_with(cmd, dir.path(), &[])
+    };
+    child.kill();
+    assert!(dir.path().join(hookscope::store::DB_FILE).exists());
+    assert!(!typo.exists());
+    for (args, says) in [
+        (
+            &["--data-dir", "x", "schedule"][..],
+            "--data-dir does not apply",
+        ),
+        (&["--demo", "log"][..], "--demo is for the window"),
+    ] {
+        let out = bin().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }
 
 /// `hookscope log --json | head -1`: the reader leaving early is not an error.

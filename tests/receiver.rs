@@ -279,6 +279,13 @@ async fn a_40_mib_body_is_answered_413_and_recorded_with_its_size() {
     let codes = finding_codes(&rig, s.id);
     assert!(codes.contains(&"body-too-large".to_owned()), "{codes:?}");
     assert!(!codes.contains(&"empty-body".to_owned()));
+    // Sizes in bytes too: 1.0 KiB over a 1.0 KiB limit would say nothing.
+    let too_large = s.inv.findings.iter().find(|f| f.code == "body-too-large");
+    let text = &too_large.expect("a body-too-large finding").message;
+    assert!(
+        text.contains("(41943040 bytes)") && text.contains("(33554432 bytes)"),
+        "{text}"
+    );
 
     // The limit is configurable; a body under it is kept whole.
     let rig = Rig::start_with(Answer::status(200), |c| c.body_limit = 64 << 20).await;
@@ -421,6 +428,53 @@ async fn stopping_answers_a_delayed_call_at_once_and_stores_it() {
     let early = early.expect("an answered-early finding");
     assert!(early.message.contains("1 h"), "{}", early.message);
     assert_eq!(s.inv.outcome(), Outcome::RetryUnavailable);
+}
+
+/// A stalled client cannot keep the receiver from stopping: a connection that never finished
+/// its request is not waited for past the grace, and a body still arriving is recorded with
+/// what came and answered 503 (so the service sends it again). Before, both held `listen`'s
+/// Ctrl-C for as long as the client liked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_clients_do_not_hold_up_a_stop() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let addr = rig.running.addr;
+    let mut half_head = tokio::net::TcpStream::connect(addr).await.unwrap();
+    half_head
+        .write_all(b"POST /never HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let mut half_body = tokio::net::TcpStream::connect(addr).await.unwrap();
+    half_body
+        .write_all(b"POST /stalled HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{\"id\":\"1\"")
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while rig.running.in_progress() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the body never started"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (store, running) = (rig.store.clone(), rig.running);
+    tokio::time::timeout(Duration::from_secs(30), running.shutdown())
+        .await
+        .expect("the receiver stops although two clients stalled");
+    // The stalled body got its 503, and was recorded with what had arrived.
+    let mut reply = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), half_body.read_to_end(&mut reply)).await;
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
+    let rows = store.page(&Filter::default(), 0, 10).unwrap();
+    assert_eq!(rows.len(), 1, "only the call with a request is recorded");
+    let s = store.get(rows[0].id).unwrap().unwrap();
+    assert_eq!(s.inv.path, "/stalled");
+    assert_eq!(s.inv.body_size, 10);
+    assert_eq!(s.inv.answer.status, 503);
+    let cut = s.inv.findings.iter().find(|f| f.code == "body-incomplete");
+    let cut = cut.expect("a body-incomplete finding");
+    assert!(cut.message.contains("stopped"), "{}", cut.message);
+    drop(half_head);
 }
 
 /// A client that stops sending before the end of the body it declared is recorded with what

@@ -371,7 +371,7 @@ impl HookscopeApp {
             } else {
                 s.port
             },
-            body_limit: s.body_limit_mib.max(1) << 20,
+            body_limit: s.body_limit_mib.clamp(1, crate::text::MAX_BODY_LIMIT >> 20) << 20,
             brand: Brand::new(&s.brand),
         })
     }

@@ -36,7 +36,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                         .on_hover_text("The word in the header names: X-<word>-Event");
                     ui.end_row();
                     let l = ui.label("Body limit (MiB)");
-                    ui.add(egui::DragValue::new(&mut s.body_limit_mib).range(1..=1024))
+                    ui.add(egui::DragValue::new(&mut s.body_limit_mib).range(1..=crate::text::MAX_BODY_LIMIT >> 20))
                         .labelled_by(l.id);
                     ui.end_row();
                     let l = ui.label("Public URL");
