@@ -355,6 +355,65 @@ pub fn show_json(s: &Stored) -> serde_json::Value {
     v
 }
 
+/// The lines of `listen`'s banner that say how calls will be answered: the rules (first match
+/// wins), then the fixed answer for the calls no rule takes, or that none reaches it; what the
+/// service makes of that answer; and what happens to the registration check.
+pub fn answer_banner(
+    answer: &Answer,
+    rules: Option<&crate::rules::RuleSet>,
+    pass_registration_check: bool,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let catch_all = rules.and_then(|r| r.catch_all());
+    if let Some(rules) = rules {
+        let names: Vec<String> = rules
+            .rules
+            .iter()
+            .map(|r| escape_control(&r.name))
+            .collect();
+        lines.push(format!("Rules, first match wins: {}", names.join("; ")));
+    }
+    let check = if pass_registration_check {
+        " (the registration check still gets 200)"
+    } else if answer.status != 200 {
+        " (the registration check too: the service will refuse to register this URL)"
+    } else {
+        ""
+    };
+    if let Some(rule) = catch_all {
+        lines.push(format!(
+            "The rule \"{}\" matches every call: the answer chosen with --respond is not used{}.",
+            escape_control(&rule.name),
+            if pass_registration_check {
+                " (the registration check still gets 200)"
+            } else {
+                ""
+            }
+        ));
+        return lines;
+    }
+    let lead = if rules.is_some() {
+        "Calls no rule matches are answered"
+    } else {
+        "Answering"
+    };
+    lines.push(format!(
+        "{lead} {}: {}{check}",
+        answer.summary(),
+        answer.outcome().describe()
+    ));
+    if answer.too_late() {
+        lines.push(format!(
+            "The service waits {} at most for an answer: held back {}, every call counts as a temporary failure, whatever its code.",
+            crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
+            crate::text::human_duration(answer.delay())
+        ));
+    } else if let Some(note) = answer.retry_after_note() {
+        lines.push(note);
+    }
+    lines
+}
+
 pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     let answer = args.answer.answer();
     answer.check()?;
@@ -375,10 +434,9 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         answer: answer.clone(),
         pass_registration_check: !args.no_pass_registration_check,
     });
+    let answer_lines = answer_banner(&answer, rules.as_ref(), !args.no_pass_registration_check);
     if let Some(rules) = rules {
-        let names: Vec<String> = rules.rules.iter().map(|r| r.name.clone()).collect();
         responder.set_rules(rules);
-        eprintln!("Rules, first match wins: {}", names.join("; "));
     }
     let config = ReceiverConfig {
         bind: args.bind,
@@ -399,26 +457,8 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
             )?;
         }
         writeln!(err, "Calls are stored in {}", store.db_path().display())?;
-        writeln!(
-            err,
-            "Answering {}: {}{}",
-            answer.summary(),
-            answer.outcome().describe(),
-            if args.no_pass_registration_check {
-                ""
-            } else {
-                " (the registration check still gets 200)"
-            }
-        )?;
-        if answer.too_late() {
-            writeln!(
-                err,
-                "The service waits {} at most for an answer: held back {}, every call counts as a temporary failure, whatever its code.",
-                crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
-                crate::text::human_duration(answer.delay())
-            )?;
-        } else if let Some(note) = answer.retry_after_note() {
-            writeln!(err, "{note}")?;
+        for line in &answer_lines {
+            writeln!(err, "{line}")?;
         }
         writeln!(err, "Press Ctrl-C to stop.")?;
     }
@@ -808,6 +848,64 @@ mod tests {
         assert!(line.contains("attempt=2"));
         assert!(line.contains("-> 503 retry-unavailable"));
         assert!(line.contains("findings=0"));
+    }
+
+    #[test]
+    fn the_banner_says_how_calls_are_answered() {
+        use crate::rules::{Rule, RuleSet};
+        let a503 = Answer::status(503);
+        let lines = answer_banner(&a503, None, true);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with("Answering 503: retried"), "{lines:?}");
+        assert!(lines[0].contains("registration check still gets 200"));
+
+        let lines = answer_banner(&a503, None, false);
+        assert!(
+            lines[0].contains("refuse to register this URL"),
+            "{lines:?}"
+        );
+        let lines = answer_banner(&Answer::status(200), None, false);
+        assert!(!lines[0].contains("registration"), "{lines:?}");
+
+        let rule = |name: &str, when: crate::rules::Condition, times| Rule {
+            name: name.into(),
+            when,
+            answer: Answer::status(503),
+            times,
+        };
+        let first_two = crate::rules::Condition {
+            attempt: Some(crate::rules::AttemptCond {
+                at_most: Some(2),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        // Rules that leave some calls to the fixed answer.
+        let some = RuleSet::new(vec![
+            rule("fail\u{1b}[2J twice", first_two.clone(), None),
+            rule("once", Default::default(), Some(1)),
+        ]);
+        let lines = answer_banner(&Answer::status(200), Some(&some), true);
+        assert_eq!(
+            lines[0],
+            "Rules, first match wins: fail\\u{1b}[2J twice; once"
+        );
+        assert!(
+            lines[1].starts_with("Calls no rule matches are answered 200: succeeded"),
+            "{lines:?}"
+        );
+        // A rule that takes every call: the fixed answer is never used, and is not described.
+        let all = RuleSet::new(vec![
+            rule("fail twice", first_two, None),
+            rule("then succeed", Default::default(), None),
+        ]);
+        let lines = answer_banner(&a503, Some(&all), true);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[1].starts_with("The rule \"then succeed\" matches every call"),
+            "{lines:?}"
+        );
+        assert!(!lines[1].contains("503"), "{lines:?}");
     }
 
     #[test]

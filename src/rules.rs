@@ -163,6 +163,14 @@ pub enum RuleError {
 }
 
 impl RuleSet {
+    /// The first rule that answers every call for good (no condition, no `times`): the rules
+    /// after it and the fixed choice are never used.
+    pub fn catch_all(&self) -> Option<&Rule> {
+        self.rules
+            .iter()
+            .find(|r| r.when == Condition::default() && r.times.is_none())
+    }
+
     pub fn new(rules: Vec<Rule>) -> Self {
         let n = rules.len();
         RuleSet {

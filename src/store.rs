@@ -134,8 +134,13 @@ impl Invocation {
     /// caller that hung up got no answer, and an answer later than the service's 30 s
     /// ([`crate::contract::ANSWER_TIMEOUT`]) is not waited for; both are temporary failures, and
     /// the service retries, whatever code was chosen.
+    ///
+    /// A registration check is different: the service accepts the URL only if it is answered
+    /// 200 in time, and anything else is [`Outcome::UrlRefused`] (nothing is retried).
     pub fn outcome(&self) -> Outcome {
-        if self.unanswered().is_some() {
+        if self.registration_check && (self.answer.status != 200 || self.unanswered().is_some()) {
+            Outcome::UrlRefused
+        } else if self.unanswered().is_some() {
             Outcome::RetryTemporary
         } else {
             crate::contract::outcome_of(self.answer.status)
@@ -1130,6 +1135,23 @@ mod tests {
         assert_eq!(inv.outcome(), Outcome::RetryTemporary);
         assert!(inv.unanswered().is_some_and(|w| w.contains("hung up")));
         assert_eq!(Summary::of(1, &inv).outcome, Outcome::RetryTemporary);
+    }
+
+    #[test]
+    fn a_registration_check_not_answered_200_in_time_refuses_the_url() {
+        let mut check = sample("d", 1, 200);
+        check.registration_check = true;
+        assert_eq!(check.outcome(), Outcome::Succeeded);
+        for status in [201, 204, 410, 429, 500, 503] {
+            check.answer.status = status;
+            assert_eq!(check.outcome(), Outcome::UrlRefused, "{status}");
+            assert!(!check.outcome().is_retry(), "{status}");
+        }
+        check.answer.status = 200;
+        check.took_us = 31_000_000;
+        assert_eq!(check.outcome(), Outcome::UrlRefused, "answered too late");
+        // The same answers to an ordinary call keep the States table's outcomes.
+        assert_eq!(sample("d", 1, 503).outcome(), Outcome::RetryUnavailable);
     }
 
     #[cfg(target_os = "linux")]

@@ -19,6 +19,10 @@ pub enum Outcome {
     WebhookCancelled,
     /// Any other code (3xx, 5xx other than 503, no answer): treated as a temporary problem.
     RetryTemporary,
+    /// A registration check answered with anything but 200: the service does not accept the URL,
+    /// so the webhook is not created (contract.md, Webhooks: "must answer 200"). Never the
+    /// outcome of a code alone ([`outcome_of`]); see [`crate::store::Invocation::outcome`].
+    UrlRefused,
 }
 
 /// contract.md's States table: response code -> outcome.
@@ -34,13 +38,14 @@ pub fn outcome_of(code: u16) -> Outcome {
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 6] = [
+    pub const ALL: [Outcome; 7] = [
         Outcome::Succeeded,
         Outcome::FailedPermanently,
         Outcome::RetrySlowDown,
         Outcome::RetryUnavailable,
         Outcome::WebhookCancelled,
         Outcome::RetryTemporary,
+        Outcome::UrlRefused,
     ];
 
     /// Whether the service will call again with the same delivery.
@@ -67,6 +72,7 @@ impl Outcome {
             Outcome::RetryUnavailable => "retry-unavailable",
             Outcome::WebhookCancelled => "webhook-cancelled",
             Outcome::RetryTemporary => "retry-temporary",
+            Outcome::UrlRefused => "url-refused",
         }
     }
 
@@ -83,6 +89,7 @@ impl Outcome {
             Outcome::RetryUnavailable => "retry",
             Outcome::WebhookCancelled => "webhook cancelled",
             Outcome::RetryTemporary => "retry",
+            Outcome::UrlRefused => "URL refused",
         }
     }
 
@@ -101,6 +108,9 @@ impl Outcome {
                 "cancels the webhook: the service stops calling it entirely"
             }
             Outcome::RetryTemporary => "treated as a temporary problem and retried on the schedule",
+            Outcome::UrlRefused => {
+                "refuses the URL: a registration check must be answered 200, so the webhook is not created"
+            }
         }
     }
 }

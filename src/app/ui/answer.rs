@@ -84,6 +84,16 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 app.state.settings.pass_registration_check = pass;
                 app.engine().responder.set_pass_registration_check(pass);
             }
+            if !pass && current.status != 200 {
+                ui.label(
+                    RichText::new(format!(
+                        "Registering a webhook now fails: the check gets {} too, and the service accepts a URL only if it answers 200.",
+                        current.status
+                    ))
+                    .small()
+                    .color(super::outcome_color(crate::contract::Outcome::UrlRefused, dark)),
+                );
+            }
         });
 }
 

@@ -400,6 +400,7 @@ fn filter_label(o: Outcome) -> &'static str {
         Outcome::RetryUnavailable => "retry (503)",
         Outcome::WebhookCancelled => "cancelled (410)",
         Outcome::RetryTemporary => "retry (others)",
+        Outcome::UrlRefused => "URL refused",
     }
 }
 

@@ -132,7 +132,7 @@ pub fn outcome_color(outcome: Outcome, dark: bool) -> Color32 {
             Color32::from_rgb(235, 200, 80),
             Color32::from_rgb(150, 110, 0),
         ),
-        Outcome::WebhookCancelled => (
+        Outcome::WebhookCancelled | Outcome::UrlRefused => (
             Color32::from_rgb(240, 95, 95),
             Color32::from_rgb(190, 30, 30),
         ),
