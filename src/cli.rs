@@ -253,8 +253,18 @@ impl CliError {
     }
 }
 
-/// One line of `listen` for a recorded call. Everything from the request is escaped.
+/// One line of `listen` for a recorded call, at local time of day. Everything from the request
+/// is escaped.
 pub fn format_line(s: &Summary) -> String {
+    line_at(s, "%H:%M:%S%.3f")
+}
+
+/// One line of `log`: as `listen`'s, with the date (a stored history spans days).
+pub fn log_line(s: &Summary) -> String {
+    line_at(s, "%Y-%m-%d %H:%M:%S%.3f")
+}
+
+fn line_at(s: &Summary, time_format: &str) -> String {
     let opt = |v: &Option<String>| escape_control(v.as_deref().unwrap_or("-"));
     let event = if s.registration_check {
         "registration-check".to_owned()
@@ -265,7 +275,7 @@ pub fn format_line(s: &Summary) -> String {
         "{}  {:<6} {}  {}  delivery={}  attempt={}  messages={}  -> {} {}  findings={}",
         s.received_at
             .with_timezone(&chrono::Local)
-            .format("%H:%M:%S%.3f"),
+            .format(time_format),
         escape_control(&s.method),
         escape_control(&s.path),
         event,
@@ -545,7 +555,7 @@ pub fn log(args: LogArgs) -> Result<(), CliError> {
                 crate::text::json_for_terminal(serde_json::to_string(&log_json(&full))?)
             )?;
         } else {
-            writeln!(out, "{:>8}  {}", row.id, format_line(&row))?;
+            writeln!(out, "{:>8}  {}", row.id, log_line(&row))?;
         }
     }
     Ok(())
@@ -578,8 +588,10 @@ pub fn render_show(s: &Stored) -> String {
     t += &format!(
         "Invocation {}  received {}  from {}\n",
         s.id,
+        // Local time, as `log` prints it, with the offset that makes it exact.
         inv.received_at
-            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            .with_timezone(&chrono::Local)
+            .format("%Y-%m-%d %H:%M:%S%.3f %:z"),
         e(inv.peer.as_deref().unwrap_or("?"))
     );
     t += &format!(
@@ -848,6 +860,27 @@ mod tests {
         assert!(line.contains("attempt=2"));
         assert!(line.contains("-> 503 retry-unavailable"));
         assert!(line.contains("findings=0"));
+    }
+
+    #[test]
+    fn log_and_show_give_the_date_and_listen_the_time_of_day() {
+        let s = summary();
+        let local = s.received_at.with_timezone(&chrono::Local);
+        let date = local.format("%Y-%m-%d").to_string();
+        let time = local.format("%H:%M:%S%.3f").to_string();
+        assert!(format_line(&s).starts_with(&time), "{}", format_line(&s));
+        assert!(!format_line(&s).contains(&date));
+        assert!(log_line(&s).starts_with(&format!("{date} {time}")));
+        assert_eq!(log_line(&s)[date.len() + 1..], format_line(&s));
+
+        let inv = crate::store::Invocation::synthetic(1, b"[]");
+        let local = inv.received_at.with_timezone(&chrono::Local);
+        let shown = render_show(&Stored { id: 7, inv });
+        let when = local.format("%Y-%m-%d %H:%M:%S%.3f %:z").to_string();
+        assert!(
+            shown.starts_with(&format!("Invocation 7  received {when}  from")),
+            "{shown}"
+        );
     }
 
     #[test]
