@@ -220,9 +220,9 @@ pub struct ScheduleArgs {
     /// The status code answered to every attempt.
     #[arg(long, default_value_t = 503, value_name = "CODE", value_parser = crate::text::parse_status_code, allow_hyphen_values = true)]
     pub code: u16,
-    /// The Retry-After the answer carries, in seconds.
-    #[arg(long, value_name = "SECONDS", value_parser = crate::text::parse_seconds, allow_hyphen_values = true)]
-    pub retry_after: Option<u64>,
+    /// The Retry-After the answer carries: seconds, or an HTTP date (the wait counts from now).
+    #[arg(long, value_name = "SECONDS|DATE", value_parser = crate::text::parse_retry_after_value, allow_hyphen_values = true)]
+    pub retry_after: Option<String>,
     /// Print the plan as JSON.
     #[arg(long)]
     pub json: bool,
@@ -735,12 +735,24 @@ fn schedule_plan(
         .then(|| Schedule::default().plan(now, retry_after))
 }
 
+/// The wait a Retry-After value asks for from `now`, in whole seconds (a date's fraction of a
+/// second rounds up, so the service never comes back before it).
+pub fn retry_after_seconds(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<u64> {
+    crate::contract::parse_retry_after(value, now)
+        .map(|d| d.as_secs() + u64::from(d.subsec_nanos() > 0))
+}
+
 pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
     let now = chrono::Utc::now();
+    // Checked by the parser; a date read again now may only have come closer.
+    let retry_after = args
+        .retry_after
+        .as_deref()
+        .and_then(|v| retry_after_seconds(v, now));
     let mut out = std::io::stdout().lock();
     if args.json {
         let outcome = outcome_of(args.code);
-        let plan = schedule_plan(args.code, args.retry_after, now);
+        let plan = schedule_plan(args.code, retry_after, now);
         writeln!(
             out,
             "{}",
@@ -749,11 +761,12 @@ pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
                 "outcome": outcome.as_str(),
                 "meaning": outcome.describe(),
                 "rule": SCHEDULE_RULE,
+                "retry_after_seconds": retry_after,
                 "plan": plan,
             }))?
         )?;
     } else {
-        write!(out, "{}", schedule_text(args.code, args.retry_after, now))?;
+        write!(out, "{}", schedule_text(args.code, retry_after, now))?;
     }
     Ok(())
 }

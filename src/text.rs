@@ -161,6 +161,17 @@ pub fn parse_seconds(s: &str) -> Result<u64, String> {
     )
 }
 
+/// A Retry-After value as the header carries it: seconds, or an HTTP date
+/// (`Sun, 22 Nov 2026 14:00:00 GMT`). Kept as given; the wait is read at the time of use.
+pub fn parse_retry_after_value(s: &str) -> Result<String, String> {
+    match crate::contract::parse_retry_after(s, chrono::Utc::now()) {
+        Some(_) => Ok(s.trim().to_owned()),
+        None => Err(format!(
+            "\"{s}\" is not a Retry-After value: give whole seconds (120) or an HTTP date (Sun, 22 Nov 2026 14:00:00 GMT)"
+        )),
+    }
+}
+
 /// The emulator's clock speed: above 0 and at most 1,000,000 (1 is real time).
 pub fn parse_speed(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
@@ -349,6 +360,30 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_retry_after_value_is_seconds_or_an_http_date() {
+        assert_eq!(parse_retry_after_value(" 120 ").as_deref(), Ok("120"));
+        let date = "Sun, 22 Nov 2026 14:00:00 GMT";
+        assert_eq!(parse_retry_after_value(date).as_deref(), Ok(date));
+        for bad in ["", "-5", "1.5", "tomorrow", "2026-11-22T14:00:00Z"] {
+            let err = parse_retry_after_value(bad).unwrap_err();
+            assert!(
+                err.contains("whole seconds (120) or an HTTP date"),
+                "{bad}: {err}"
+            );
+        }
+        // The wait of a date rounds up to whole seconds: the service never comes back early.
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-22T13:59:58.250Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        assert_eq!(crate::cli::retry_after_seconds(date, now), Some(2));
+        assert_eq!(crate::cli::retry_after_seconds("7", now), Some(7));
+        assert_eq!(
+            crate::cli::retry_after_seconds("Sat, 21 Nov 2026 14:00:00 GMT", now),
+            Some(0)
+        );
+    }
 
     #[test]
     fn flag_values_are_refused_with_a_reason() {

@@ -794,6 +794,33 @@ fn schedule_prints_the_projection() {
     assert_eq!(v["plan"]["retries"][0]["number"], 2);
     assert_eq!(v["plan"]["retries"][0]["delay_secs"], 90.0);
     assert_eq!(v["plan"]["retries"][1]["delay_secs"], 180.0);
+    assert_eq!(v["retry_after_seconds"], 300);
+
+    // An HTTP date, as the header may carry it: the wait counts from now.
+    let in_10_min = (chrono::Utc::now() + chrono::TimeDelta::minutes(10))
+        .format("%a, %d %b %Y %H:%M:%S GMT")
+        .to_string();
+    let out = bin()
+        .args(["schedule", "--retry-after", &in_10_min, "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let wait = v["retry_after_seconds"].as_u64().expect("seconds");
+    assert!((590..=600).contains(&wait), "{v}");
+    assert_eq!(
+        v["plan"]["retries"][0]["delay_secs"].as_f64(),
+        Some(wait as f64)
+    );
+
+    // Neither seconds nor a date: refused, saying what to give.
+    let out = bin()
+        .args(["schedule", "--retry-after", "tomorrow"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("whole seconds (120) or an HTTP date"), "{err}");
 }
 
 /// A child `hookscope listen` under load is killed with SIGKILL; after a restart on the same
