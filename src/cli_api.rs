@@ -143,8 +143,24 @@ pub struct InjectArgs {
     pub api: ApiArgs,
 }
 
+/// What `emulate` says when its address is not this machine's alone.
+pub fn exposure_warning(bind: IpAddr, default_password: bool) -> Option<String> {
+    (!bind.is_loopback()).then(|| {
+        format!(
+            "Warning: {bind} is reachable from other machines, not only this one{}.",
+            if default_password {
+                ", and the password is the demo one (set HOOKSCOPE_API_PASSWORD)"
+            } else {
+                ""
+            }
+        )
+    })
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct EmulateArgs {
+    /// Address to listen on. The default keeps the emulator on this machine; anything else lets
+    /// other machines use its API (with the demo password unless HOOKSCOPE_API_PASSWORD is set).
     #[arg(long, default_value = "127.0.0.1", value_name = "IP")]
     pub bind: IpAddr,
     /// Port; 0 picks a free one.
@@ -422,6 +438,9 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
     })
     .await?;
     eprintln!("The service emulator is listening on {}", emu.base_url());
+    if let Some(warning) = exposure_warning(args.bind, default_password) {
+        eprintln!("{warning}");
+    }
     eprintln!(
         "Credentials: user {}, password {}",
         args.user,
@@ -494,6 +513,22 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn emulate_warns_when_other_machines_can_reach_it() {
+        let any: IpAddr = "0.0.0.0".parse().unwrap();
+        let w = exposure_warning(any, true).expect("a warning");
+        assert!(
+            w.contains("0.0.0.0 is reachable from other machines"),
+            "{w}"
+        );
+        assert!(w.contains("HOOKSCOPE_API_PASSWORD"), "{w}");
+        let w = exposure_warning(any, false).expect("a warning");
+        assert!(!w.contains("demo"), "{w}");
+        for local in ["127.0.0.1", "::1"] {
+            assert_eq!(exposure_warning(local.parse().unwrap(), true), None);
+        }
+    }
 
     fn line(seq: u64) -> Activity {
         Activity {
