@@ -248,18 +248,26 @@ fn deliver(
 async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resume: Option<Resume>) {
     let event = w.trigger_scope.event();
     let schedule = Schedule::default();
-    let (delivery, mut attempt, mut first_failure) = match resume {
+    // When each attempt is due, in emulated time. The next one is planned from when this one
+    // was due plus the real time its call took, not from the emulated clock after it: on a fast
+    // clock a millisecond of timer lag or of answer time would otherwise count as seconds or
+    // minutes of schedule, and a delivery would make fewer attempts in its 2 days than the
+    // service makes (at speed 1 the two are the same).
+    let (delivery, mut attempt, mut first_failure, mut due) = match resume {
         Some(r) => {
             s.clock.sleep_until(r.at).await;
-            (r.delivery, r.attempt, Some(r.first_failure))
+            (r.delivery, r.attempt, Some(r.first_failure), r.at)
         }
         None => {
             let mut d = s.data();
             d.next_delivery += 1;
-            (format!("dlv-{:06}-{}", d.next_delivery, w.id), 1, None)
+            let id = format!("dlv-{:06}-{}", d.next_delivery, w.id);
+            drop(d);
+            (id, 1, None, s.clock.now())
         }
     };
     loop {
+        let started = std::time::Instant::now();
         // A webhook deleted or deactivated meanwhile is not called.
         let current = s.data().webhooks.get(&w.id).cloned();
         let Some(hook) = current.filter(|h| h.active) else {
@@ -278,7 +286,9 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
             hook.id,
             outcome.as_str()
         ));
-        let now = s.clock.now();
+        let took = chrono::TimeDelta::from_std(started.elapsed()).unwrap_or_default();
+        // Never ahead of the clock (a clock slower than real time).
+        let now = (due + took).min(s.clock.now());
         match outcome {
             Outcome::Succeeded => return,
             Outcome::FailedPermanently => {
@@ -341,6 +351,7 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
         }
         s.clock.sleep_until(next.at).await;
         attempt = next.number;
+        due = next.at;
     }
 }
 
