@@ -1,6 +1,6 @@
 //! The headless commands: the same engine as the window, without one.
 
-use crate::contract::{Brand, SCHEDULE_RULE, Schedule, outcome_of};
+use crate::contract::{Brand, RetryAfter, SCHEDULE_RULE, Schedule, outcome_of};
 use crate::receiver::{self, ReceiverConfig};
 use crate::responder::{Answer, Responder, ResponderConfig};
 use crate::store::{Durability, Filter, Store, Stored, Summary, default_data_dir};
@@ -131,7 +131,7 @@ pub struct AnswerArgs {
     )]
     pub respond: u16,
     /// Retry-After header to send: seconds, or an HTTP date.
-    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    #[arg(long, value_name = "SECONDS|DATE", value_parser = crate::text::parse_retry_after_value, allow_hyphen_values = true)]
     pub retry_after: Option<String>,
     /// Body of the answer.
     #[arg(long, value_name = "TEXT")]
@@ -645,11 +645,16 @@ pub fn render_show(s: &Stored) -> String {
         "\nAnswer\n  {} after {}: {}\n",
         a.status,
         human_duration(std::time::Duration::from_micros(inv.took_us)),
-        inv.outcome().describe()
+        inv.meaning()
     );
     if let Some(why) = inv.unanswered() {
         t += &format!(
-            "  not received: {why}; the service counts the call as a failure and retries\n"
+            "  not received: {why}; {}\n",
+            if inv.registration_check {
+                "the service takes that as a failed check and refuses the URL (nothing is retried)"
+            } else {
+                "the service counts the call as a failure and retries"
+            }
         );
     }
     if let Some(rule) = &inv.rule {
@@ -718,37 +723,32 @@ pub fn hex_dump(bytes: &[u8], max: usize) -> String {
     out
 }
 
-/// What the service plans after answering `code` (with `retry_after` seconds, which it honours
-/// only with 503 and 429) to every attempt, the first failing at `now`; `None` when it does not
+/// What the service plans after answering `code` (with `retry_after`, which it honours only
+/// with 503 and 429) to every attempt, the first failing at `now`; `None` when it does not
 /// retry.
 fn schedule_plan(
     code: u16,
-    retry_after: Option<u64>,
+    retry_after: Option<RetryAfter>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Option<crate::contract::Plan> {
     let outcome = outcome_of(code);
-    let retry_after = retry_after
-        .filter(|_| outcome.honours_retry_after())
-        .map(std::time::Duration::from_secs);
+    let retry_after = retry_after.filter(|_| outcome.honours_retry_after());
     outcome
         .is_retry()
         .then(|| Schedule::default().plan(now, retry_after))
 }
 
-/// The wait a Retry-After value asks for from `now`, in whole seconds (a date's fraction of a
-/// second rounds up, so the service never comes back before it).
-pub fn retry_after_seconds(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<u64> {
-    crate::contract::parse_retry_after(value, now)
-        .map(|d| d.as_secs() + u64::from(d.subsec_nanos() > 0))
+/// The wait a Retry-After asks for from `now`, in whole seconds (a date's fraction of a second
+/// rounds up, so the service never comes back before it).
+pub fn retry_after_seconds(value: RetryAfter, now: chrono::DateTime<chrono::Utc>) -> u64 {
+    let d = value.wait_from(now);
+    d.as_secs().saturating_add(u64::from(d.subsec_nanos() > 0))
 }
 
 pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
     let now = chrono::Utc::now();
-    // Checked by the parser; a date read again now may only have come closer.
-    let retry_after = args
-        .retry_after
-        .as_deref()
-        .and_then(|v| retry_after_seconds(v, now));
+    // Checked by the parser.
+    let retry_after = args.retry_after.as_deref().and_then(RetryAfter::parse);
     let mut out = std::io::stdout().lock();
     if args.json {
         let outcome = outcome_of(args.code);
@@ -761,7 +761,8 @@ pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
                 "outcome": outcome.as_str(),
                 "meaning": outcome.describe(),
                 "rule": SCHEDULE_RULE,
-                "retry_after_seconds": retry_after,
+                "retry_after_seconds": retry_after.map(|r| retry_after_seconds(r, now)),
+                "retry_after_honoured": retry_after.map(|_| outcome.honours_retry_after()),
                 "plan": plan,
             }))?
         )?;
@@ -771,29 +772,46 @@ pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The terminal projection of answering `code` (with `retry_after` seconds) to every attempt,
-/// the first failing at `now`.
+/// What the service makes of a Retry-After in an answer with this outcome, in a line.
+fn retry_after_line(
+    outcome: crate::contract::Outcome,
+    value: RetryAfter,
+    now: chrono::DateTime<chrono::Utc>,
+) -> String {
+    let given = match value {
+        RetryAfter::Wait(d) => human_duration(d),
+        RetryAfter::Until(at) => format!("{} UTC", at.format("%a, %d %b %Y %H:%M:%S")),
+    };
+    let what = if !outcome.honours_retry_after() {
+        "ignored: the service honours it only with 503 and 429".to_owned()
+    } else {
+        match value {
+            RetryAfter::Wait(_) => "honoured: no retry comes sooner after a failure".to_owned(),
+            RetryAfter::Until(at) if at > now => format!(
+                "honoured: no retry before that date, in {}; once it has passed the schedule resumes",
+                human_duration(value.wait_from(now))
+            ),
+            RetryAfter::Until(_) => "a date already passed: no effect".to_owned(),
+        }
+    };
+    format!("Retry-After: {given} ({what})\n")
+}
+
+/// The terminal projection of answering `code` (with `retry_after`) to every attempt, the
+/// first failing at `now`.
 pub fn schedule_text(
     code: u16,
-    retry_after: Option<u64>,
+    retry_after: Option<RetryAfter>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> String {
     let outcome = outcome_of(code);
     let mut t = format!("Answering {code}: {}\n", outcome.describe());
+    if let Some(value) = retry_after {
+        t += &retry_after_line(outcome, value, now);
+    }
     let Some(plan) = schedule_plan(code, retry_after, now) else {
         return t;
     };
-    if let Some(given) = retry_after {
-        let how = if outcome.honours_retry_after() {
-            "honoured"
-        } else {
-            "ignored: the service honours it only with 503 and 429"
-        };
-        t += &format!(
-            "Retry-After: {} ({how})\n",
-            human_duration(std::time::Duration::from_secs(given))
-        );
-    }
     let local = |d: chrono::DateTime<chrono::Utc>| {
         d.with_timezone(&chrono::Local)
             .format("%d %b %H:%M:%S")
@@ -842,6 +860,7 @@ pub fn schedule_text(
 mod tests {
     use super::*;
     use crate::contract::Outcome;
+    use std::time::Duration;
 
     fn summary() -> Summary {
         Summary {
@@ -965,7 +984,7 @@ mod tests {
     #[test]
     fn schedule_text_for_503_and_400() {
         let now = chrono::Utc::now();
-        let t = schedule_text(503, Some(300), now);
+        let t = schedule_text(503, Some(RetryAfter::Wait(Duration::from_secs(300))), now);
         assert!(t.contains("Retry-After: 5 min"));
         assert!(t.contains("194 retries, 195 attempts"));
         let t = schedule_text(400, None, now);
@@ -993,12 +1012,37 @@ mod tests {
     #[test]
     fn schedule_text_ignores_retry_after_with_500() {
         let now = chrono::Utc::now();
-        let t = schedule_text(500, Some(300), now);
+        let t = schedule_text(500, Some(RetryAfter::Wait(Duration::from_secs(300))), now);
         assert!(t.contains("Retry-After: 5 min (ignored"), "{t}");
         // The plain schedule: the first retry 90 s after the failure.
         assert!(t.contains("(+1 min 30 s after the failure before"), "{t}");
-        let t = schedule_text(429, Some(300), now);
-        assert!(t.contains("Retry-After: 5 min (honoured)"), "{t}");
+        let t = schedule_text(429, Some(RetryAfter::Wait(Duration::from_secs(300))), now);
+        assert!(t.contains("Retry-After: 5 min (honoured"), "{t}");
         assert!(t.contains("(+5 min after the failure before"), "{t}");
+        // Ignored with an answer that is not retried at all, and said so.
+        let t = schedule_text(200, Some(RetryAfter::Wait(Duration::from_secs(300))), now);
+        assert!(t.contains("Retry-After: 5 min (ignored"), "{t}");
+    }
+
+    #[test]
+    fn schedule_text_reads_a_retry_after_date_once() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-22T10:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let date = RetryAfter::parse("Sun, 22 Nov 2026 12:00:00 GMT").unwrap();
+        let t = schedule_text(503, Some(date), now);
+        assert!(
+            t.contains("Retry-After: Sun, 22 Nov 2026 12:00:00 UTC (honoured: no retry before that date, in 2 h;"),
+            "{t}"
+        );
+        // The first retry waits for the date; the second is back on the schedule (3 min).
+        assert!(t.contains("(+2 h after the failure before"), "{t}");
+        assert!(t.contains("(+3 min after the failure before"), "{t}");
+        let past = RetryAfter::parse("Sun, 22 Nov 2026 09:00:00 GMT").unwrap();
+        let t = schedule_text(503, Some(past), now);
+        assert!(t.contains("(a date already passed: no effect)"), "{t}");
+        assert!(t.contains("(+1 min 30 s after the failure before"), "{t}");
+        assert_eq!(retry_after_seconds(date, now), 7200);
+        assert_eq!(retry_after_seconds(past, now), 0);
     }
 }

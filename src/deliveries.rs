@@ -1,7 +1,7 @@
 //! Deliveries: the attempts that carry one delivery id (for one webhook), read against the
 //! contract's schedule: the state in plain words, the projected future, and anomalies.
 
-use crate::contract::{Finding, Outcome, Plan, Schedule, Severity, parse_retry_after};
+use crate::contract::{Finding, Outcome, Plan, RetryAfter, Schedule, Severity};
 use crate::store::Stored;
 use crate::text::human_duration;
 use chrono::{DateTime, Local, Utc};
@@ -33,8 +33,8 @@ pub struct Observed {
     pub gap: Option<Duration>,
     pub status: u16,
     pub outcome: Outcome,
-    /// The Retry-After the answer carried.
-    pub retry_after: Option<Duration>,
+    /// The Retry-After the answer carried, if the service honours it with that answer.
+    pub retry_after: Option<RetryAfter>,
 }
 
 /// Where a delivery stands.
@@ -79,7 +79,7 @@ pub struct Delivery {
 }
 
 /// The Retry-After the service honours from this call's answer (503 and 429 only).
-fn retry_after_of(s: &Stored) -> Option<Duration> {
+fn retry_after_of(s: &Stored) -> Option<RetryAfter> {
     if !s.inv.outcome().honours_retry_after() {
         return None;
     }
@@ -88,7 +88,7 @@ fn retry_after_of(s: &Stored) -> Option<Duration> {
         .headers
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
-        .and_then(|(_, v)| parse_retry_after(v, s.inv.received_at))
+        .and_then(|(_, v)| RetryAfter::parse(v))
 }
 
 fn local(t: DateTime<Utc>) -> String {
@@ -224,7 +224,8 @@ pub fn analyze(
         } else if prev.outcome.is_retry()
             && let (Some(p), Some(gap)) = (prev.number, cur.gap)
         {
-            let expected = schedule.effective_delay(p, prev.retry_after);
+            let expected =
+                schedule.effective_delay(p, prev.retry_after.map(|r| r.wait_from(prev.at)));
             if gap + tolerance < expected {
                 findings.push(finding(
                     Severity::Error,

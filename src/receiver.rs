@@ -151,19 +151,27 @@ impl Running {
             let _ = stop.send(());
         }
         let _ = self.stopping.send(true);
-        tokio::select! {
-            _ = &mut self.task => return,
-            _ = tokio::time::sleep(STOP_GRACE) => {}
-        }
-        // Past the grace only the calls being handled are waited for (bounded too).
+        let mut served = tokio::select! {
+            _ = &mut self.task => true,
+            _ = tokio::time::sleep(STOP_GRACE) => false,
+        };
+        // Then the calls still being handled are waited for (bounded too), and those whose
+        // caller hung up while they were being stored (noted and told after their commit).
         while self.in_progress() > 0 && started.elapsed() < STOP_WAIT {
-            tokio::select! {
-                _ = &mut self.task => return,
-                _ = tokio::time::sleep(std::time::Duration::from_millis(20)) => {}
+            let tick = tokio::time::sleep(std::time::Duration::from_millis(20));
+            if served {
+                tick.await;
+            } else {
+                tokio::select! {
+                    _ = &mut self.task => served = true,
+                    _ = tick => {}
+                }
             }
         }
-        self.task.abort();
-        let _ = (&mut self.task).await;
+        if !served {
+            self.task.abort();
+            let _ = (&mut self.task).await;
+        }
     }
 }
 
@@ -436,7 +444,8 @@ async fn handle(
         rule: decision.rule,
     };
     if answer.delay_ms == 0 {
-        return record(&shared, inv, started, &sent).await;
+        // Here the handler itself is dropped if the caller hangs up (see `AfterCommit`).
+        return record(&shared, inv, started, &sent, None).await;
     }
     // The caller may hang up while the answer is held back (the service gives up after its
     // timeout, and hyper then drops this handler): the call is recorded all the same, by a task
@@ -445,15 +454,21 @@ async fn handle(
     let delay = answer.delay();
     let mut stopping = shared.stopping.clone();
     let task = tokio::spawn(async move {
-        let mut inv = inv;
-        tokio::select! {
-            _ = tokio::time::sleep(delay) => {}
-            _ = hung_up => inv.findings.push(hung_up_finding(started.elapsed(), delay)),
+        let (mut inv, mut hung_up) = (inv, hung_up);
+        let gone = tokio::select! {
+            _ = tokio::time::sleep(delay) => false,
+            _ = &mut hung_up => {
+                let check = inv.registration_check;
+                inv.findings.push(hung_up_finding(started.elapsed(), delay, check));
+                true
+            }
             _ = stopped(&mut stopping) => {
                 inv.findings.push(answered_early_finding(started.elapsed(), delay));
+                false
             }
-        }
-        record(&shared, inv, started, &sent).await
+        };
+        // A caller that hangs up while the call is then being stored is noted too.
+        record(&shared, inv, started, &sent, (!gone).then_some(hung_up)).await
     });
     let answered = task.await;
     drop(hung_up_tx);
@@ -469,15 +484,43 @@ fn exact_size(n: u64) -> String {
 }
 
 /// The finding of a call whose caller left before the delayed answer was sent.
-fn hung_up_finding(after: std::time::Duration, delay: std::time::Duration) -> Finding {
+fn hung_up_finding(
+    after: std::time::Duration,
+    delay: std::time::Duration,
+    registration_check: bool,
+) -> Finding {
     Finding {
         severity: Severity::Warning,
         code: CALLER_HUNG_UP.into(),
         message: format!(
-            "The caller hung up after {}, before the answer held back by the delay of {} was sent: it got no answer. The service counts that as a failed attempt and retries.",
+            "The caller hung up after {}, before the answer held back by the delay of {} was sent: it got no answer. {}",
             crate::text::human_duration(after),
-            crate::text::human_duration(delay)
+            crate::text::human_duration(delay),
+            no_answer_consequence(registration_check)
         ),
+    }
+}
+
+/// The finding of a caller that hung up while its call was being stored (the answer is sent
+/// only after the commit): it got no answer.
+fn hung_up_while_storing_finding(after: std::time::Duration, registration_check: bool) -> Finding {
+    Finding {
+        severity: Severity::Warning,
+        code: CALLER_HUNG_UP.into(),
+        message: format!(
+            "The caller hung up after {}, while the call was being stored and before the answer was sent: it got no answer. {}",
+            crate::text::human_duration(after),
+            no_answer_consequence(registration_check)
+        ),
+    }
+}
+
+/// What the service does about a call it got no answer to (in time).
+fn no_answer_consequence(registration_check: bool) -> &'static str {
+    if registration_check {
+        "The service takes that as a failed registration check: it refuses the URL (nothing is retried)."
+    } else {
+        "The service counts that as a failed attempt and retries."
     }
 }
 
@@ -503,12 +546,82 @@ fn answered_early_finding(after: std::time::Duration, delay: std::time::Duration
     }
 }
 
+/// A call handed to the store: once it is committed, the listeners are told (the window,
+/// `listen`'s lines and count). If the handler is dropped first (hyper drops it when the
+/// caller hangs up), the call is still stored: a task waits for the commit, notes on the call
+/// that its caller got no answer, and tells the listeners all the same.
+struct AfterCommit {
+    committing: Option<crate::store::Committing>,
+    summary: Option<Summary>,
+    shared: Arc<Shared>,
+    started: Instant,
+    registration_check: bool,
+    /// Until the listeners are told: a stop waits for it.
+    _counted: InProgress,
+}
+
+impl AfterCommit {
+    async fn stored(&mut self) -> Result<(), crate::store::StoreError> {
+        let Some(committing) = self.committing.as_mut() else {
+            return Ok(());
+        };
+        let id = committing.await;
+        self.committing = None;
+        let id = id?;
+        if let Some(summary) = self.summary.take() {
+            let _ = self.shared.events.send(Arc::new(Recorded {
+                summary: Summary { id, ..summary },
+            }));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for AfterCommit {
+    fn drop(&mut self) {
+        let Some(committing) = self.committing.take() else {
+            return;
+        };
+        // No runtime left (the process is ending): the row is stored by the writer regardless.
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let after = self.started.elapsed();
+        let (shared, mut summary, check) = (
+            self.shared.clone(),
+            self.summary.take(),
+            self.registration_check,
+        );
+        let counted = InProgress::new(&shared.in_progress);
+        rt.spawn(async move {
+            let _counted = counted;
+            let Ok(id) = committing.await else {
+                return;
+            };
+            let outcome = crate::store::unanswered_outcome(check);
+            let finding = hung_up_while_storing_finding(after, check);
+            if let Err(e) = shared.store.note(id, finding, outcome).await {
+                tracing::warn!("call {id}: its caller hung up, which could not be noted: {e}");
+            } else if let Some(s) = summary.as_mut() {
+                s.findings += 1;
+                s.outcome = outcome;
+            }
+            if let Some(summary) = summary {
+                let _ = shared.events.send(Arc::new(Recorded {
+                    summary: Summary { id, ..summary },
+                }));
+            }
+        });
+    }
+}
+
 /// Commit the call, then tell the listeners; the answer to send, or 503 if it was not stored.
 async fn record(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     mut inv: Invocation,
     started: Instant,
     sent: &SentAnswer,
+    caller_gone: Option<oneshot::Receiver<()>>,
 ) -> Response {
     inv.took_us = started.elapsed().as_micros().min(u64::MAX as u128) as u64;
     if inv.unanswered().is_some() && !inv.findings.iter().any(|f| f.code == CALLER_HUNG_UP) {
@@ -516,23 +629,48 @@ async fn record(
             severity: Severity::Warning,
             code: "answer-too-late".into(),
             message: format!(
-                "The answer took {}: the service waits {} at most, so it counts this call as a temporary failure and retries, whatever the code.",
+                "The answer took {}: the service waits {} at most, so {}, whatever the code.",
                 crate::text::human_duration(std::time::Duration::from_micros(inv.took_us)),
-                crate::text::human_duration(crate::contract::ANSWER_TIMEOUT)
+                crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
+                if inv.registration_check {
+                    "it refuses the URL"
+                } else {
+                    "it counts this call as a temporary failure and retries"
+                }
             ),
         });
     }
     // The list row is built only when someone listens (the window, `listen`'s printer).
-    let summary_source = (shared.events.receiver_count() > 0).then(|| Summary::of(0, &inv));
-    match shared.store.insert(inv).await {
-        Ok(id) => {
-            if let Some(summary) = summary_source {
-                let _ = shared.events.send(Arc::new(Recorded {
-                    summary: Summary { id, ..summary },
-                }));
+    let summary = (shared.events.receiver_count() > 0).then(|| Summary::of(0, &inv));
+    let registration_check = inv.registration_check;
+    let committed = shared.store.submit(inv).map(|committing| AfterCommit {
+        committing: Some(committing),
+        summary,
+        shared: shared.clone(),
+        started,
+        registration_check,
+        _counted: InProgress::new(&shared.in_progress),
+    });
+    let stored = match (committed, caller_gone) {
+        (Ok(mut after), None) => after.stored().await,
+        (Ok(mut after), Some(mut gone)) => {
+            let stored = tokio::select! {
+                stored = after.stored() => Some(stored),
+                _ = &mut gone => None,
+            };
+            match stored {
+                Some(stored) => stored,
+                // Nobody will read the answer; `after` notes the hang-up once committed.
+                None => {
+                    drop(after);
+                    return plain(StatusCode::SERVICE_UNAVAILABLE, "the caller hung up");
+                }
             }
-            response(sent)
         }
+        (Err(e), _) => Err(e),
+    };
+    match stored {
+        Ok(()) => response(sent),
         Err(e) => {
             // Not stored means not acknowledged: ask the service to come back.
             tracing::error!("an invocation could not be stored: {e}");

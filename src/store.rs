@@ -126,6 +126,16 @@ pub struct Invocation {
     pub rule: Option<String>,
 }
 
+/// The outcome of a call whose caller got no answer in time: the service retries it, or, for a
+/// registration check, refuses the URL.
+pub fn unanswered_outcome(registration_check: bool) -> Outcome {
+    if registration_check {
+        Outcome::UrlRefused
+    } else {
+        Outcome::RetryTemporary
+    }
+}
+
 /// The finding of a call whose caller hung up before the answer was sent.
 pub const CALLER_HUNG_UP: &str = "caller-hung-up";
 
@@ -138,12 +148,23 @@ impl Invocation {
     /// A registration check is different: the service accepts the URL only if it is answered
     /// 200 in time, and anything else is [`Outcome::UrlRefused`] (nothing is retried).
     pub fn outcome(&self) -> Outcome {
-        if self.registration_check && (self.answer.status != 200 || self.unanswered().is_some()) {
+        if self.unanswered().is_some() {
+            unanswered_outcome(self.registration_check)
+        } else if self.registration_check && self.answer.status != 200 {
             Outcome::UrlRefused
-        } else if self.unanswered().is_some() {
-            Outcome::RetryTemporary
         } else {
             crate::contract::outcome_of(self.answer.status)
+        }
+    }
+
+    /// What the service makes of the answer, in plain words; a registration check's success
+    /// is the URL being accepted, not a delivery.
+    pub fn meaning(&self) -> &'static str {
+        match self.outcome() {
+            Outcome::Succeeded if self.registration_check => {
+                "accepted: the service can register this URL"
+            }
+            outcome => outcome.describe(),
         }
     }
 
@@ -437,6 +458,21 @@ fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
 
 type Ack = oneshot::Sender<Result<i64, StoreError>>;
 
+/// What the writer is asked to do, in the order asked.
+// Nearly every op is an insert, moved once into the channel: boxing it would cost an
+// allocation per call to save space on the rare note.
+#[allow(clippy::large_enum_variant)]
+enum Op {
+    Insert(Invocation),
+    /// Add a finding to a stored call and set its outcome (a caller that hung up while its call
+    /// was being committed).
+    Note {
+        id: i64,
+        finding: Finding,
+        outcome: Outcome,
+    },
+}
+
 /// Most invocations one commit gathers.
 const MAX_BATCH: usize = 1024;
 
@@ -601,10 +637,10 @@ fn thread_schedstat() -> Option<(u64, u64)> {
 
 fn writer_loop(
     mut conn: Connection,
-    mut rx: mpsc::Receiver<(Invocation, Ack)>,
+    mut rx: mpsc::Receiver<(Op, Ack)>,
     mut checkpoints: Checkpoints,
 ) {
-    let mut batch: Vec<(Invocation, Ack)> = Vec::with_capacity(MAX_BATCH);
+    let mut batch: Vec<(Op, Ack)> = Vec::with_capacity(MAX_BATCH);
     let mut stats = WriterStats::from_env();
     let mut idle_since = std::time::Instant::now();
     while let Some(first) = rx.blocking_recv() {
@@ -638,7 +674,7 @@ fn writer_loop(
     }
 }
 
-fn write_batch(conn: &mut Connection, batch: &[(Invocation, Ack)]) -> Result<Vec<i64>, StoreError> {
+fn write_batch(conn: &mut Connection, batch: &[(Op, Ack)]) -> Result<Vec<i64>, StoreError> {
     let tx = conn.transaction()?;
     let mut ids = Vec::with_capacity(batch.len());
     {
@@ -650,7 +686,25 @@ fn write_batch(conn: &mut Connection, batch: &[(Invocation, Ack)]) -> Result<Vec
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
         )?;
-        for (inv, _) in batch {
+        for (op, _) in batch {
+            let inv = match op {
+                Op::Insert(inv) => inv,
+                Op::Note {
+                    id,
+                    finding,
+                    outcome,
+                } => {
+                    let finding = serde_json::to_string(finding)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                    tx.prepare_cached(
+                        "UPDATE invocations SET findings = json_insert(findings, '$[#]', json(?1)),
+                            findings_count = findings_count + 1, outcome = ?2 WHERE id = ?3",
+                    )?
+                    .execute(params![finding, outcome.as_str(), id])?;
+                    ids.push(*id);
+                    continue;
+                }
+            };
             let headers = serde_json::to_string(&inv.headers)
                 .map_err(|e| StoreError::Corrupt(e.to_string()))?;
             let findings = serde_json::to_string(&inv.findings)
@@ -775,13 +829,30 @@ fn stored_row(row: &Row<'_>) -> rusqlite::Result<Stored> {
 #[derive(Clone)]
 pub struct Store {
     dir: PathBuf,
-    writer: Option<mpsc::Sender<(Invocation, Ack)>>,
+    writer: Option<mpsc::Sender<(Op, Ack)>>,
     reader: Arc<Mutex<Connection>>,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store").field("dir", &self.dir).finish()
+    }
+}
+
+/// A row handed to the writer: resolves with its id once it is committed.
+#[must_use = "the row is stored either way; await this to know when, and its id"]
+pub struct Committing(oneshot::Receiver<Result<i64, StoreError>>);
+
+impl std::future::Future for Committing {
+    type Output = Result<i64, StoreError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|r| r.unwrap_or(Err(StoreError::WriterGone)))
     }
 }
 
@@ -863,26 +934,54 @@ impl Store {
 
     /// Store one invocation; resolves with its id once it is committed.
     pub async fn insert(&self, inv: Invocation) -> Result<i64, StoreError> {
+        self.submit(inv)?.await
+    }
+
+    /// Hand one invocation to the writer now; the returned future resolves with its id once it
+    /// is committed. Dropping the future does not take the row back.
+    pub fn submit(&self, inv: Invocation) -> Result<Committing, StoreError> {
+        self.send(Op::Insert(inv))
+    }
+
+    /// Add `finding` to the stored call `id` and set its outcome to `outcome`; resolves once
+    /// that is committed.
+    pub async fn note(
+        &self,
+        id: i64,
+        finding: Finding,
+        outcome: Outcome,
+    ) -> Result<(), StoreError> {
+        self.send(Op::Note {
+            id,
+            finding,
+            outcome,
+        })?
+        .await
+        .map(|_| ())
+    }
+
+    fn send(&self, op: Op) -> Result<Committing, StoreError> {
         let writer = self.writer.as_ref().ok_or(StoreError::WriterGone)?;
         let (ack, done) = oneshot::channel();
         // Handed over before the first await: a caller that stops waiting (the client of the
         // call hung up) cannot take the row back, so an accepted call is always stored.
-        match writer.try_send((inv, ack)) {
+        match writer.try_send((op, ack)) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Closed(_)) => return Err(StoreError::WriterGone),
             Err(mpsc::error::TrySendError::Full(item)) => {
-                let writer = writer.clone();
-                let send = async move { writer.send(item).await.is_ok() };
                 match tokio::runtime::Handle::try_current() {
                     Ok(rt) => {
-                        rt.spawn(send);
+                        let writer = writer.clone();
+                        rt.spawn(async move { writer.send(item).await });
                     }
-                    Err(_) if send.await => {}
-                    Err(_) => return Err(StoreError::WriterGone),
+                    // Outside a runtime (a plain thread): wait for room here.
+                    Err(_) => writer
+                        .blocking_send(item)
+                        .map_err(|_| StoreError::WriterGone)?,
                 }
             }
         }
-        done.await.map_err(|_| StoreError::WriterGone)?
+        Ok(Committing(done))
     }
 
     fn with_reader<T>(

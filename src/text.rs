@@ -164,7 +164,7 @@ pub fn parse_seconds(s: &str) -> Result<u64, String> {
 /// A Retry-After value as the header carries it: seconds, or an HTTP date
 /// (`Sun, 22 Nov 2026 14:00:00 GMT`). Kept as given; the wait is read at the time of use.
 pub fn parse_retry_after_value(s: &str) -> Result<String, String> {
-    match crate::contract::parse_retry_after(s, chrono::Utc::now()) {
+    match crate::contract::RetryAfter::parse(s) {
         Some(_) => Ok(s.trim().to_owned()),
         None => Err(format!(
             "\"{s}\" is not a Retry-After value: give whole seconds (120) or an HTTP date (Sun, 22 Nov 2026 14:00:00 GMT)"
@@ -363,10 +363,11 @@ mod tests {
 
     #[test]
     fn a_retry_after_value_is_seconds_or_an_http_date() {
+        use crate::contract::RetryAfter;
         assert_eq!(parse_retry_after_value(" 120 ").as_deref(), Ok("120"));
         let date = "Sun, 22 Nov 2026 14:00:00 GMT";
         assert_eq!(parse_retry_after_value(date).as_deref(), Ok(date));
-        for bad in ["", "-5", "1.5", "tomorrow", "2026-11-22T14:00:00Z"] {
+        for bad in ["", "-5", "+120", "1.5", "tomorrow", "2026-11-22T14:00:00Z"] {
             let err = parse_retry_after_value(bad).unwrap_err();
             assert!(
                 err.contains("whole seconds (120) or an HTTP date"),
@@ -377,12 +378,11 @@ mod tests {
         let now = chrono::DateTime::parse_from_rfc3339("2026-11-22T13:59:58.250Z")
             .unwrap()
             .with_timezone(&chrono::Utc);
-        assert_eq!(crate::cli::retry_after_seconds(date, now), Some(2));
-        assert_eq!(crate::cli::retry_after_seconds("7", now), Some(7));
-        assert_eq!(
-            crate::cli::retry_after_seconds("Sat, 21 Nov 2026 14:00:00 GMT", now),
-            Some(0)
-        );
+        let seconds = |v: &str| crate::cli::retry_after_seconds(RetryAfter::parse(v).unwrap(), now);
+        assert_eq!(seconds(date), 2);
+        assert_eq!(seconds("7"), 7);
+        assert_eq!(seconds("Sat, 21 Nov 2026 14:00:00 GMT"), 0);
+        assert_eq!(seconds("99999999999999999999999"), u64::MAX);
     }
 
     #[test]

@@ -138,6 +138,15 @@ fn bad_flag_values_are_refused_with_a_reason() {
         ),
         (&["log", "--limit", "0"], "--limit"),
         (&["schedule", "--code", "999"], "--code"),
+        (
+            &["listen", "--retry-after", "+120"],
+            "is not a Retry-After value",
+        ),
+        (&["listen", "--retry-after", "soon"], "or an HTTP date"),
+        (
+            &["schedule", "--retry-after", "-1"],
+            "is not a Retry-After value",
+        ),
     ];
     for (args, says) in cases {
         let mut cmd = bin();
@@ -808,10 +817,17 @@ fn schedule_prints_the_projection() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let wait = v["retry_after_seconds"].as_u64().expect("seconds");
     assert!((590..=600).contains(&wait), "{v}");
-    assert_eq!(
-        v["plan"]["retries"][0]["delay_secs"].as_f64(),
-        Some(wait as f64)
+    // The first retry waits for the date itself (to the instant: seconds round up).
+    let first = v["plan"]["retries"][0]["delay_secs"]
+        .as_f64()
+        .expect("a delay");
+    assert!(
+        first <= wait as f64 && first > wait as f64 - 1.0,
+        "{first} {wait}"
     );
+    // The date has passed by the next failure: back on the schedule (3 min).
+    assert_eq!(v["plan"]["retries"][1]["delay_secs"], 180.0);
+    assert_eq!(v["retry_after_honoured"], true);
 
     // Neither seconds nor a date: refused, saying what to give.
     let out = bin()

@@ -390,6 +390,59 @@ async fn a_caller_that_hangs_up_during_the_delay_is_still_recorded() {
     assert_eq!(row[0].outcome, Outcome::RetryTemporary);
 }
 
+/// A caller that hangs up while its call is being committed (the answer waits for the commit)
+/// got no answer: the call is stored all the same, noted `caller-hung-up`, and the listeners
+/// (the window, `listen`'s lines and count) are told of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_that_hangs_up_while_its_call_is_stored_is_noted_and_listed() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let mut events = rig.running.subscribe();
+    // Another connection holds the database's write lock, so the commit waits.
+    let lock = rusqlite::Connection::open(rig.store.db_path()).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let sent = post(
+        &impatient,
+        &rig.url("/gone"),
+        &invoker_headers("status-report", "gone-2", 1),
+        status_report_body("6"),
+    )
+    .send()
+    .await;
+    assert!(sent.is_err(), "the caller gave up before the answer");
+    // The handler is dropped with the connection; a task waits for the commit (one call in
+    // progress instead of the handler's two counts).
+    eventually(Duration::from_secs(20), "the handler to be dropped", || {
+        (rig.running.in_progress() == 1).then_some(())
+    })
+    .await;
+    lock.execute_batch("ROLLBACK").unwrap();
+
+    let rec = tokio::time::timeout(Duration::from_secs(20), events.recv())
+        .await
+        .expect("the listeners are told")
+        .unwrap();
+    assert_eq!(rec.summary.delivery.as_deref(), Some("gone-2"));
+    assert_eq!(rec.summary.findings, 1);
+    assert_eq!(rec.summary.outcome, Outcome::RetryTemporary);
+    let s = rig.store.get(rec.summary.id).unwrap().unwrap();
+    assert_eq!(s.inv.answer.status, 200, "the answer chosen is kept");
+    let hung_up = s.inv.findings.iter().find(|f| f.code == "caller-hung-up");
+    let hung_up = hung_up.expect("a caller-hung-up finding");
+    assert!(hung_up.message.contains("while the call was being stored"));
+    assert_eq!(s.inv.outcome(), Outcome::RetryTemporary);
+    let row = rig.store.page(&Filter::default(), 0, 1).unwrap();
+    assert_eq!(row[0].outcome, Outcome::RetryTemporary);
+    assert_eq!(row[0].findings, 1);
+    eventually(Duration::from_secs(20), "nothing left in progress", || {
+        (rig.running.in_progress() == 0).then_some(())
+    })
+    .await;
+}
+
 /// Stopping the receiver never waits out a delay: the held-back answer goes out at once, and
 /// the call is stored with a note that says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

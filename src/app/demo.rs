@@ -112,7 +112,12 @@ pub fn sample_calls(now: DateTime<Utc>) -> Vec<Invocation> {
     // A delivery answered 503: the first attempt and two retries on the contract's schedule.
     let schedule = Schedule::default();
     let first = t0 + TimeDelta::seconds(120);
-    let plan = schedule.plan(first, Some(std::time::Duration::from_secs(120)));
+    let plan = schedule.plan(
+        first,
+        Some(crate::contract::RetryAfter::Wait(
+            std::time::Duration::from_secs(120),
+        )),
+    );
     let mut failing = Message::sample_status_report("1000000000000000103");
     failing.to = crate::contract::TEST_NUMBER.into();
     failing.status = crate::contract::MessageStatus::new("FAILED", Some("HANDSET_ERROR"));

@@ -109,7 +109,7 @@ impl Outcome {
             }
             Outcome::RetryTemporary => "treated as a temporary problem and retried on the schedule",
             Outcome::UrlRefused => {
-                "refuses the URL: a registration check must be answered 200, so the webhook is not created"
+                "refuses the URL: a registration check must be answered 200 in time, so the webhook is not created"
             }
         }
     }

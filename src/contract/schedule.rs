@@ -121,11 +121,19 @@ impl Schedule {
         } else {
             1.0
         };
-        retry_after.map_or(d, |ra| ra.div_f64(speed).max(d))
+        // A Retry-After may ask for more than a Duration can hold once divided: it is then
+        // simply past any window.
+        retry_after.map_or(d, |ra| {
+            Duration::try_from_secs_f64(ra.as_secs_f64() / speed)
+                .unwrap_or(Duration::MAX)
+                .max(d)
+        })
     }
 
     pub fn window_end(&self, first_failure: DateTime<Utc>) -> DateTime<Utc> {
-        first_failure + delta(self.window)
+        first_failure
+            .checked_add_signed(delta(self.window))
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
     }
 
     /// When the attempt after `failed_attempt` (which failed at `failed_at`) is due, or `None`
@@ -139,7 +147,8 @@ impl Schedule {
         retry_after: Option<Duration>,
     ) -> Option<Attempt> {
         let delay = self.effective_delay(failed_attempt.max(1), retry_after);
-        let at = failed_at + delta(delay);
+        // Beyond the calendar is beyond the window.
+        let at = failed_at.checked_add_signed(delta(delay))?;
         (at <= self.window_end(first_failure)).then_some(Attempt {
             number: failed_attempt.max(1) + 1,
             at,
@@ -148,8 +157,9 @@ impl Schedule {
     }
 
     /// Every retry after a first failure at `first_failure`, if each one fails at once with the
-    /// same answer (carrying `retry_after` or not).
-    pub fn plan(&self, first_failure: DateTime<Utc>, retry_after: Option<Duration>) -> Plan {
+    /// same answer (carrying `retry_after` or not). A Retry-After of seconds delays every retry
+    /// alike; a date delays them until it has passed, and no further.
+    pub fn plan(&self, first_failure: DateTime<Utc>, retry_after: Option<RetryAfter>) -> Plan {
         self.plan_from(first_failure, 1, first_failure, retry_after)
     }
 
@@ -159,12 +169,14 @@ impl Schedule {
         first_failure: DateTime<Utc>,
         failed_attempt: u32,
         failed_at: DateTime<Utc>,
-        retry_after: Option<Duration>,
+        retry_after: Option<RetryAfter>,
     ) -> Plan {
         let mut retries = Vec::new();
         let (mut n, mut at) = (failed_attempt.max(1), failed_at);
         // Bounded: every step moves at least the smallest delay forward in a finite window.
-        while let Some(next) = self.next_attempt(first_failure, n, at, retry_after) {
+        while let Some(next) =
+            self.next_attempt(first_failure, n, at, retry_after.map(|r| r.wait_from(at)))
+        {
             retries.push(next);
             n = next.number;
             at = next.at;
@@ -181,16 +193,44 @@ impl Schedule {
     }
 }
 
+/// A Retry-After header's value (RFC 9110, 10.2.3): a number of seconds, or an HTTP date.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryAfter {
+    /// `delay-seconds`: wait this long after the answer.
+    Wait(Duration),
+    /// An `HTTP-date`: not before this time. Once it has passed it asks for no wait.
+    Until(DateTime<Utc>),
+}
+
+impl RetryAfter {
+    /// Parse a header value: delay-seconds (digits only: no sign, no fraction) or an HTTP date
+    /// in any of the three forms a recipient must accept (`Sun, 06 Nov 1994 08:49:37 GMT`,
+    /// `Sunday, 06-Nov-94 08:49:37 GMT`, `Sun Nov  6 08:49:37 1994`). Surrounding whitespace is
+    /// not part of a field value and is ignored.
+    pub fn parse(value: &str) -> Option<RetryAfter> {
+        let value = value.trim();
+        if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+            // More seconds than fit in a u64 is as good as forever.
+            let secs = value.parse::<u64>().unwrap_or(u64::MAX);
+            return Some(RetryAfter::Wait(Duration::from_secs(secs)));
+        }
+        let at = httpdate::parse_http_date(value).ok()?;
+        Some(RetryAfter::Until(DateTime::<Utc>::from(at)))
+    }
+
+    /// The wait it asks for from `t`.
+    pub fn wait_from(self, t: DateTime<Utc>) -> Duration {
+        match self {
+            RetryAfter::Wait(d) => d,
+            RetryAfter::Until(at) => (at - t).to_std().unwrap_or(Duration::ZERO),
+        }
+    }
+}
+
 /// Parse a Retry-After header value: delay-seconds or an HTTP-date (relative to `now`).
 /// A date in the past means no wait.
 pub fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let date = DateTime::parse_from_rfc2822(value).ok()?;
-    let wait = date.with_timezone(&Utc) - now;
-    Some(wait.to_std().unwrap_or(Duration::ZERO))
+    RetryAfter::parse(value).map(|r| r.wait_from(now))
 }
 
 #[cfg(test)]
@@ -262,7 +302,7 @@ mod tests {
     #[test]
     fn retry_after_longer_than_the_schedule_wins() {
         let s = Schedule::default();
-        let p = s.plan(t0(), Some(Duration::from_secs(300)));
+        let p = s.plan(t0(), Some(RetryAfter::Wait(Duration::from_secs(300))));
         assert_eq!(p.retries[0].at, t0() + secs(300));
         assert_eq!(p.retries[1].at - p.retries[0].at, secs(300));
         assert_eq!(
@@ -274,13 +314,16 @@ mod tests {
 
     #[test]
     fn retry_after_shorter_than_the_schedule_does_not_hasten() {
-        let p = Schedule::default().plan(t0(), Some(Duration::from_secs(10)));
+        let p = Schedule::default().plan(t0(), Some(RetryAfter::Wait(Duration::from_secs(10))));
         assert_eq!(p.retries[0].at, t0() + secs(90));
     }
 
     #[test]
     fn retry_after_past_the_window_discards_at_once() {
-        let p = Schedule::default().plan(t0(), Some(Duration::from_secs(3 * 86_400)));
+        let p = Schedule::default().plan(
+            t0(),
+            Some(RetryAfter::Wait(Duration::from_secs(3 * 86_400))),
+        );
         assert!(p.retries.is_empty());
         assert_eq!(p.discard_at, t0());
     }
@@ -311,5 +354,63 @@ mod tests {
         );
         assert_eq!(parse_retry_after("soon", now), None);
         assert_eq!(parse_retry_after("-5", now), None);
+        // Digits only: no sign, no fraction; whitespace around a field value is not part of it.
+        assert_eq!(parse_retry_after("+120", now), None);
+        assert_eq!(parse_retry_after("1.5", now), None);
+        assert_eq!(parse_retry_after("", now), None);
+        assert_eq!(
+            parse_retry_after(" 120 ", now),
+            Some(Duration::from_secs(120))
+        );
+        // The two obsolete date forms HTTP recipients must still accept.
+        for old_form in ["Monday, 16-Nov-26 14:02:00 GMT", "Mon Nov 16 14:02:00 2026"] {
+            assert_eq!(
+                parse_retry_after(old_form, now),
+                Some(Duration::from_secs(120)),
+                "{old_form}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_retry_after_too_large_for_any_clock_is_past_the_window_not_a_panic() {
+        let s = Schedule::default();
+        for value in [
+            "9223372036854775807",
+            "18446744073709551615",
+            "99999999999999999999999",
+        ] {
+            let ra = RetryAfter::parse(value).expect(value);
+            let p = s.plan(t0(), Some(ra));
+            assert!(p.retries.is_empty(), "{value}");
+            assert_eq!(
+                s.next_attempt(t0(), 1, t0(), Some(ra.wait_from(t0()))),
+                None
+            );
+        }
+        let slow = Schedule {
+            speed: 0.5,
+            ..Schedule::default()
+        };
+        assert_eq!(
+            slow.effective_delay(1, Some(Duration::MAX)),
+            Duration::MAX,
+            "a slow clock stretches it past what a Duration holds"
+        );
+    }
+
+    #[test]
+    fn a_retry_after_date_delays_the_retries_until_it_has_passed() {
+        // Every answer carries the same date, 2 hours after the first failure: the first retry
+        // waits for it; the date has passed by the next answer, so the schedule resumes.
+        let s = Schedule::default();
+        let date = RetryAfter::parse("Mon, 16 Nov 2026 16:00:00 GMT").unwrap();
+        let p = s.plan(t0(), Some(date));
+        assert_eq!(p.retries[0].at, t0() + secs(2 * 3600));
+        assert_eq!(p.retries[1].at - p.retries[0].at, secs(180));
+        assert_eq!(p.retries[2].at - p.retries[1].at, secs(360));
+        // Seconds, by contrast, delay every retry alike.
+        let p = s.plan(t0(), Some(RetryAfter::Wait(Duration::from_secs(2 * 3600))));
+        assert_eq!(p.retries[1].at - p.retries[0].at, secs(2 * 3600));
     }
 }

@@ -111,7 +111,7 @@ fn what_if_ui(ui: &mut egui::Ui, answer: &crate::responder::Answer) {
         .retry_after
         .as_deref()
         .filter(|_| outcome.honours_retry_after())
-        .and_then(|r| crate::contract::parse_retry_after(r, now));
+        .and_then(crate::contract::RetryAfter::parse);
     let schedule = crate::contract::Schedule::default();
     let plan = schedule.plan(now, retry_after);
     let Some(next) = plan.retries.first() else {

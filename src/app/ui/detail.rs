@@ -402,13 +402,18 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
     let a = &s.inv.answer;
     let outcome = s.inv.outcome();
     ui.label(
-        RichText::new(format!("{}: {}", a.status, outcome.describe()))
+        RichText::new(format!("{}: {}", a.status, s.inv.meaning()))
             .strong()
             .color(super::outcome_color(outcome, ui.visuals().dark_mode)),
     );
     if let Some(why) = s.inv.unanswered() {
         ui.label(format!(
-            "Not received: {why}. The service counts the call as a failure and retries."
+            "Not received: {why}. {}",
+            if s.inv.registration_check {
+                "The service takes that as a failed check and refuses the URL (nothing is retried)."
+            } else {
+                "The service counts the call as a failure and retries."
+            }
         ));
     }
     ui.label(format!(
