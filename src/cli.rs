@@ -366,59 +366,72 @@ pub fn show_json(s: &Stored) -> serde_json::Value {
 }
 
 /// The lines of `listen`'s banner that say how calls will be answered: the rules (first match
-/// wins), then the fixed answer for the calls no rule takes, or that none reaches it; what the
-/// service makes of that answer; and what happens to the registration check.
+/// wins); then the answer that calls reach when no rule takes them, or the rule that takes every
+/// call (and the rules it hides); what the service makes of that answer; and what happens to the
+/// registration check.
 pub fn answer_banner(
     answer: &Answer,
     rules: Option<&crate::rules::RuleSet>,
     pass_registration_check: bool,
 ) -> Vec<String> {
     let mut lines = Vec::new();
-    let catch_all = rules.and_then(|r| r.catch_all());
-    if let Some(rules) = rules {
-        let names: Vec<String> = rules
-            .rules
-            .iter()
-            .map(|r| escape_control(&r.name))
-            .collect();
-        lines.push(format!("Rules, first match wins: {}", names.join("; ")));
+    let quoted = |name: &str| format!("\"{}\"", escape_control(name));
+    let mut last = answer;
+    let mut lead = "Answering".to_owned();
+    match rules {
+        Some(rules) if rules.rules.is_empty() => {
+            lines.push("Rules: the file has none, so every call gets the answer below.".into());
+        }
+        Some(rules) => {
+            let names: Vec<String> = rules.rules.iter().map(|r| quoted(&r.name)).collect();
+            lines.push(format!("Rules, first match wins: {}", names.join("; ")));
+            match rules.catch_all() {
+                Some((i, rule)) => {
+                    lines.push(format!(
+                        "The rule {} matches every call: the answer chosen with --respond is not used.",
+                        quoted(&rule.name)
+                    ));
+                    let hidden: Vec<String> = rules.rules[i + 1..]
+                        .iter()
+                        .map(|r| quoted(&r.name))
+                        .collect();
+                    if !hidden.is_empty() {
+                        lines.push(format!(
+                            "Never used, since that rule comes first: {}.",
+                            hidden.join("; ")
+                        ));
+                    }
+                    last = &rule.answer;
+                    lead = if i == 0 {
+                        "Every call is answered".into()
+                    } else {
+                        format!("Calls that reach {} are answered", quoted(&rule.name))
+                    };
+                }
+                None => lead = "Calls no rule matches are answered".into(),
+            }
+        }
+        None => {}
     }
     let check = if pass_registration_check {
         " (the registration check still gets 200)"
-    } else if answer.status != 200 {
+    } else if last.status != 200 || last.too_late() {
         " (the registration check too: the service will refuse to register this URL)"
     } else {
         ""
     };
-    if let Some(rule) = catch_all {
-        lines.push(format!(
-            "The rule \"{}\" matches every call: the answer chosen with --respond is not used{}.",
-            escape_control(&rule.name),
-            if pass_registration_check {
-                " (the registration check still gets 200)"
-            } else {
-                ""
-            }
-        ));
-        return lines;
-    }
-    let lead = if rules.is_some() {
-        "Calls no rule matches are answered"
-    } else {
-        "Answering"
-    };
     lines.push(format!(
         "{lead} {}: {}{check}",
-        answer.summary(),
-        answer.outcome().describe()
+        last.summary(),
+        last.outcome().describe()
     ));
-    if answer.too_late() {
+    if last.too_late() {
         lines.push(format!(
             "The service waits {} at most for an answer: held back {}, every call counts as a temporary failure, whatever its code.",
             crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
-            crate::text::human_duration(answer.delay())
+            crate::text::human_duration(last.delay())
         ));
-    } else if let Some(note) = answer.retry_after_note() {
+    } else if let Some(note) = last.retry_after_note() {
         lines.push(note);
     }
     lines
@@ -953,24 +966,64 @@ mod tests {
         let lines = answer_banner(&Answer::status(200), Some(&some), true);
         assert_eq!(
             lines[0],
-            "Rules, first match wins: fail\\u{1b}[2J twice; once"
+            "Rules, first match wins: \"fail\\u{1b}[2J twice\"; \"once\""
         );
         assert!(
             lines[1].starts_with("Calls no rule matches are answered 200: succeeded"),
             "{lines:?}"
         );
-        // A rule that takes every call: the fixed answer is never used, and is not described.
+        // A rule that takes every call: the fixed answer is never used, and the rule's own
+        // answer is the one described.
         let all = RuleSet::new(vec![
-            rule("fail twice", first_two, None),
+            rule("fail twice", first_two.clone(), None),
             rule("then succeed", Default::default(), None),
+            rule("hidden", Default::default(), None),
         ]);
-        let lines = answer_banner(&a503, Some(&all), true);
-        assert_eq!(lines.len(), 2, "{lines:?}");
+        let lines = answer_banner(&Answer::status(418), Some(&all), true);
         assert!(
             lines[1].starts_with("The rule \"then succeed\" matches every call"),
             "{lines:?}"
         );
-        assert!(!lines[1].contains("503"), "{lines:?}");
+        assert_eq!(
+            lines[2],
+            "Never used, since that rule comes first: \"hidden\"."
+        );
+        assert!(
+            lines[3].starts_with("Calls that reach \"then succeed\" are answered 503: retried"),
+            "{lines:?}"
+        );
+        assert!(!lines.iter().any(|l| l.contains("418")), "{lines:?}");
+        // every_nth 1 is every call too; its answer refuses the registration check when the
+        // check is not passed, and a delay past 30 s is said to be too late.
+        let every = crate::rules::Condition {
+            every_nth: Some(1),
+            ..Default::default()
+        };
+        let mut late = rule("late", every, None);
+        late.answer = Answer {
+            delay_ms: 35_000,
+            ..Answer::status(200)
+        };
+        let lines = answer_banner(&a503, Some(&RuleSet::new(vec![late])), false);
+        assert!(
+            lines[2].starts_with("Every call is answered 200 after 35 s"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[2].contains("refuse to register this URL"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[3].contains("every call counts as a temporary failure"),
+            "{lines:?}"
+        );
+        // An empty rule file says so.
+        let lines = answer_banner(&a503, Some(&RuleSet::new(vec![])), true);
+        assert!(
+            lines[0].starts_with("Rules: the file has none"),
+            "{lines:?}"
+        );
+        assert!(lines[1].starts_with("Answering 503"), "{lines:?}");
     }
 
     #[test]

@@ -92,6 +92,26 @@ pub struct Condition {
     pub every_nth: Option<u32>,
 }
 
+impl Condition {
+    /// Whether every call meets it: nothing set but, at most, `every_nth: 1`.
+    pub fn matches_every_call(&self) -> bool {
+        let Condition {
+            event,
+            webhook_id,
+            path,
+            attempt,
+            message,
+            every_nth,
+        } = self;
+        event.is_none()
+            && webhook_id.is_none()
+            && path.is_none()
+            && attempt.is_none()
+            && message.is_none()
+            && every_nth.is_none_or(|n| n == 1)
+    }
+}
+
 /// One rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -163,12 +183,13 @@ pub enum RuleError {
 }
 
 impl RuleSet {
-    /// The first rule that answers every call for good (no condition, no `times`): the rules
-    /// after it and the fixed choice are never used.
-    pub fn catch_all(&self) -> Option<&Rule> {
+    /// The first rule that answers every call for good (no condition, or only `every_nth: 1`;
+    /// no `times`), with its index: the rules after it and the fixed choice are never used.
+    pub fn catch_all(&self) -> Option<(usize, &Rule)> {
         self.rules
             .iter()
-            .find(|r| r.when == Condition::default() && r.times.is_none())
+            .enumerate()
+            .find(|(_, r)| r.when.matches_every_call() && r.times.is_none())
     }
 
     pub fn new(rules: Vec<Rule>) -> Self {
@@ -256,6 +277,11 @@ impl RuleSet {
             r.answer.check().map_err(|e| invalid(e.to_string()))?;
             if r.when.every_nth == Some(0) {
                 return Err(invalid("every_nth must be 1 or more".into()));
+            }
+            if r.times == Some(0) {
+                return Err(invalid(
+                    "times must be 1 or more (leave it out for a rule that never retires)".into(),
+                ));
             }
             if let Some(m) = &r.when.message
                 && m.equals.is_none()
@@ -492,6 +518,12 @@ mod tests {
         let e = RuleSet::parse("rules.json", text).unwrap_err().to_string();
         assert!(
             e.starts_with("rules.json: line 5: rule 2 (\"late\"): every_nth"),
+            "{e}"
+        );
+        let text = "{\"rules\": [\n {\"name\": \"never\", \"answer\": {\"status\": 500}, \"times\": 0}\n]}";
+        let e = RuleSet::parse("rules.json", text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("rules.json: line 2: rule 1 (\"never\"): times must be 1 or more"),
             "{e}"
         );
         let e = RuleSet::parse("r.json", "{\"rules\": [")
