@@ -206,7 +206,7 @@ pub struct LogArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ShowArgs {
     /// The invocation's id (the first column of `hookscope log`).
-    #[arg(allow_hyphen_values = true)]
+    #[arg(allow_hyphen_values = true, value_parser = crate::text::parse_id)]
     pub id: i64,
     #[command(flatten)]
     pub data: DataDirArg,

@@ -172,14 +172,22 @@ pub fn parse_retry_after_value(s: &str) -> Result<String, String> {
     }
 }
 
-/// The emulator's clock speed: above 0 and at most 1,000,000 (1 is real time).
+/// The emulator's clock speed: from 0.01 to 1,000,000 (1 is real time; the clock runs no
+/// slower than a hundredth of real time).
 pub fn parse_speed(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 1_000_000.0 => Ok(v),
+        Ok(v) if v.is_finite() && (0.01..=1_000_000.0).contains(&v) => Ok(v),
         _ => Err(format!(
-            "\"{s}\" is not a clock speed: give a number above 0 and at most 1000000 (1 is real time, 60 runs a minute of schedule a second)"
+            "\"{s}\" is not a clock speed: give a number from 0.01 to 1000000 (1 is real time, 60 runs a minute of schedule a second)"
         )),
     }
+}
+
+/// An invocation id, as `hookscope log` prints it.
+pub fn parse_id(s: &str) -> Result<i64, String> {
+    s.trim().parse::<i64>().map_err(|_| {
+        format!("\"{s}\" is not an invocation id: give the number in the first column of `hookscope log`")
+    })
 }
 
 /// Credits for the emulator's account: a number, 0 or more.

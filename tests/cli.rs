@@ -132,6 +132,8 @@ fn bad_flag_values_are_refused_with_a_reason() {
         (&["listen", "--brand", "a b"], "cannot be a header word"),
         (&["listen", "--body-limit", "0"], "at least 1KiB"),
         (&["emulate", "--speed", "0"], "is not a clock speed"),
+        (&["emulate", "--speed", "1e-300"], "from 0.01 to 1000000"),
+        (&["show", "abc"], "is not an invocation id"),
         (
             &["emulate", "--credits", "-5"],
             "is not a number of credits",

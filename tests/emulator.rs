@@ -155,6 +155,14 @@ async fn the_registration_check_must_get_200() {
         c.list_webhooks().await.unwrap().is_empty(),
         "nothing created"
     );
+    // The emulator's activity says so, as it says when a check passes.
+    assert!(
+        emu.activity()
+            .iter()
+            .any(|a| a.text.ends_with("403 - Forbidden; the URL is refused")),
+        "{:?}",
+        emu.activity()
+    );
     // Inactive: no check, created.
     let mut off = sent_hook(&rig, "off");
     off.active = Some(false);

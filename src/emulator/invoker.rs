@@ -29,27 +29,24 @@ pub async fn registration_check(s: &Shared, url: &str) -> Result<(), String> {
         .timeout(s.clock.real(ANSWER_TIMEOUT).max(Duration::from_secs(2)))
         .send()
         .await;
-    match r {
+    let why = match r {
         Ok(r) if r.status().as_u16() == 200 => {
             s.log(format!("registration check of {url}: 200"));
-            Ok(())
+            return Ok(());
         }
-        Ok(r) => Err(format!(
-            "Invoking the Webhook URL caused an error: {} - {}",
+        Ok(r) => format!(
+            "{} - {}",
             r.status().as_u16(),
             r.status().canonical_reason().unwrap_or("")
-        )),
-        Err(e) => Err(format!(
-            "Invoking the Webhook URL caused an error: {}",
-            if e.is_timeout() {
-                "no answer within 30 seconds".to_owned()
-            } else if e.is_connect() {
-                "the connection was refused".to_owned()
-            } else {
-                e.to_string()
-            }
-        )),
-    }
+        ),
+        Err(e) if e.is_timeout() => "no answer within 30 seconds".to_owned(),
+        Err(e) if e.is_connect() => "the connection was refused".to_owned(),
+        Err(e) => e.to_string(),
+    };
+    s.log(format!(
+        "registration check of {url}: {why}; the URL is refused"
+    ));
+    Err(format!("Invoking the Webhook URL caused an error: {why}"))
 }
 
 fn new_message(
