@@ -830,6 +830,12 @@ fn schedule_prints_the_projection() {
     // The date has passed by the next failure: back on the schedule (3 min).
     assert_eq!(v["plan"]["retries"][1]["delay_secs"], 180.0);
     assert_eq!(v["retry_after_honoured"], true);
+    // Times as in every JSON output: UTC, microseconds.
+    let at = v["plan"]["retries"][0]["at"].as_str().expect("a time");
+    assert!(
+        at.ends_with('Z') && at.len() == "2026-11-21T10:00:00.000000Z".len(),
+        "{at}"
+    );
 
     // Neither seconds nor a date: refused, saying what to give.
     let out = bin()

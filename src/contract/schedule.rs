@@ -49,6 +49,7 @@ pub struct Attempt {
     /// The number the service puts in the attempt header: 1 is the first call, 2 the 1st retry.
     pub number: u32,
     /// When it is due.
+    #[serde(serialize_with = "as_rfc3339_micros")]
     pub at: DateTime<Utc>,
     /// The wait since the failure before it (in JSON: `delay_secs`, seconds).
     #[serde(rename = "delay_secs", serialize_with = "as_secs")]
@@ -57,6 +58,11 @@ pub struct Attempt {
 
 fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
+}
+
+/// Times in JSON as everywhere else in Hookscope's output: RFC 3339, UTC, microseconds.
+fn as_rfc3339_micros<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true))
 }
 
 impl Attempt {
@@ -69,13 +75,16 @@ impl Attempt {
 /// The future of a failed delivery, assuming every retry fails the same way.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Plan {
+    #[serde(serialize_with = "as_rfc3339_micros")]
     pub first_failure: DateTime<Utc>,
     /// The retries, in order (attempt numbers 2, 3, ...).
     pub retries: Vec<Attempt>,
     /// The end of the retry window.
+    #[serde(serialize_with = "as_rfc3339_micros")]
     pub window_end: DateTime<Utc>,
     /// When the message is discarded: the failure of the last retry (or the first failure if
     /// there is no retry).
+    #[serde(serialize_with = "as_rfc3339_micros")]
     pub discard_at: DateTime<Utc>,
 }
 
