@@ -472,12 +472,8 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     {
         let mut err = std::io::stderr().lock();
         writeln!(err, "Hookscope is listening on {}", running.url())?;
-        if !running.addr.ip().is_loopback() {
-            writeln!(
-                err,
-                "Warning: {} is reachable from other machines, not only this one.",
-                running.addr.ip()
-            )?;
+        if let Some(warning) = crate::cli_api::exposure_warning(running.addr.ip(), false) {
+            writeln!(err, "{warning}")?;
         }
         writeln!(err, "Calls are stored in {}", store.db_path().display())?;
         for line in &answer_lines {
@@ -662,12 +658,8 @@ pub fn render_show(s: &Stored) -> String {
     );
     if let Some(why) = inv.unanswered() {
         t += &format!(
-            "  not received: {why}; {}\n",
-            if inv.registration_check {
-                "the service takes that as a failed check and refuses the URL (nothing is retried)"
-            } else {
-                "the service counts the call as a failure and retries"
-            }
+            "  not received: {why}. {}\n",
+            crate::store::unanswered_consequence(inv.registration_check)
         );
     }
     if let Some(rule) = &inv.rule {

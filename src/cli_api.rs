@@ -143,7 +143,8 @@ pub struct InjectArgs {
     pub api: ApiArgs,
 }
 
-/// What `emulate` says when its address is not this machine's alone.
+/// What `listen` and `emulate` say when their address is not this machine's alone (and, for
+/// the emulator, when its API still has the demo password).
 pub fn exposure_warning(bind: IpAddr, default_password: bool) -> Option<String> {
     (!bind.is_loopback()).then(|| {
         format!(

@@ -458,8 +458,12 @@ async fn handle(
         let gone = tokio::select! {
             _ = tokio::time::sleep(delay) => false,
             _ = &mut hung_up => {
+                let when = format!(
+                    "before the answer held back by the delay of {} was sent",
+                    crate::text::human_duration(delay)
+                );
                 let check = inv.registration_check;
-                inv.findings.push(hung_up_finding(started.elapsed(), delay, check));
+                inv.findings.push(hung_up_finding(started.elapsed(), &when, check));
                 true
             }
             _ = stopped(&mut stopping) => {
@@ -483,44 +487,17 @@ fn exact_size(n: u64) -> String {
     format!("{} ({n} bytes)", crate::text::human_size(n))
 }
 
-/// The finding of a call whose caller left before the delayed answer was sent.
-fn hung_up_finding(
-    after: std::time::Duration,
-    delay: std::time::Duration,
-    registration_check: bool,
-) -> Finding {
+/// The finding of a call whose caller hung up `when` (before the delayed answer was sent, or
+/// while the call was being stored): it got no answer.
+fn hung_up_finding(after: std::time::Duration, when: &str, registration_check: bool) -> Finding {
     Finding {
         severity: Severity::Warning,
         code: CALLER_HUNG_UP.into(),
         message: format!(
-            "The caller hung up after {}, before the answer held back by the delay of {} was sent: it got no answer. {}",
+            "The caller hung up after {}, {when}: it got no answer. {}",
             crate::text::human_duration(after),
-            crate::text::human_duration(delay),
-            no_answer_consequence(registration_check)
+            crate::store::unanswered_consequence(registration_check)
         ),
-    }
-}
-
-/// The finding of a caller that hung up while its call was being stored (the answer is sent
-/// only after the commit): it got no answer.
-fn hung_up_while_storing_finding(after: std::time::Duration, registration_check: bool) -> Finding {
-    Finding {
-        severity: Severity::Warning,
-        code: CALLER_HUNG_UP.into(),
-        message: format!(
-            "The caller hung up after {}, while the call was being stored and before the answer was sent: it got no answer. {}",
-            crate::text::human_duration(after),
-            no_answer_consequence(registration_check)
-        ),
-    }
-}
-
-/// What the service does about a call it got no answer to (in time).
-fn no_answer_consequence(registration_check: bool) -> &'static str {
-    if registration_check {
-        "The service takes that as a failed registration check: it refuses the URL (nothing is retried)."
-    } else {
-        "The service counts that as a failed attempt and retries."
     }
 }
 
@@ -599,7 +576,8 @@ impl Drop for AfterCommit {
                 return;
             };
             let outcome = crate::store::unanswered_outcome(check);
-            let finding = hung_up_while_storing_finding(after, check);
+            let when = "while the call was being stored and before the answer was sent";
+            let finding = hung_up_finding(after, when, check);
             if let Err(e) = shared.store.note(id, finding, outcome).await {
                 tracing::warn!("call {id}: its caller hung up, which could not be noted: {e}");
             } else if let Some(s) = summary.as_mut() {

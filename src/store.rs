@@ -136,6 +136,15 @@ pub fn unanswered_outcome(registration_check: bool) -> Outcome {
     }
 }
 
+/// What the service does about a call it got no answer to in time, as a sentence.
+pub fn unanswered_consequence(registration_check: bool) -> &'static str {
+    if registration_check {
+        "The service takes that as a failed registration check and refuses the URL (nothing is retried)."
+    } else {
+        "The service counts the call as a failure and retries."
+    }
+}
+
 /// The finding of a call whose caller hung up before the answer was sent.
 pub const CALLER_HUNG_UP: &str = "caller-hung-up";
 

@@ -409,11 +409,7 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
     if let Some(why) = s.inv.unanswered() {
         ui.label(format!(
             "Not received: {why}. {}",
-            if s.inv.registration_check {
-                "The service takes that as a failed check and refuses the URL (nothing is retried)."
-            } else {
-                "The service counts the call as a failure and retries."
-            }
+            crate::store::unanswered_consequence(s.inv.registration_check)
         ));
     }
     ui.label(format!(
