@@ -82,11 +82,10 @@ impl Answer {
         if !(200..=599).contains(&self.status) {
             return Err(AnswerError::Status(self.status));
         }
-        if let Some(ra) = &self.retry_after {
-            let now = chrono::Utc::now();
-            if crate::contract::parse_retry_after(ra, now).is_none() {
-                return Err(AnswerError::RetryAfter(ra.clone()));
-            }
+        if let Some(ra) = &self.retry_after
+            && crate::contract::RetryAfter::parse(ra).is_none()
+        {
+            return Err(AnswerError::RetryAfter(ra.clone()));
         }
         if let Some(ct) = &self.content_type
             && axum::http::HeaderValue::from_str(ct).is_err()
