@@ -933,6 +933,15 @@ fn the_findings_tab_shows_what_is_wrong_across_the_delivery() {
             .query_by_label_contains("No findings: the call keeps to the contract")
             .is_none()
     );
+    // The list counts each call's own findings (none here); its filter says where the
+    // delivery's are, so a user who sees "—" in the list is not misled.
+    rig.harness.get_by_label("With findings").hover();
+    // A tooltip shows after egui's delay (half a second): a second of frames.
+    for _ in 0..60 {
+        rig.harness.step();
+    }
+    rig.harness
+        .get_by_label_contains("is in the call's Timeline and Findings tabs");
 }
 
 #[test]

@@ -103,6 +103,7 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         ui.end_row();
         changed |= ui
             .checkbox(&mut app.state.list.filter.with_findings, "With findings")
+            .on_hover_text(FINDINGS_HOVER)
             .changed();
         ui.separator();
         if ui
@@ -252,10 +253,13 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .header(22.0, |mut h| {
             for (title, short_title, _) in COLUMNS {
                 h.col(|ui| {
-                    if short {
-                        ui.strong(short_title).on_hover_text(title);
+                    let header = if short {
+                        ui.strong(short_title).on_hover_text(title)
                     } else {
-                        ui.strong(title);
+                        ui.strong(title)
+                    };
+                    if title == "Findings" {
+                        header.on_hover_text(FINDINGS_HOVER);
                     }
                 });
             }
@@ -357,6 +361,11 @@ fn combo_width<'a>(ui: &egui::Ui, choices: impl Iterator<Item = &'a str>) -> f32
     let s = ui.spacing();
     widest + s.icon_width + s.item_spacing.x + 2.0 * s.button_padding.x
 }
+
+/// What the Findings column and the *With findings* filter count, and where the rest is.
+const FINDINGS_HOVER: &str = "Problems in the call itself: its headers and body against the \
+     contract. How a delivery's attempts came in time (too early, after a final answer, after a \
+     410) is in the call's Timeline and Findings tabs.";
 
 /// The list's columns: title, a shorter title for a narrow list, and the narrowest width.
 const COLUMNS: [(&str, &str, f32); 8] = [
