@@ -169,7 +169,11 @@ pub fn validate(
     }
     v.delivery = required_header(headers, brand.delivery_header(), f);
     let attempt_name = brand.attempt_header();
-    if let Some(raw) = required_header(headers, attempt_name, f) {
+    let attempt_raw = required_header(headers, attempt_name, f);
+    // Any of the headers that name a delivery makes the call a delivery attempt (perhaps of an
+    // empty array, which the contract allows), never the registration check, which names none.
+    let names_a_delivery = v.event_raw.is_some() || v.delivery.is_some() || attempt_raw.is_some();
+    if let Some(raw) = attempt_raw {
         // Digits only, without a sign or a leading zero: "+1" and "01" are not how the service
         // writes a number, though a lenient parser would take them.
         let plain =
@@ -273,7 +277,7 @@ pub fn validate(
         v.messages = Some(n);
         // An empty array that names a delivery is an (empty) delivery, not the check.
         v.registration_check =
-            n == 0 && method == "POST" && json_type && invoker_agent && v.delivery.is_none();
+            n == 0 && method == "POST" && json_type && invoker_agent && !names_a_delivery;
     }
     if v.registration_check {
         // The registration check carries no delivery headers: those findings do not apply.
@@ -1058,6 +1062,20 @@ mod tests {
         assert!(!run("POST", &h2, b"[]").registration_check);
         assert!(!run("POST", &h, &report_body()).registration_check);
         assert!(!run("PUT", &h, b"[]").registration_check);
+        // Naming an event or an attempt without a delivery id: a delivery attempt with a header
+        // missing, not the check (whose missing-header findings would be dropped).
+        for (name, value) in [
+            ("X-Service-Event", &b"status-report"[..]),
+            ("X-Service-Delivery-Attempt", b"1"),
+        ] {
+            let v = run("POST", &set(&h, name, value), b"[]");
+            assert!(!v.registration_check, "{name}");
+            assert!(
+                codes(&v).contains(&"missing-header"),
+                "{name}: {:?}",
+                codes(&v)
+            );
+        }
     }
 
     /// Bodies the fast path reads and bodies it leaves to the general path: both paths must give
