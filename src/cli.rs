@@ -522,11 +522,14 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
             if n == 1 { "is" } else { "are" }
         ),
     }
+    let quitter = running.quitter();
     tokio::select! {
         _ = running.shutdown() => {}
         _ = signals.next() => {
-            // Not answered, so not acknowledged: the service retries them.
-            eprintln!("Quit at once: calls still in progress were not stored, and got no answer.");
+            // Not answered, so not acknowledged: the service retries them. Those already
+            // stored are noted as never answered, so the store does not claim an answer.
+            let report = quitter.quit_now().await;
+            eprintln!("{}", quit_message(report));
             return Ok(());
         }
     }
@@ -542,6 +545,42 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         crate::text::count(count, "call", "calls")
     );
     Ok(())
+}
+
+/// What a second Ctrl-C did, in a sentence.
+fn quit_message(r: crate::receiver::QuitReport) -> String {
+    let stored = match r.stored {
+        0 => String::new(),
+        n if n == r.unanswered => format!(
+            " {} already stored, and marked as never answered ({}).",
+            if n == 1 { "It was" } else { "They were" },
+            crate::store::QUIT_BEFORE_ANSWER
+        ),
+        n => format!(
+            " {} of them {} already stored, and marked as never answered ({}); the others were not stored.",
+            n,
+            if n == 1 { "was" } else { "were" },
+            crate::store::QUIT_BEFORE_ANSWER
+        ),
+    };
+    match r.unanswered {
+        0 => "Quit at once.".to_owned(),
+        n => format!(
+            "Quit at once: {} in progress got no answer, so the service sends {} again.{}{}",
+            crate::text::count(n as u64, "call", "calls"),
+            if n == 1 { "it" } else { "them" },
+            if r.stored == 0 {
+                if n == 1 {
+                    " It was not stored."
+                } else {
+                    " They were not stored."
+                }
+            } else {
+                ""
+            },
+            stored
+        ),
+    }
 }
 
 pub fn log(args: LogArgs) -> Result<(), CliError> {
@@ -863,6 +902,25 @@ pub fn schedule_text(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_quit_at_once_says_what_became_of_the_calls_in_progress() {
+        use crate::receiver::QuitReport;
+        let q = |unanswered, stored| quit_message(QuitReport { unanswered, stored });
+        assert_eq!(q(0, 0), "Quit at once.");
+        assert_eq!(
+            q(1, 0),
+            "Quit at once: 1 call in progress got no answer, so the service sends it again. It was not stored."
+        );
+        assert_eq!(
+            q(3, 3),
+            "Quit at once: 3 calls in progress got no answer, so the service sends them again. They were already stored, and marked as never answered (quit-before-answer)."
+        );
+        assert!(q(5, 2).ends_with(
+            "2 of them were already stored, and marked as never answered (quit-before-answer); the others were not stored."
+        ));
+    }
+
     use super::*;
     use crate::contract::Outcome;
     use std::time::Duration;

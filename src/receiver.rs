@@ -4,7 +4,9 @@
 
 use crate::contract::{Brand, Finding, Severity, validate};
 use crate::responder::{Answer, CallInfo, Responder};
-use crate::store::{CALLER_HUNG_UP, Header, Invocation, SentAnswer, Store, Summary};
+use crate::store::{
+    CALLER_HUNG_UP, Header, Invocation, QUIT_BEFORE_ANSWER, SentAnswer, Store, Summary,
+};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
@@ -92,6 +94,78 @@ struct Shared {
     stopping: tokio::sync::watch::Receiver<bool>,
     /// Calls read and not yet answered.
     in_progress: Arc<AtomicUsize>,
+    quit: Arc<Quit>,
+}
+
+/// A quit at once ([`Quitter::quit_now`]): what the calls still in progress do then.
+#[derive(Default)]
+struct Quit {
+    on: std::sync::atomic::AtomicBool,
+    /// Calls that will get no answer: they wait for the process to end.
+    parked: AtomicUsize,
+    /// Of those, the ones already stored, noted as never answered.
+    noted: AtomicUsize,
+}
+
+/// How long a quit at once waits for the stored calls to be noted as never answered.
+const QUIT_WAIT: std::time::Duration = std::time::Duration::from_millis(750);
+
+/// Quits a receiver at once, from anywhere (a second Ctrl-C while [`Running::shutdown`] runs).
+#[derive(Clone)]
+pub struct Quitter {
+    quit: Arc<Quit>,
+    in_progress: Arc<AtomicUsize>,
+}
+
+/// What a quit at once did to the calls in progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuitReport {
+    /// Calls that got no answer.
+    pub unanswered: usize,
+    /// Of those, the ones already stored (noted `quit-before-answer`, so the store does not
+    /// claim they were answered); the others were not stored.
+    pub stored: usize,
+}
+
+impl Quitter {
+    /// From now on no call is answered, and none is handed to the store; a call already stored
+    /// whose answer has not gone yet is noted as never answered. Waits (at most [`QUIT_WAIT`])
+    /// for those notes, then returns: the caller ends the process, and the service retries
+    /// every call that got no answer.
+    /// Calls begun and not yet answered, as [`Running::in_progress`].
+    pub fn in_progress(&self) -> usize {
+        self.in_progress.load(Ordering::Relaxed)
+    }
+
+    /// The quit takes effect when this is called, before the future is awaited.
+    pub fn quit_now(&self) -> impl std::future::Future<Output = QuitReport> + use<> {
+        self.quit.on.store(true, Ordering::SeqCst);
+        let (quit, in_progress) = (self.quit.clone(), self.in_progress.clone());
+        async move {
+            let deadline = Instant::now() + QUIT_WAIT;
+            let settled =
+                || in_progress.load(Ordering::SeqCst) <= quit.parked.load(Ordering::SeqCst);
+            while !settled() && Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            QuitReport {
+                // Once settled, each call left waits with its handler's count alone.
+                unanswered: in_progress.load(Ordering::SeqCst),
+                stored: quit.noted.load(Ordering::SeqCst),
+            }
+        }
+    }
+}
+
+/// A call that will get no answer, because Hookscope quits at once: it waits for the process
+/// to end (the connection then closes without an answer).
+async fn park(shared: &Shared) -> Response {
+    shared.quit.parked.fetch_add(1, Ordering::SeqCst);
+    std::future::pending().await
+}
+
+fn quitting(shared: &Shared) -> bool {
+    shared.quit.on.load(Ordering::SeqCst)
 }
 
 /// Counts a call in progress for as long as it lives (a handler dropped because its caller
@@ -118,6 +192,7 @@ pub struct Running {
     stop: Option<oneshot::Sender<()>>,
     stopping: tokio::sync::watch::Sender<bool>,
     in_progress: Arc<AtomicUsize>,
+    quit: Arc<Quit>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -135,6 +210,14 @@ impl Running {
     /// Calls the receiver has begun to read and not yet answered (held back by a delay, say).
     pub fn in_progress(&self) -> usize {
         self.in_progress.load(Ordering::Relaxed)
+    }
+
+    /// A handle that quits at once, usable while [`Running::shutdown`] runs.
+    pub fn quitter(&self) -> Quitter {
+        Quitter {
+            quit: self.quit.clone(),
+            in_progress: self.in_progress.clone(),
+        }
     }
 
     /// Stop accepting calls; the calls in progress finish (and are stored) first. An answer
@@ -197,6 +280,7 @@ pub async fn start(
     let (events, _) = broadcast::channel(4096);
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
     let in_progress = Arc::new(AtomicUsize::new(0));
+    let quit = Arc::new(Quit::default());
     let shared = Arc::new(Shared {
         store,
         responder,
@@ -204,6 +288,7 @@ pub async fn start(
         events: events.clone(),
         stopping,
         in_progress: in_progress.clone(),
+        quit: quit.clone(),
     });
     let app = Router::new().fallback(handle).with_state(shared);
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
@@ -225,6 +310,7 @@ pub async fn start(
         stop: Some(stop_tx),
         stopping: stopping_tx,
         in_progress,
+        quit,
         task,
     })
 }
@@ -538,19 +624,39 @@ struct AfterCommit {
 }
 
 impl AfterCommit {
-    async fn stored(&mut self) -> Result<(), crate::store::StoreError> {
+    /// The call's id once it is committed (`None` if it was already awaited).
+    async fn stored(&mut self) -> Result<Option<i64>, crate::store::StoreError> {
         let Some(committing) = self.committing.as_mut() else {
-            return Ok(());
+            return Ok(None);
         };
         let id = committing.await;
         self.committing = None;
         let id = id?;
+        if quitting(&self.shared) {
+            // Not answered: noted, so the store does not claim an answer the caller never got;
+            // the listeners are not told of an answer that will not go.
+            let check = self.registration_check;
+            let finding = Finding {
+                severity: Severity::Warning,
+                code: QUIT_BEFORE_ANSWER.into(),
+                message: format!(
+                    "Hookscope quit at once (a second Ctrl-C) after this call was stored and before its answer was sent, {} in: the caller got no answer. {}",
+                    crate::text::human_duration(self.started.elapsed()),
+                    crate::store::unanswered_consequence(check)
+                ),
+            };
+            let outcome = crate::store::unanswered_outcome(check);
+            if self.shared.store.note(id, finding, outcome).await.is_ok() {
+                self.shared.quit.noted.fetch_add(1, Ordering::SeqCst);
+            }
+            return Ok(Some(id));
+        }
         if let Some(summary) = self.summary.take() {
             let _ = self.shared.events.send(Arc::new(Recorded {
                 summary: Summary { id, ..summary },
             }));
         }
-        Ok(())
+        Ok(Some(id))
     }
 }
 
@@ -618,6 +724,10 @@ async fn record(
             ),
         });
     }
+    if quitting(shared) {
+        // Quitting at once: not stored, and no answer (the service sends it again).
+        return park(shared).await;
+    }
     // The list row is built only when someone listens (the window, `listen`'s printer).
     let summary = (shared.events.receiver_count() > 0).then(|| Summary::of(0, &inv));
     let registration_check = inv.registration_check;
@@ -648,7 +758,8 @@ async fn record(
         (Err(e), _) => Err(e),
     };
     match stored {
-        Ok(()) => response(sent),
+        Ok(_) if quitting(shared) => park(shared).await,
+        Ok(_) => response(sent),
         Err(e) => {
             // Not stored means not acknowledged: ask the service to come back.
             tracing::error!("an invocation could not be stored: {e}");

@@ -148,6 +148,10 @@ pub fn unanswered_consequence(registration_check: bool) -> &'static str {
 /// The finding of a call whose caller hung up before the answer was sent.
 pub const CALLER_HUNG_UP: &str = "caller-hung-up";
 
+/// The finding of a call stored just before Hookscope quit at once (a second Ctrl-C), whose
+/// answer was never sent.
+pub const QUIT_BEFORE_ANSWER: &str = "quit-before-answer";
+
 impl Invocation {
     /// What the service makes of this call. Its code decides, when the caller got it in time: a
     /// caller that hung up got no answer, and an answer later than the service's 30 s
@@ -216,6 +220,8 @@ impl Invocation {
     pub fn unanswered(&self) -> Option<&'static str> {
         if self.findings.iter().any(|f| f.code == CALLER_HUNG_UP) {
             Some("the caller hung up before it was sent")
+        } else if self.findings.iter().any(|f| f.code == QUIT_BEFORE_ANSWER) {
+            Some("Hookscope quit before it was sent")
         } else if u128::from(self.took_us) >= crate::contract::ANSWER_TIMEOUT.as_micros() {
             Some("it came after the service's 30 s, when the service no longer waits for it")
         } else {

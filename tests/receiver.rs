@@ -483,6 +483,74 @@ async fn stopping_answers_a_delayed_call_at_once_and_stores_it() {
     assert_eq!(s.inv.outcome(), Outcome::RetryUnavailable);
 }
 
+/// A second Ctrl-C quits at once: calls stored but not yet answered get no answer, and are
+/// noted so, so the store never claims an answer the caller did not get (it said 200
+/// succeeded, and the service's retry then read as a call after success).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_at_once_notes_the_stored_calls_it_never_answered() {
+    let mut answer = Answer::status(200);
+    answer.delay_ms = 3_600_000;
+    let rig = Rig::start(answer).await;
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .build()
+        .unwrap();
+    let calls: Vec<_> = (0..3)
+        .map(|i| {
+            let request = post(
+                &impatient,
+                &rig.url("/held"),
+                &invoker_headers("status-report", &format!("quit-{i}"), 1),
+                status_report_body("7"),
+            );
+            tokio::spawn(request.send())
+        })
+        .collect();
+    eventually(
+        Duration::from_secs(20),
+        "three calls held by the delay",
+        || (rig.running.in_progress() == 3).then_some(()),
+    )
+    .await;
+    // The commits will wait: another connection holds the database's write lock.
+    let lock = rusqlite::Connection::open(rig.store.db_path()).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (store, running) = (rig.store.clone(), rig.running);
+    let quitter = running.quitter();
+    // The first Ctrl-C: the held calls are answered early, so they go to the store (each then
+    // counts twice: its handler, and its commit under way).
+    let stopping = tokio::spawn(running.shutdown());
+    eventually(
+        Duration::from_secs(20),
+        "the three calls waiting for their commit",
+        || (quitter.in_progress() == 6).then_some(()),
+    )
+    .await;
+    // The second: then the commits go through.
+    let quitting = quitter.quit_now();
+    lock.execute_batch("ROLLBACK").unwrap();
+    let report = tokio::time::timeout(Duration::from_secs(20), quitting)
+        .await
+        .expect("a quit at once is quick");
+    assert_eq!(report.unanswered, 3);
+    assert_eq!(report.stored, 3);
+    for call in calls {
+        let reply = call.await.unwrap();
+        assert!(reply.is_err(), "no answer was sent: {reply:?}");
+    }
+    let rows = store.page(&Filter::default(), 0, 10).unwrap();
+    assert_eq!(rows.len(), 3);
+    for row in rows {
+        assert_eq!(row.outcome, Outcome::RetryTemporary);
+        let s = store.get(row.id).unwrap().unwrap();
+        let codes: Vec<_> = s.inv.findings.iter().map(|f| f.code.as_str()).collect();
+        assert!(codes.contains(&"quit-before-answer"), "{codes:?}");
+        assert_eq!(s.inv.outcome(), Outcome::RetryTemporary);
+        assert!(s.inv.unanswered().is_some_and(|w| w.contains("quit")));
+    }
+    stopping.abort();
+}
+
 /// A stalled client cannot keep the receiver from stopping: a connection that never finished
 /// its request is not waited for past the grace, and a body still arriving is recorded with
 /// what came and answered 503 (so the service sends it again). Before, both held `listen`'s
