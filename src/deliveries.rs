@@ -76,6 +76,61 @@ pub struct Delivery {
     pub findings: Vec<Finding>,
     /// The end of the retry window by the schedule the delivery was read against.
     pub window_end: DateTime<Utc>,
+    /// The clock speed the retries seem to follow, when it is far from the one they were read
+    /// at: see [`clock_speed_hint`].
+    pub speed_hint: Option<f64>,
+}
+
+/// Speeds a user is likely to have given `hookscope emulate --speed`: an estimate within a
+/// twentieth of one of them is taken to be it.
+const COMMON_SPEEDS: [f64; 21] = [
+    1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 50.0, 60.0, 100.0, 120.0, 200.0, 300.0, 500.0, 600.0, 1_000.0,
+    1_200.0, 3_600.0, 6_000.0, 10_000.0, 36_000.0, 100_000.0,
+];
+
+/// The clock speed the retries seem to follow, when at least two of them all came more than
+/// twice as early, or all more than twice as late, as the schedule read at `schedule.speed`
+/// expected: the calls then come from a service on another clock (`hookscope emulate
+/// --speed N` read at 1×, say), and every retry would be flagged. The median of expected/gap
+/// times the speed read at, snapped to a common speed within 5% or rounded to two figures.
+/// `None` when the retries fit the speed read at (or too few came to tell).
+pub fn clock_speed_hint(attempts: &[Observed], schedule: &Schedule) -> Option<f64> {
+    let mut ratios: Vec<f64> = attempts
+        .windows(2)
+        .filter(|w| w[0].outcome.is_retry())
+        .filter_map(|w| {
+            let (prev, cur) = (&w[0], &w[1]);
+            let gap = cur.gap?.as_secs_f64();
+            let retry_after = prev.retry_after.map(|r| r.wait_from(prev.at));
+            let expected = schedule
+                .effective_delay(prev.number?, retry_after)
+                .as_secs_f64();
+            (gap > 0.0 && expected > 0.0).then(|| expected / gap)
+        })
+        .collect();
+    let consistent = ratios.iter().all(|r| *r > 2.0) || ratios.iter().all(|r| *r < 0.5);
+    if ratios.len() < 2 || !consistent {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let read_at = if schedule.speed.is_finite() && schedule.speed > 0.0 {
+        schedule.speed
+    } else {
+        1.0
+    };
+    let estimate = ratios[ratios.len() / 2] * read_at;
+    if !estimate.is_finite() || estimate <= 0.0 {
+        return None;
+    }
+    let snapped = COMMON_SPEEDS
+        .iter()
+        .copied()
+        .find(|c| (estimate / c - 1.0).abs() <= 0.05)
+        .unwrap_or_else(|| {
+            let unit = 10f64.powi(estimate.log10().floor() as i32 - 1);
+            (estimate / unit).round() * unit
+        });
+    Some(snapped.max(1.0))
 }
 
 /// The Retry-After the service honours from this call's answer (503 and 429 only).
@@ -311,7 +366,9 @@ pub fn analyze(
             }
         }
     };
+    let speed_hint = clock_speed_hint(&attempts, schedule);
     Some(Delivery {
+        speed_hint,
         delivery: first.inv.delivery.clone().unwrap_or_default(),
         webhook_id: first.inv.webhook_id.clone(),
         attempts,
@@ -441,6 +498,60 @@ mod tests {
 
     fn codes(d: &Delivery) -> Vec<&str> {
         d.findings.iter().map(|f| f.code.as_str()).collect()
+    }
+
+    /// Calls `gaps_ms` apart, all answered `status`.
+    fn paced(status: u16, gaps_ms: &[i64]) -> Vec<Stored> {
+        let mut at = 0;
+        let mut calls = vec![call(1, 1, 0, status, None)];
+        for (i, g) in gaps_ms.iter().enumerate() {
+            at += g;
+            let mut c = call(i as i64 + 2, i as u32 + 2, 0, status, None);
+            c.inv.received_at = t0() + TimeDelta::milliseconds(at);
+            calls.push(c);
+        }
+        calls
+    }
+
+    #[test]
+    fn retries_on_a_fast_clock_suggest_the_speed_they_follow() {
+        // `emulate --speed 600`: 90 s, 3, 6, 12, 15 min in 150, 300, 600, 1200, 1500 ms, each a
+        // few ms late (the call's own time), read at 1x.
+        let calls = paced(503, &[155, 304, 606, 1203, 1506, 1505]);
+        let d = run(&calls);
+        assert_eq!(codes(&d).len(), 6, "every retry is too early at 1x");
+        assert_eq!(d.speed_hint, Some(600.0));
+        // Read at 600x, they fit: no hint, and no finding.
+        let fast = analyze(
+            &calls,
+            &scaled_schedule(600.0),
+            tolerance_for(&scaled_schedule(600.0)),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(fast.speed_hint, None);
+        assert!(fast.findings.is_empty(), "{:?}", fast.findings);
+        // Real retries read at 600x came far later than it expects: back to 1x.
+        let real = paced(503, &[90_000, 180_000, 360_000]);
+        let wrong = analyze(&real, &scaled_schedule(600.0), DEFAULT_TOLERANCE, &[]).unwrap();
+        assert_eq!(wrong.speed_hint, Some(1.0));
+        // An uncommon speed is rounded to two figures.
+        let d = run(&paced(503, &[1_000, 2_000, 4_000, 8_000]));
+        assert_eq!(d.speed_hint, Some(90.0));
+        let d = run(&paced(503, &[7_000, 14_000, 28_000]));
+        assert_eq!(d.speed_hint, Some(13.0));
+    }
+
+    #[test]
+    fn no_clock_speed_is_suggested_from_too_little_or_mixed_evidence() {
+        // One retry is not enough to tell.
+        assert_eq!(run(&paced(503, &[150])).speed_hint, None);
+        // On time: nothing to suggest.
+        assert_eq!(run(&paced(503, &[90_000, 180_000])).speed_hint, None);
+        // One early, one on time: a finding, not another clock.
+        assert_eq!(run(&paced(503, &[150, 180_000])).speed_hint, None);
+        // After a success no retry is expected; those calls say nothing about the clock.
+        assert_eq!(run(&paced(200, &[150, 300])).speed_hint, None);
     }
 
     #[test]

@@ -35,6 +35,15 @@ fn start_sized(size: [f32; 2]) -> UiRig {
 
 /// The app with its receiver set to `port`, not yet waited for.
 fn start_on(port: u16, size: [f32; 2]) -> UiRig {
+    start_filled(port, size, |_, _| {})
+}
+
+/// The app over a store that `fill` has written to first.
+fn start_filled(
+    port: u16,
+    size: [f32; 2],
+    fill: impl FnOnce(&Store, &tokio::runtime::Runtime),
+) -> UiRig {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -42,6 +51,7 @@ fn start_on(port: u16, size: [f32; 2]) -> UiRig {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), Durability::Normal).unwrap();
+    fill(&store, &rt);
     let (engine, rx) = Engine::new(rt.handle().clone(), store, Responder::default());
     let settings = Settings {
         port,
@@ -71,6 +81,28 @@ impl UiRig {
             assert!(Instant::now() < deadline, "timed out waiting for {what}");
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+
+    /// Wait for `calls` calls in the list, open the newest of `delivery`, and wait for its
+    /// detail and its delivery (all `calls` attempts) to be read.
+    fn open_newest(&mut self, delivery: &str, calls: usize) {
+        self.until("the calls are listed", |app| {
+            app.state.list.row(calls as u64 - 1).is_some()
+        });
+        self.harness.step();
+        self.harness
+            .get_all_by_label(delivery)
+            .next()
+            .expect("a row")
+            .click();
+        self.until("the delivery is read", |app| {
+            app.state.detail.is_some()
+                && app
+                    .state
+                    .delivery
+                    .as_ref()
+                    .is_some_and(|d| d.attempts.len() == calls)
+        });
     }
 
     /// Step until the service panel reports an error.
@@ -909,19 +941,8 @@ fn the_findings_tab_shows_what_is_wrong_across_the_delivery() {
     // own keeps to the contract.
     assert_eq!(rig.send("status-report", "dlv-fd", 1), 200);
     assert_eq!(rig.send("status-report", "dlv-fd", 2), 200);
-    rig.until("both calls are listed", |app| {
-        app.state.list.row(1).is_some()
-    });
-    rig.harness.step();
     // The newest row (attempt 2) is on top.
-    rig.harness
-        .get_all_by_label("dlv-fd")
-        .next()
-        .expect("a row")
-        .click();
-    rig.until("the delivery is read", |app| {
-        app.state.delivery.is_some() && app.state.detail.is_some()
-    });
+    rig.open_newest("dlv-fd", 2);
     rig.harness.get_by_label_contains("Findings (").click();
     rig.harness.step();
     rig.harness.step();
@@ -942,6 +963,68 @@ fn the_findings_tab_shows_what_is_wrong_across_the_delivery() {
     }
     rig.harness
         .get_by_label_contains("is in the call's Timeline and Findings tabs");
+}
+
+/// Retries from `hookscope emulate --speed 600`, read at the real service's speed, are all
+/// "too early"; the Timeline says which clock they follow and reads them at it on a click.
+#[test]
+fn the_timeline_offers_the_clock_speed_that_fast_retries_follow() {
+    let mut rig = start_filled(0, [1280.0, 800.0], |store, rt| {
+        let t0 = chrono::Utc::now() - chrono::TimeDelta::seconds(10);
+        let mut at = t0;
+        for (n, gap_ms) in [0, 155, 304, 606, 1203].into_iter().enumerate() {
+            at += chrono::TimeDelta::milliseconds(gap_ms);
+            let mut inv = hookscope::store::Invocation::synthetic(0, b"[]");
+            inv.received_at = at;
+            inv.delivery = Some("fast-1".into());
+            inv.attempt = Some(n as u32 + 1);
+            inv.webhook_id = Some("900".into());
+            inv.answer.status = 503;
+            rt.block_on(store.insert(inv)).unwrap();
+        }
+    });
+    rig.until("the receiver listens", |app| {
+        matches!(app.state.listening, Listening::On(_))
+    });
+    rig.open_newest("fast-1", 5);
+    rig.harness.get_by_label("Timeline").click();
+    rig.harness.step();
+    rig.harness.step();
+    let early = |app: &HookscopeApp| {
+        app.state.delivery.as_ref().map_or(0, |d| {
+            d.findings
+                .iter()
+                .filter(|f| f.code == "retry-too-early")
+                .count()
+        })
+    };
+    assert_eq!(
+        early(rig.harness.state()),
+        4,
+        "read at 1x, every retry is early"
+    );
+    rig.harness
+        .get_by_label_contains("they follow a clock at about 600x");
+    rig.harness.get_by_label("Read at 600x").click();
+    rig.until("the delivery is read again at 600x", |app| {
+        app.state.settings.other_speed == 600.0
+            && app
+                .state
+                .delivery
+                .as_ref()
+                .is_some_and(|d| d.speed_hint.is_none())
+    });
+    assert_eq!(
+        early(rig.harness.state()),
+        0,
+        "at 600x they keep to the schedule"
+    );
+    rig.harness.step();
+    assert!(
+        rig.harness
+            .query_by_label_contains("they follow a clock at about")
+            .is_none()
+    );
 }
 
 #[test]

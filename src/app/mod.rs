@@ -94,10 +94,9 @@ impl HookscopeApp {
         app
     }
 
-    /// The schedule a delivery is read against: the contract's, shortened by the clock speed
-    /// when the calls come from a webhook of the built-in emulator.
-    pub fn delivery_schedule(&self, webhook_id: Option<&str>) -> crate::contract::Schedule {
-        let from_emulator = !self.state.settings.api_custom
+    /// Whether calls of `webhook_id` come from the built-in emulator (one of its webhooks).
+    pub fn from_builtin_emulator(&self, webhook_id: Option<&str>) -> bool {
+        !self.state.settings.api_custom
             && self.state.service.emulator.is_some()
             && webhook_id.is_some_and(|id| {
                 self.state
@@ -105,12 +104,19 @@ impl HookscopeApp {
                     .webhooks
                     .iter()
                     .any(|w| w.id.to_string() == id)
-            });
-        if from_emulator {
-            crate::deliveries::scaled_schedule(self.state.settings.emulator_speed)
+            })
+    }
+
+    /// The schedule a delivery is read against: the contract's, shortened by the clock speed
+    /// of the built-in emulator when the calls come from one of its webhooks, or else by the
+    /// speed chosen for other services (1 for the real one).
+    pub fn delivery_schedule(&self, webhook_id: Option<&str>) -> crate::contract::Schedule {
+        let s = &self.state.settings;
+        crate::deliveries::scaled_schedule(if self.from_builtin_emulator(webhook_id) {
+            s.emulator_speed
         } else {
-            crate::contract::Schedule::default()
-        }
+            s.other_speed
+        })
     }
 
     fn load_delivery(&self, delivery: String, webhook_id: Option<String>) {

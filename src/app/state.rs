@@ -35,6 +35,9 @@ pub struct Settings {
     pub api_remember: bool,
     /// The emulator's clock speed.
     pub emulator_speed: f64,
+    /// The clock speed deliveries from any other service are read at: 1 for the real service,
+    /// N for a `hookscope emulate --speed N` that calls this receiver.
+    pub other_speed: f64,
     /// A public URL (a tunnel) in front of the receiver, for webhooks on the real service.
     pub public_url: String,
 }
@@ -87,6 +90,7 @@ impl Default for Settings {
             api_user: String::new(),
             api_remember: false,
             emulator_speed: 60.0,
+            other_speed: 1.0,
             public_url: String::new(),
         }
     }

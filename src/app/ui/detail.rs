@@ -74,7 +74,8 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .delivery
         .as_deref()
         .filter(|d| s.inv.delivery.as_deref() == Some(d.delivery.as_str()));
-    let delivery_findings = delivery.map_or(&[][..], |d| &d.findings[..]);
+    // Copied (a few sentences), so the Timeline below may change the settings.
+    let delivery_findings = delivery.map_or_else(Vec::new, |d| d.findings.clone());
     let findings = s.inv.findings.len() + delivery_findings.len();
     // Wrapping onto a second line when the panel is narrow, not widening it past the list.
     ui.horizontal_wrapped(|ui| {
@@ -108,30 +109,52 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             DetailTab::Json => json_tab_ui(ui, &s),
             DetailTab::Headers => headers_ui(ui, &s),
             DetailTab::Raw => raw_ui(ui, &s.inv.body),
-            DetailTab::Findings => findings_ui(ui, &s, delivery_findings),
+            DetailTab::Findings => findings_ui(ui, &s, &delivery_findings),
             DetailTab::Answer => answer_sent_ui(ui, &s),
             DetailTab::Delivery => {
-                let scaled = app.delivery_schedule(s.inv.webhook_id.as_deref())
-                    != crate::contract::Schedule::default();
-                let speed = scaled.then_some(app.state.settings.emulator_speed);
-                delivery_ui(ui, app.state.delivery.as_deref(), &s, speed)
+                let webhook = s.inv.webhook_id.as_deref();
+                let clock = if app.from_builtin_emulator(webhook) {
+                    Clock::Emulator(app.state.settings.emulator_speed)
+                } else {
+                    Clock::Other(app.state.settings.other_speed)
+                };
+                if let Some(speed) = delivery_ui(ui, app.state.delivery.as_deref(), &s, clock) {
+                    app.state.settings.other_speed = speed;
+                    if let Some(d) = s.inv.delivery.clone() {
+                        app.load_delivery(d, s.inv.webhook_id.clone());
+                    }
+                }
             }
         });
 }
 
+/// The clock a delivery is read at.
+#[derive(Clone, Copy)]
+enum Clock {
+    /// The built-in emulator's, at this speed.
+    Emulator(f64),
+    /// Any other service's, at the speed chosen for them (1: the real service).
+    Other(f64),
+}
+
+/// The speeds the Timeline offers for other services' deliveries.
+const OTHER_SPEEDS: std::ops::RangeInclusive<f64> = 1.0..=1_000_000.0;
+
+/// The Timeline tab; returns the clock speed the user chose for other services' deliveries.
 fn delivery_ui(
     ui: &mut egui::Ui,
     d: Option<&crate::deliveries::Delivery>,
     s: &Stored,
-    emulator_speed: Option<f64>,
-) {
+    clock: Clock,
+) -> Option<f64> {
+    let mut chosen = None;
     let Some(d) = d else {
         ui.label(if s.inv.delivery.is_some() {
             "Reading the delivery…"
         } else {
             "This call names no delivery (no delivery header), so it has no retry timeline."
         });
-        return;
+        return None;
     };
     let dark = ui.visuals().dark_mode;
     let now = chrono::Utc::now();
@@ -162,10 +185,52 @@ fn delivery_ui(
         crate::text::count(d.attempts.len() as u64, "attempt", "attempts")
     ))
     .on_hover_text(crate::contract::SCHEDULE_RULE);
-    if let Some(speed) = emulator_speed {
-        ui.weak(format!(
-            "This webhook belongs to the built-in emulator: its schedule runs {speed:.0}x faster than real time."
-        ));
+    match clock {
+        Clock::Emulator(speed) => {
+            ui.weak(format!(
+                "This webhook belongs to the built-in emulator: its schedule runs {speed:.0}x faster than real time."
+            ));
+        }
+        Clock::Other(speed) => {
+            ui.horizontal_wrapped(|ui| {
+                let l = ui.weak("Read at");
+                let mut v = speed;
+                if ui
+                    .add(
+                        egui::DragValue::new(&mut v)
+                            .range(OTHER_SPEEDS)
+                            .speed(1.0)
+                            .max_decimals(2)
+                            .suffix("x"),
+                    )
+                    .labelled_by(l.id)
+                    .on_hover_text(
+                        "The speed of the service's clock: 1 for the real service, N for a `hookscope emulate --speed N` that calls this receiver.",
+                    )
+                    .changed()
+                {
+                    chosen = Some(v);
+                }
+                ui.weak("real time (1 for the real service, N for `hookscope emulate --speed N`)");
+            });
+            if let Some(hint) = d.speed_hint.filter(|h| (h / speed - 1.0).abs() > 0.2) {
+                ui.horizontal_wrapped(|ui| {
+                    let color = super::severity_color(crate::contract::Severity::Warning, dark);
+                    ui.label(RichText::new(if hint > speed {
+                        format!("These retries came about {} faster than the schedule read at {}: they follow a clock at about {}.", speed_text(hint / speed), speed_text(speed), speed_text(hint))
+                    } else {
+                        format!("These retries came about {} slower than the schedule read at {}: they follow a clock at about {}.", speed_text(speed / hint), speed_text(speed), speed_text(hint))
+                    }).color(color));
+                    if ui
+                        .button(format!("Read at {}", speed_text(hint)))
+                        .on_hover_text("For a `hookscope emulate --speed N`, read its deliveries at N (kept for next time).")
+                        .clicked()
+                    {
+                        chosen = Some(hint);
+                    }
+                });
+            }
+        }
     }
     // Timeline: from the first attempt to the end of the 2-day window.
     if let Some(first) = d.attempts.first() {
@@ -225,6 +290,16 @@ fn delivery_ui(
         });
     for f in &d.findings {
         finding_ui(ui, f, dark);
+    }
+    chosen
+}
+
+/// A clock speed as the Timeline writes it: "600x", "1.5x".
+fn speed_text(speed: f64) -> String {
+    if speed >= 10.0 || speed.fract() == 0.0 {
+        format!("{speed:.0}x")
+    } else {
+        format!("{speed:.1}x")
     }
 }
 
