@@ -13,6 +13,8 @@ use std::time::Duration;
 
 /// Emulated time between a message's status changes.
 const STEP: Duration = Duration::from_secs(2);
+/// The least real time the invoker waits for an answer, whatever the clock's speed.
+pub const MIN_REAL_ANSWER_WAIT: Duration = Duration::from_secs(1);
 /// Real time the invoker waits for more events to batch into one call (invokeOption MANY).
 const BATCH_WINDOW: Duration = Duration::from_millis(50);
 
@@ -375,9 +377,10 @@ async fn call(
         .header("Content-Type", "application/json")
         .header("User-Agent", b.user_agent())
         .body(body)
-        // 30 s of emulated time; never less than 250 ms of real time, so a fast clock does
-        // not fail a receiver that is merely busy.
-        .timeout(s.clock.real(ANSWER_TIMEOUT).max(Duration::from_millis(250)))
+        // 30 s of emulated time; never less than a second of real time, so a fast clock does
+        // not fail a receiver that is merely busy (a commit on a loaded laptop can take a few
+        // hundred ms: 250 ms made up failures at 600x).
+        .timeout(s.clock.real(ANSWER_TIMEOUT).max(MIN_REAL_ANSWER_WAIT))
         .send()
         .await;
     match r {
