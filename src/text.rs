@@ -334,10 +334,14 @@ pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
 
 /// A human duration: `90 s`, `3 min`, `4 min 12 s`, `1 h 30 min`, `2 d`.
 pub fn human_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    if s == 0 {
+    if d.is_zero() {
+        return "0 s".to_owned();
+    }
+    if d.as_secs() == 0 {
         return format!("{} ms", d.as_millis());
     }
+    // To the nearest second: 5.998 s is "6 s", as a person reads it.
+    let s = d.saturating_add(Duration::from_millis(500)).as_secs();
     let (days, h, m, sec) = (s / 86_400, (s / 3600) % 24, (s / 60) % 60, s % 60);
     let parts: Vec<String> = [(days, "d"), (h, "h"), (m, "min"), (sec, "s")]
         .into_iter()
@@ -490,5 +494,12 @@ mod tests {
         assert_eq!(human_size(1536), "1.5 KiB");
         assert_eq!(human_duration(Duration::from_secs(252)), "4 min 12 s");
         assert_eq!(human_duration(Duration::from_secs(172_800)), "2 d");
+        // To the nearest second, as read: a 6 s retry at 60x that came at 5.998 s.
+        assert_eq!(human_duration(Duration::from_millis(5_998)), "6 s");
+        assert_eq!(human_duration(Duration::from_millis(11_499)), "11 s");
+        assert_eq!(human_duration(Duration::from_millis(59_600)), "1 min");
+        assert_eq!(human_duration(Duration::from_millis(250)), "250 ms");
+        assert_eq!(human_duration(Duration::ZERO), "0 s");
+        assert_eq!(human_duration(Duration::MAX), "213503982334601 d 7 h");
     }
 }
