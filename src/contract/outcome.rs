@@ -96,20 +96,20 @@ impl Outcome {
     /// What the service will do, in plain words.
     pub fn describe(self) -> &'static str {
         match self {
-            Outcome::Succeeded => "succeeded: the webhook is ready for more",
+            Outcome::Succeeded => "succeeded, and the webhook is ready for more",
             Outcome::FailedPermanently => {
-                "failed permanently: the message is discarded, later ones are still delivered"
+                "failed permanently, so the message is discarded (later ones are still delivered)"
             }
             Outcome::RetrySlowDown => "retried on the schedule, and the service slows down",
             Outcome::RetryUnavailable => {
                 "retried on the schedule, or later if the answer gives a Retry-After"
             }
             Outcome::WebhookCancelled => {
-                "cancels the webhook: the service stops calling it entirely"
+                "cancels the webhook, so the service stops calling it entirely"
             }
             Outcome::RetryTemporary => "treated as a temporary problem and retried on the schedule",
             Outcome::UrlRefused => {
-                "refuses the URL: a registration check must be answered 200 in time, so the webhook is not created"
+                "refuses the URL (a registration check must be answered 200 in time), so the webhook is not created"
             }
         }
     }
@@ -180,6 +180,8 @@ mod tests {
         for o in Outcome::ALL {
             assert_eq!(Outcome::parse(o.as_str()), Some(o));
             assert!(!o.describe().is_empty());
+            // It follows "Answering 503: " or "No retries: ", so it has no colon of its own.
+            assert!(!o.describe().contains(':'), "{}", o.describe());
         }
     }
 }

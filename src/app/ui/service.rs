@@ -363,8 +363,8 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.add_space(4.0);
     let outbox = emu.outbox();
     ui.label(format!(
-        "Outbox: {} problem reports (not sent: e-mail stays here)",
-        outbox.len()
+        "Outbox: {} (not sent: e-mail stays here)",
+        crate::text::count(outbox.len() as u64, "problem report", "problem reports")
     ));
     for m in outbox.iter().rev().take(8) {
         ui.label(
