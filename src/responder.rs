@@ -104,12 +104,35 @@ impl Answer {
         self.retry_after.is_some() && !outcome_of(self.status).honours_retry_after()
     }
 
-    /// What the service does with a Retry-After in this answer, if there is one: a sentence.
+    /// What the service does with a Retry-After in this answer, when it is not simply the wait
+    /// it asks for: a sentence.
     pub fn retry_after_note(&self) -> Option<String> {
-        self.retry_after_ignored().then(|| {
-            format!(
+        self.retry_after_note_at(chrono::Utc::now())
+    }
+
+    /// [`Answer::retry_after_note`] for an answer given at `now`: ignored with a code other
+    /// than 503 and 429; a date already passed; a wait so long that no retry fits in the 2-day
+    /// window, so the message is discarded after the one attempt.
+    pub fn retry_after_note_at(&self, now: chrono::DateTime<chrono::Utc>) -> Option<String> {
+        if self.retry_after_ignored() {
+            return Some(format!(
                 "The service ignores Retry-After with {}: it honours it only with 503 and 429.",
                 self.status
+            ));
+        }
+        let value = crate::contract::RetryAfter::parse(self.retry_after.as_deref()?)?;
+        if let crate::contract::RetryAfter::Until(at) = value
+            && at <= now
+        {
+            return Some(
+                "The Retry-After date has already passed: it asks for no wait, so retries follow the schedule.".to_owned(),
+            );
+        }
+        let plan = crate::contract::Schedule::default().plan(now, Some(value));
+        plan.retries.is_empty().then(|| {
+            format!(
+                "A Retry-After of {} reaches past the service's 2-day retry window: no retry comes, and the message is discarded after its first attempt.",
+                crate::text::human_duration(value.wait_from(now))
             )
         })
     }
@@ -366,5 +389,33 @@ mod tests {
                 .is_some_and(|n| n.contains("only with 503 and 429"))
         );
         assert_eq!(Answer::status(500).retry_after_note(), None);
+    }
+
+    #[test]
+    fn a_retry_after_that_changes_nothing_or_everything_is_said() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-22T10:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let note = |a: Answer| a.retry_after_note_at(now);
+        // Within the window: it is simply the wait, nothing to add.
+        assert_eq!(note(Answer::status(503).with_retry_after(86_400)), None);
+        assert_eq!(note(Answer::status(429).with_retry_after(120)), None);
+        // Past the 2 days: no retry at all.
+        let far = note(Answer::status(503).with_retry_after(200_000)).unwrap();
+        assert!(
+            far.contains("past the service's 2-day retry window"),
+            "{far}"
+        );
+        assert!(far.contains("2 d 7 h"), "{far}");
+        // A date: passed, or beyond the window.
+        let mut passed = Answer::status(503);
+        passed.retry_after = Some("Sun, 22 Nov 2026 09:00:00 GMT".into());
+        assert!(note(passed).unwrap().contains("already passed"));
+        let mut later = Answer::status(503);
+        later.retry_after = Some("Sat, 28 Nov 2026 10:00:00 GMT".into());
+        assert!(note(later).unwrap().contains("no retry comes"));
+        let mut soon = Answer::status(503);
+        soon.retry_after = Some("Sun, 22 Nov 2026 11:00:00 GMT".into());
+        assert_eq!(note(soon), None);
     }
 }

@@ -313,16 +313,27 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
         }
         let ff = *first_failure.get_or_insert(now);
         let Some(next) = schedule.next_attempt(ff, attempt, now, retry_after) else {
+            // No retry left in the 2-day window: the last one failed, or a Retry-After asked
+            // for a wait beyond its end.
+            let (why, logged) = if attempt > 1 {
+                (
+                    format!("failed for 2 days ({attempt} attempts)"),
+                    format!("retries exhausted after {attempt} attempts"),
+                )
+            } else {
+                let why = "no retry fits in the 2-day window";
+                (format!("failed, and {why}"), why.to_owned())
+            };
             notice(
                 &s,
                 &hook,
                 "message discarded",
                 format!(
-                    "Delivery {delivery} to {} failed for 2 days: the message was discarded.",
+                    "Delivery {delivery} to {} {why}: the message was discarded.",
                     hook.url
                 ),
             );
-            s.log(format!("delivery {delivery}: retries exhausted, discarded"));
+            s.log(format!("delivery {delivery}: {logged}, discarded"));
             return;
         };
         notice(
