@@ -367,6 +367,7 @@ async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError>
     let sent = c
         .send_messages(&[SubmissionEntry::to_number(to, body)])
         .await?;
+    warn_if_no_webhook(&c, crate::contract::TriggerScope::Sent).await;
     if api.json {
         return print_json(&sent);
     }
@@ -383,6 +384,27 @@ async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError>
     Ok(())
 }
 
+/// Say so (on stderr) when no active webhook has `scope`: what was just sent or injected then
+/// reaches no receiver. Nothing is said when the webhooks cannot be listed.
+async fn warn_if_no_webhook(c: &crate::api::ApiClient, scope: crate::contract::TriggerScope) {
+    let Ok(hooks) = c.list_webhooks().await else {
+        return;
+    };
+    if !hooks.iter().any(|w| w.active && w.trigger_scope == scope) {
+        eprintln!("{}", no_webhook_warning(scope));
+    }
+}
+
+fn no_webhook_warning(scope: crate::contract::TriggerScope) -> String {
+    let (what, s) = match scope {
+        crate::contract::TriggerScope::Sent => ("its status reports go", "SENT"),
+        crate::contract::TriggerScope::Received => ("it goes", "RECEIVED"),
+    };
+    format!(
+        "Note: no webhook is active for {s} messages, so {what} nowhere. Create one (`hookscope webhooks create --name NAME --url URL --scope {s}`) or make one active, and send again."
+    )
+}
+
 pub async fn inject(args: InjectArgs) -> Result<(), ApiCliError> {
     let c = client(&args.api)?;
     let v = c
@@ -392,6 +414,7 @@ pub async fn inject(args: InjectArgs) -> Result<(), ApiCliError> {
             Some(serde_json::json!({"from": args.from, "to": args.to, "body": args.body})),
         )
         .await?;
+    warn_if_no_webhook(&c, crate::contract::TriggerScope::Received).await;
     if args.api.json {
         return print_json(&v);
     }

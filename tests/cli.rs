@@ -614,20 +614,22 @@ fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
             break url.trim().to_owned();
         }
     };
-    let run = |args: &[&str]| {
+    // The JSON it prints, and what it says on stderr.
+    let run_said = |args: &[&str]| {
         let out = bin()
             .args(args)
             .args(["--api-url", &api, "--user", "demo", "--json"])
             .env("HOOKSCOPE_API_PASSWORD", "demo")
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{args:?}: {said}");
+        (
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
+            said,
+        )
     };
+    let run = |args: &[&str]| run_said(args).0;
     let created = run(&[
         "webhooks",
         "create",
@@ -648,11 +650,22 @@ fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
     assert_eq!(back["invokeOption"], "ONE");
     // `emulate inject` (as `inject`) hands a running emulator a message from a handset.
     for command in [&["emulate", "inject"][..], &["inject"]] {
-        let injected = run(&[command, &["--body", "hello", "--from", "+27009"]].concat());
+        let (injected, said) =
+            run_said(&[command, &["--body", "hello", "--from", "+27009"]].concat());
         assert_eq!(injected["type"], "RECEIVED", "{command:?}: {injected}");
         assert_eq!(injected["body"], "hello");
         assert_eq!(injected["from"], "+27009");
+        // The only webhook is for SENT messages, and inactive: this message reaches no one.
+        assert!(
+            said.contains("no webhook is active for RECEIVED messages, so it goes nowhere"),
+            "{said}"
+        );
     }
+    let (_, said) = run_said(&["send-test", "--body", "x"]);
+    assert!(
+        said.contains("no webhook is active for SENT messages, so its status reports go nowhere"),
+        "{said}"
+    );
     // Anything else is refused by name.
     let out = bin()
         .args([
