@@ -14,13 +14,29 @@ use std::time::Duration;
 #[serde(default, deny_unknown_fields)]
 pub struct Answer {
     pub status: u16,
-    /// The Retry-After header value: seconds or an HTTP date.
+    /// The Retry-After header value: seconds or an HTTP date (a rule file may give the seconds
+    /// as a number: `"retry_after": 120`).
+    #[serde(deserialize_with = "text_or_number")]
     pub retry_after: Option<String>,
     pub body: Option<String>,
     /// Content type of `body`; `text/plain; charset=utf-8` when a body is set without one.
     pub content_type: Option<String>,
     /// Wait this long before answering (e.g. past 30 s to make the service time out).
     pub delay_ms: u64,
+}
+
+/// A header value given as a string or as a whole number (kept as its digits).
+fn text_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum TextOrNumber {
+        Text(String),
+        Number(u64),
+    }
+    Ok(Option::<TextOrNumber>::deserialize(d)?.map(|v| match v {
+        TextOrNumber::Text(t) => t,
+        TextOrNumber::Number(n) => n.to_string(),
+    }))
 }
 
 impl Default for Answer {

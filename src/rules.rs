@@ -27,6 +27,23 @@ pub struct AttemptCond {
 }
 
 impl AttemptCond {
+    /// Why no attempt number (1 or more) can meet it, if none can.
+    fn never_holds(&self) -> Option<String> {
+        let least = self.at_least.unwrap_or(1).max(1);
+        let most = self.at_most.unwrap_or(u32::MAX);
+        if self.equals == Some(0) || self.at_most == Some(0) {
+            return Some("attempts are numbered from 1".to_owned());
+        }
+        if let Some(e) = self.equals
+            && (e < least || e > most)
+        {
+            return Some(format!(
+                "equals {e} is outside at_least {least} and at_most {most}"
+            ));
+        }
+        (least > most).then(|| format!("at_least {least} is more than at_most {most}"))
+    }
+
     fn matches(&self, attempt: Option<u32>) -> bool {
         let Some(a) = attempt else { return false };
         self.equals.is_none_or(|e| a == e)
@@ -254,6 +271,14 @@ impl RuleSet {
 
     /// Parse a rule file's text; errors name the line and the reason.
     pub fn parse(path: &str, text: &str) -> Result<RuleSet, RuleError> {
+        if text.trim_start().starts_with('[') {
+            return Err(RuleError::Syntax {
+                path: path.to_owned(),
+                line: 1,
+                column: 1,
+                reason: "the file is a list; a rule file is an object: {\"rules\": [ ... ]}".into(),
+            });
+        }
         let file: RuleFile = serde_json::from_str(text).map_err(|e| RuleError::Syntax {
             path: path.to_owned(),
             line: e.line(),
@@ -282,6 +307,20 @@ impl RuleSet {
                 return Err(invalid(
                     "times must be 1 or more (leave it out for a rule that never retires)".into(),
                 ));
+            }
+            if let Some(e) = &r.when.event
+                && crate::contract::EventKind::parse(e).is_none()
+            {
+                return Err(invalid(format!(
+                    "the event \"{e}\" is not one the service sends: use incoming-message or status-report"
+                )));
+            }
+            if let Some(a) = &r.when.attempt
+                && let Some(why) = a.never_holds()
+            {
+                return Err(invalid(format!(
+                    "the attempt condition can never hold: {why}"
+                )));
             }
             if let Some(m) = &r.when.message
                 && m.equals.is_none()
@@ -534,5 +573,52 @@ mod tests {
             RuleSet::load(Path::new("/nonexistent/r.json")),
             Err(RuleError::Read { .. })
         ));
+    }
+
+    fn one_rule(rule: &str) -> Result<RuleSet, String> {
+        RuleSet::parse("r.json", &format!("{{\"rules\": [{rule}]}}")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_rule_that_could_never_match_is_refused_with_the_reason() {
+        let e = one_rule(
+            r#"{"name": "t", "when": {"event": "status-reprt"}, "answer": {"status": 503}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("\"status-reprt\" is not one the service sends"),
+            "{e}"
+        );
+        for (attempt, why) in [
+            (
+                r#"{"at_most": 2, "at_least": 5}"#,
+                "at_least 5 is more than at_most 2",
+            ),
+            (r#"{"equals": 7, "at_most": 3}"#, "equals 7 is outside"),
+            (r#"{"equals": 0}"#, "numbered from 1"),
+            (r#"{"at_most": 0}"#, "numbered from 1"),
+        ] {
+            let e = one_rule(&format!(
+                r#"{{"name": "a", "when": {{"attempt": {attempt}}}, "answer": {{"status": 503}}}}"#
+            ))
+            .unwrap_err();
+            assert!(e.contains("the attempt condition can never hold"), "{e}");
+            assert!(e.contains(why), "{attempt}: {e}");
+        }
+        // What can hold is taken.
+        one_rule(r#"{"name": "a", "when": {"attempt": {"equals": 3, "at_least": 2, "at_most": 3}, "event": "incoming-message"}, "answer": {"status": 503}}"#)
+            .unwrap();
+    }
+
+    #[test]
+    fn retry_after_may_be_a_number_and_a_list_is_not_a_rule_file() {
+        let r =
+            one_rule(r#"{"name": "n", "answer": {"status": 503, "retry_after": 120}}"#).unwrap();
+        assert_eq!(r.rules[0].answer.retry_after.as_deref(), Some("120"));
+        let e =
+            one_rule(r#"{"name": "n", "answer": {"status": 503, "retry_after": -5}}"#).unwrap_err();
+        assert!(e.contains("line 1"), "{e}");
+        let e = RuleSet::parse("r.json", "[]").unwrap_err().to_string();
+        assert!(e.contains("a rule file is an object"), "{e}");
     }
 }
