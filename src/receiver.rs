@@ -460,13 +460,34 @@ async fn handle(
         validation.findings.push(Finding {
             severity: Severity::Error,
             code: "body-too-large".into(),
-            message: format!(
-                "The body is {}{} (declared {}), over the limit of {}: it was answered 413 and not kept. Raise the limit with --body-limit.",
-                if body.stopped_counting { "at least " } else { "" },
-                exact_size(body.received),
-                declared.map_or("no size".to_owned(), exact_size),
-                exact_size(limit)
-            ),
+            message: {
+                let fate = if body.broken.is_some() {
+                    "it was not kept, and the client stopped sending before the 413 could reach it"
+                } else {
+                    "it was answered 413 and not kept. Raise the limit with --body-limit"
+                };
+                let limit = exact_size(limit);
+                match declared {
+                    // Refused on its declared size before it had all arrived.
+                    Some(d) if d > body.received => format!(
+                        "The body was declared as {}, over the limit of {limit}, and {} of it arrived: {fate}.",
+                        exact_size(d),
+                        if body.received < 1024 {
+                            crate::text::count(body.received, "byte", "bytes")
+                        } else {
+                            exact_size(body.received)
+                        }
+                    ),
+                    _ => format!(
+                        "The body is {}{}{}, over the limit of {limit}: {fate}.",
+                        if body.stopped_counting { "at least " } else { "" },
+                        exact_size(body.received),
+                        declared.map_or(" (sent in chunks, with no size declared)".to_owned(), |d| {
+                            format!(" (declared {})", exact_size(d))
+                        })
+                    ),
+                }
+            },
         });
         decision.answer = Answer {
             body: Some(format!(
@@ -503,6 +524,12 @@ async fn handle(
                 body.received
             ),
         });
+        // Whatever is chosen, no answer reaches a client that is gone.
+        validation.findings.push(hung_up_finding(
+            started.elapsed(),
+            "while sending its body",
+            validation.registration_check,
+        ));
     }
 
     let answer = decision.answer;

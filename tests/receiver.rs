@@ -614,7 +614,34 @@ async fn a_body_cut_short_is_recorded_with_a_finding() {
     assert_eq!(s.inv.path, "/cut");
     assert_eq!(s.inv.body_size, 7);
     assert_eq!(s.inv.declared_size, Some(1000));
-    assert!(finding_codes(&rig, s.id).contains(&"body-incomplete".to_owned()));
+    let codes = finding_codes(&rig, s.id);
+    assert!(codes.contains(&"body-incomplete".to_owned()));
+    // The client is gone, so no answer reached it: the service retries, whatever was chosen.
+    assert!(codes.contains(&"caller-hung-up".to_owned()), "{codes:?}");
+    assert_eq!(s.inv.outcome(), Outcome::RetryTemporary);
+}
+
+/// A body declared far over the limit, of which a little arrives before the client goes: the
+/// finding says what was declared and what arrived, and that the 413 never reached it.
+#[tokio::test]
+async fn a_body_declared_over_the_limit_and_cut_short_says_so() {
+    let rig = Rig::start_with(Answer::status(200), |c| c.body_limit = 1024).await;
+    let mut s = tokio::net::TcpStream::connect(rig.running.addr)
+        .await
+        .unwrap();
+    s.write_all(b"POST /huge HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 999999999999\r\n\r\n[]")
+        .await
+        .unwrap();
+    s.shutdown().await.unwrap();
+    let s = stored_soon(&rig, "the cut call to be stored").await;
+    let large = s.inv.findings.iter().find(|f| f.code == "body-too-large");
+    let large = large.expect("a body-too-large finding").message.clone();
+    assert!(
+        large.starts_with("The body was declared as 931.3 GiB (999999999999 bytes), over the limit of 1.0 KiB (1024 bytes), and 2 bytes of it arrived: it was not kept"),
+        "{large}"
+    );
+    assert!(large.contains("before the 413 could reach it"), "{large}");
+    assert_eq!(s.inv.outcome(), Outcome::RetryTemporary);
 }
 
 /// Without a Content-Length (chunked), the limit is found while reading: 413, recorded with
