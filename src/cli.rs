@@ -161,7 +161,7 @@ impl AnswerArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ListenArgs {
     /// Address to listen on. The default keeps the receiver on this machine.
-    #[arg(long, default_value = "127.0.0.1", value_name = "IP")]
+    #[arg(long, default_value = "127.0.0.1", value_name = "IP", value_parser = crate::text::parse_bind)]
     pub bind: IpAddr,
     /// Port to listen on; 0 picks a free one (the address chosen is printed).
     #[arg(long, default_value_t = receiver::DEFAULT_PORT, value_parser = crate::text::parse_port, allow_hyphen_values = true)]
@@ -471,7 +471,16 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     let mut events = running.subscribe();
     {
         let mut err = std::io::stderr().lock();
-        writeln!(err, "Hookscope is listening on {}", running.url())?;
+        if running.addr.ip().is_unspecified() {
+            writeln!(
+                err,
+                "Hookscope is listening on every address of this machine, port {}: {} from here",
+                running.addr.port(),
+                running.url()
+            )?;
+        } else {
+            writeln!(err, "Hookscope is listening on {}", running.url())?;
+        }
         if let Some(warning) = crate::cli_api::exposure_warning(running.addr.ip(), false) {
             writeln!(err, "{warning}")?;
         }

@@ -162,7 +162,7 @@ pub fn exposure_warning(bind: IpAddr, default_password: bool) -> Option<String> 
 pub struct EmulateArgs {
     /// Address to listen on. The default keeps the emulator on this machine; anything else lets
     /// other machines use its API (with the demo password unless HOOKSCOPE_API_PASSWORD is set).
-    #[arg(long, default_value = "127.0.0.1", value_name = "IP")]
+    #[arg(long, default_value = "127.0.0.1", value_name = "IP", value_parser = crate::text::parse_bind)]
     pub bind: IpAddr,
     /// Port; 0 picks a free one.
     #[arg(long, default_value_t = crate::emulator::DEFAULT_PORT, value_parser = crate::text::parse_port, allow_hyphen_values = true)]

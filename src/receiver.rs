@@ -197,9 +197,10 @@ pub struct Running {
 }
 
 impl Running {
-    /// The URL a webhook should point at.
+    /// The URL a webhook on this machine should point at: bound to every address (0.0.0.0 or
+    /// ::), the loopback one, since a URL cannot name "every address".
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        url_for(self.addr)
     }
 
     /// A stream of every call recorded from now on.
@@ -256,6 +257,17 @@ impl Running {
             let _ = (&mut self.task).await;
         }
     }
+}
+
+/// The URL for a receiver bound to `addr`, as a caller on this machine reaches it.
+fn url_for(mut addr: SocketAddr) -> String {
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    format!("http://{addr}/")
 }
 
 /// Bind and start the receiver on the current tokio runtime.
@@ -850,4 +862,19 @@ fn plain(status: StatusCode, text: &str) -> Response {
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::url_for;
+
+    #[test]
+    fn a_receiver_on_every_address_is_reached_through_the_loopback_one() {
+        let url = |a: &str| url_for(a.parse().unwrap());
+        assert_eq!(url("127.0.0.1:8787"), "http://127.0.0.1:8787/");
+        assert_eq!(url("0.0.0.0:8787"), "http://127.0.0.1:8787/");
+        assert_eq!(url("[::]:9000"), "http://[::1]:9000/");
+        assert_eq!(url("[::1]:9000"), "http://[::1]:9000/");
+        assert_eq!(url("192.168.1.5:80"), "http://192.168.1.5:80/");
+    }
 }

@@ -139,6 +139,24 @@ pub fn parse_port(s: &str) -> Result<u16, String> {
     .map(|n| n as u16)
 }
 
+/// An address to listen on: an IP address (a host name would be resolved, and could name
+/// several; `localhost` is taken as the loopback address it always means).
+pub fn parse_bind(s: &str) -> Result<std::net::IpAddr, String> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("localhost") {
+        return Ok(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    s.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .map_err(|_| {
+            format!(
+                "\"{}\" is not an IP address: use 127.0.0.1 (this machine only), 0.0.0.0 (every address, so other machines can reach it) or one of this machine's addresses",
+                escape_control(s)
+            )
+        })
+}
+
 /// An HTTP status code the service could get: 100 to 599.
 pub fn parse_status_code(s: &str) -> Result<u16, String> {
     whole_number(s, 100, 599, "an HTTP status code", "one from 100 to 599").map(|n| n as u16)
@@ -500,6 +518,23 @@ mod tests {
         assert_eq!(human_duration(Duration::from_millis(59_600)), "1 min");
         assert_eq!(human_duration(Duration::from_millis(250)), "250 ms");
         assert_eq!(human_duration(Duration::ZERO), "0 s");
+        assert_eq!(
+            super::parse_bind("localhost"),
+            Ok(std::net::Ipv4Addr::LOCALHOST.into())
+        );
+        assert_eq!(
+            super::parse_bind("[::1]"),
+            Ok(std::net::Ipv6Addr::LOCALHOST.into())
+        );
+        assert_eq!(
+            super::parse_bind("0.0.0.0"),
+            Ok(std::net::Ipv4Addr::UNSPECIFIED.into())
+        );
+        let e = super::parse_bind("my-laptop").unwrap_err();
+        assert!(
+            e.starts_with("\"my-laptop\" is not an IP address: use 127.0.0.1"),
+            "{e}"
+        );
         assert_eq!(human_duration(Duration::MAX), "213503982334601 d 7 h");
     }
 }
