@@ -1032,6 +1032,12 @@ fn a_test_message_with_no_sent_webhook_says_its_reports_go_nowhere() {
     let mut rig = start();
     rig.until("the emulator answers", |app| app.state.service.listed);
     rig.harness.step();
+    let button = |rig: &UiRig| {
+        rig.harness
+            .get_by_label("Send a test message to 1111111")
+            .rect()
+    };
+    let before = button(&rig);
     rig.harness
         .get_by_label("Send a test message to 1111111")
         .click();
@@ -1039,6 +1045,8 @@ fn a_test_message_with_no_sent_webhook_says_its_reports_go_nowhere() {
     rig.harness.step();
     rig.harness
         .get_by_label_contains("no webhook is active for SENT messages");
+    // What the service said does not push the buttons down under the pointer.
+    assert_eq!(button(&rig), before);
     assert!(!rig.harness.state().state.service.awaiting_test);
     // An unrelated call arriving now is not taken for the test message's report.
     assert_eq!(rig.send("status-report", "dlv-unrelated", 1), 200);

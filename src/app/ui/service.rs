@@ -10,25 +10,31 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let dark = ui.visuals().dark_mode;
     ui.add_space(4.0);
     ui.heading("Service");
+    // What the service last said, at the foot of the panel: shown above the buttons it pushed
+    // them down, under the pointer, between two clicks.
+    if let Some(st) = &app.state.service.status {
+        let (text, color) = match st {
+            Ok(t) => (
+                t.as_str(),
+                super::outcome_color(crate::contract::Outcome::Succeeded, dark),
+            ),
+            Err(e) => (
+                e.as_str(),
+                super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark),
+            ),
+        };
+        egui::Panel::bottom("service_status")
+            .resizable(false)
+            .show(ui, |ui| {
+                ui.add_space(4.0);
+                ui.label(RichText::new(text).color(color));
+            });
+    }
     egui::ScrollArea::vertical()
         .id_salt("service_scroll")
         .show(ui, |ui| {
             connection_ui(ui, app);
             ui.separator();
-            if let Some(st) = &app.state.service.status {
-                let (text, color) = match st {
-                    Ok(t) => (
-                        t.as_str(),
-                        super::outcome_color(crate::contract::Outcome::Succeeded, dark),
-                    ),
-                    Err(e) => (
-                        e.as_str(),
-                        super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark),
-                    ),
-                };
-                ui.label(RichText::new(text).color(color));
-                ui.separator();
-            }
             webhooks_ui(ui, app);
             ui.separator();
             test_message_ui(ui, app);
