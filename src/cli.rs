@@ -114,8 +114,10 @@ impl Command {
 }
 
 impl DataDirArg {
+    /// The data directory, made absolute (so what is printed can be pasted anywhere).
     pub fn resolve(&self) -> PathBuf {
-        self.data_dir.clone().unwrap_or_else(default_data_dir)
+        let dir = self.data_dir.clone().unwrap_or_else(default_data_dir);
+        std::path::absolute(&dir).unwrap_or(dir)
     }
 }
 
