@@ -915,6 +915,17 @@ pub fn schedule_text(
 mod tests {
 
     #[test]
+    fn a_relative_data_dir_is_made_absolute() {
+        let d = DataDirArg {
+            data_dir: Some("rel/dir".into()),
+        };
+        let path = d.resolve();
+        assert!(path.is_absolute(), "{}", path.display());
+        assert!(path.ends_with("rel/dir"));
+    }
+
+
+    #[test]
     fn a_quit_at_once_says_what_became_of_the_calls_in_progress() {
         use crate::receiver::QuitReport;
         let q = |unanswered, stored| quit_message(QuitReport { unanswered, stored });
