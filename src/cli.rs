@@ -924,7 +924,6 @@ mod tests {
         assert!(path.ends_with("rel/dir"));
     }
 
-
     #[test]
     fn a_quit_at_once_says_what_became_of_the_calls_in_progress() {
         use crate::receiver::QuitReport;

@@ -41,7 +41,8 @@ pub struct Observed {
 #[derive(Clone, Debug, PartialEq)]
 pub enum State {
     Succeeded {
-        attempt: u32,
+        /// The number its call carried (`None` when the call named none).
+        attempt: Option<u32>,
     },
     FailedPermanently {
         attempt: u32,
@@ -326,7 +327,7 @@ pub fn analyze(
     let (state, projection) = match last.outcome {
         Outcome::Succeeded => (
             State::Succeeded {
-                attempt: last_number,
+                attempt: last.number,
             },
             None,
         ),
@@ -383,7 +384,10 @@ impl State {
     /// The state in plain words, relative to `now`.
     pub fn describe(&self, now: DateTime<Utc>) -> String {
         match self {
-            State::Succeeded { attempt } => format!("succeeded on attempt {attempt}"),
+            State::Succeeded { attempt: Some(n) } => format!("succeeded on attempt {n}"),
+            State::Succeeded { attempt: None } => {
+                "succeeded (the call named no attempt number)".to_owned()
+            }
             State::FailedPermanently { .. } => "failed permanently: message discarded".to_owned(),
             State::WebhookCancelled { .. } => "webhook cancelled by the 410 answer".to_owned(),
             State::StoppedByCancel { at } => format!(
@@ -561,11 +565,23 @@ mod tests {
             call(2, 2, 90, 503, None),
             call(3, 3, 270, 200, None),
         ]);
-        assert_eq!(d.state, State::Succeeded { attempt: 3 });
+        assert_eq!(d.state, State::Succeeded { attempt: Some(3) });
         assert_eq!(d.state.describe(t0()), "succeeded on attempt 3");
         assert!(d.findings.is_empty(), "{:?}", d.findings);
         assert_eq!(d.attempts[1].gap, Some(Duration::from_secs(90)));
         assert!(d.projection.is_none());
+    }
+
+    #[test]
+    fn a_success_without_an_attempt_number_does_not_invent_one() {
+        let mut c = call(1, 1, 0, 200, None);
+        c.inv.attempt = None;
+        let d = run(&[c]);
+        assert_eq!(d.state, State::Succeeded { attempt: None });
+        assert_eq!(
+            d.state.describe(t0()),
+            "succeeded (the call named no attempt number)"
+        );
     }
 
     #[test]
@@ -676,13 +692,13 @@ mod tests {
         let d = run(&[call(1, 1, 0, 200, None), call(2, 2, 90, 200, None)]);
         assert_eq!(codes(&d), vec!["call-after-final"]);
         // The first final answer decides the delivery; a stray call after it does not.
-        assert_eq!(d.state, State::Succeeded { attempt: 1 });
+        assert_eq!(d.state, State::Succeeded { attempt: Some(1) });
         let d = run(&[
             call(1, 1, 0, 503, None),
             call(2, 2, 90, 200, None),
             call(3, 3, 300, 503, None),
         ]);
-        assert_eq!(d.state, State::Succeeded { attempt: 2 });
+        assert_eq!(d.state, State::Succeeded { attempt: Some(2) });
         assert!(d.projection.is_none());
         let d = analyze(
             &[call(5, 1, 600, 503, None)],
@@ -712,7 +728,7 @@ mod tests {
         );
         let d = run(&joined);
         assert!(d.findings.is_empty(), "{:?}", d.findings);
-        assert_eq!(d.state, State::Succeeded { attempt: 3 });
+        assert_eq!(d.state, State::Succeeded { attempt: Some(3) });
         // Without the batch, attempt 1 reads as missing.
         assert_eq!(codes(&run(&own)), vec!["attempts-not-seen"]);
         // A one-message call of the parent, or one after this delivery began, is not its batch.
@@ -751,7 +767,7 @@ mod tests {
         // A delivery that ended before the 410 keeps its own end.
         let done = [call(5, 1, 0, 503, None), call(6, 2, 90, 200, None)];
         let d = analyze(&done, &Schedule::default(), DEFAULT_TOLERANCE, &[(at, 7)]).unwrap();
-        assert_eq!(d.state, State::Succeeded { attempt: 2 });
+        assert_eq!(d.state, State::Succeeded { attempt: Some(2) });
     }
 
     #[test]

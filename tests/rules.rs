@@ -46,7 +46,7 @@ async fn fail_twice_then_succeed_over_http_reads_succeeded_on_attempt_3() {
     // Real calls come seconds apart, not minutes: read against the real schedule they are
     // early retries, which the delivery reports; the state is still read from the answers.
     let d = analyze(&calls, &Schedule::default(), DEFAULT_TOLERANCE, &[]).unwrap();
-    assert_eq!(d.state, State::Succeeded { attempt: 3 });
+    assert_eq!(d.state, State::Succeeded { attempt: Some(3) });
     assert_eq!(
         d.state.describe(chrono::Utc::now()),
         "succeeded on attempt 3"
