@@ -961,6 +961,7 @@ mod tests {
             outcome: Outcome::RetryUnavailable,
             body_size: 10,
             findings: 0,
+            worst: None,
             registration_check: false,
             rule: None,
         }

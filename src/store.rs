@@ -5,7 +5,7 @@
 //! invocation has committed. Concurrent inserts are gathered into one transaction, so one fsync
 //! covers many calls. Queries never load the whole history: pages, counts and single rows.
 
-use crate::contract::{Finding, Outcome};
+use crate::contract::{Finding, Outcome, Severity};
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
@@ -254,6 +254,9 @@ pub struct Summary {
     pub outcome: Outcome,
     pub body_size: u64,
     pub findings: u32,
+    /// The gravest of its findings (`None` without any).
+    #[serde(default)]
+    pub worst: Option<Severity>,
     pub registration_check: bool,
     pub rule: Option<String>,
 }
@@ -282,6 +285,7 @@ impl Summary {
             outcome: inv.outcome(),
             body_size: inv.body_size,
             findings: inv.findings.len() as u32,
+            worst: inv.findings.iter().map(|f| f.severity).max(),
             registration_check: inv.registration_check,
             rule: inv.rule.clone(),
         }
@@ -782,7 +786,9 @@ fn outcome_col(row: &Row<'_>) -> rusqlite::Result<Outcome> {
 }
 
 const SUMMARY_COLUMNS: &str = "id, received_at_us, method, path, event, delivery, attempt, \
-    webhook_id, messages, answer_status, outcome, body_size, findings_count, registration_check, rule";
+    webhook_id, messages, answer_status, outcome, body_size, findings_count, registration_check, rule, \
+    CASE WHEN findings_count > 0 THEN (SELECT max(CASE json_extract(value, '$.severity') \
+        WHEN 'error' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END) FROM json_each(findings)) END AS worst";
 
 fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
     Ok(Summary {
@@ -799,6 +805,11 @@ fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
         outcome: outcome_col(row)?,
         body_size: row.get::<_, i64>("body_size")? as u64,
         findings: row.get("findings_count")?,
+        worst: row.get::<_, Option<i64>>("worst")?.map(|rank| match rank {
+            2 => Severity::Error,
+            1 => Severity::Warning,
+            _ => Severity::Info,
+        }),
         registration_check: row.get("registration_check")?,
         rule: row.get("rule")?,
     })
@@ -1317,6 +1328,37 @@ mod tests {
         ids.sort();
         assert_eq!(ids, vec![odd_check, bad_call]);
         assert_eq!(store.count(&with).unwrap(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_row_knows_its_gravest_finding_as_read_and_as_noted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        let finding = |severity| Finding {
+            severity,
+            code: "x".into(),
+            message: "x".into(),
+        };
+        let mut mixed = sample("m", 1, 200);
+        mixed.findings = vec![finding(Severity::Warning), finding(Severity::Error)];
+        let mut clean = sample("c", 1, 200);
+        clean.findings.clear();
+        assert_eq!(Summary::of(0, &mixed).worst, Some(Severity::Error));
+        assert_eq!(Summary::of(0, &clean).worst, None);
+        let mixed = store.insert(mixed).await.unwrap();
+        let clean = store.insert(clean).await.unwrap();
+        let worst = |id: i64| {
+            let rows = store.page(&Filter::default(), 0, 10).unwrap();
+            rows.iter().find(|r| r.id == id).unwrap().worst
+        };
+        assert_eq!(worst(mixed), Some(Severity::Error));
+        assert_eq!(worst(clean), None);
+        // A note added after the commit (a caller that hung up) counts too.
+        store
+            .note(clean, finding(Severity::Warning), Outcome::RetryTemporary)
+            .await
+            .unwrap();
+        assert_eq!(worst(clean), Some(Severity::Warning));
     }
 
     #[tokio::test]

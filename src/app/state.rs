@@ -557,6 +557,7 @@ mod tests {
             outcome: Outcome::Succeeded,
             body_size: 0,
             findings: 0,
+            worst: None,
             registration_check: false,
             rule: None,
         }

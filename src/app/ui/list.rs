@@ -326,10 +326,10 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                         } else {
                             format!("{} found", s.problems())
                         };
-                        ui.label(
-                            RichText::new(text)
-                                .color(super::outcome_color(Outcome::RetryTemporary, dark)),
-                        );
+                        // In the colour of the gravest: red when one breaks the contract.
+                        let worst = s.worst.unwrap_or(crate::contract::Severity::Warning);
+                        ui.label(RichText::new(text).color(super::severity_color(worst, dark)))
+                            .on_hover_text(format!("The gravest is {}", worst.as_str()));
                     } else {
                         ui.weak("—");
                     }
