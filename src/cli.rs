@@ -540,7 +540,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
             // Not answered, so not acknowledged: the service retries them. Those already
             // stored are noted as never answered, so the store does not claim an answer.
             let report = quitter.quit_now().await;
-            eprintln!("{}", quit_message(report));
+            eprintln!("{}", quit_message(&report));
             return Ok(());
         }
     }
@@ -559,39 +559,69 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
 }
 
 /// What a second Ctrl-C did, in a sentence.
-fn quit_message(r: crate::receiver::QuitReport) -> String {
-    let stored = match r.stored {
+fn quit_message(r: &crate::receiver::QuitReport) -> String {
+    let n = r.unanswered.max(r.stored.len());
+    let ids = id_ranges(&r.stored);
+    let stored = match r.stored.len() {
         0 => String::new(),
-        n if n == r.unanswered => format!(
-            " {} already stored, and marked as never answered ({}).",
-            if n == 1 { "It was" } else { "They were" },
+        s if s == n => format!(
+            " {} already stored, and marked as never answered ({}): {ids}.",
+            if s == 1 { "It was" } else { "They were" },
             crate::store::QUIT_BEFORE_ANSWER
         ),
-        n => format!(
-            " {} of them {} already stored, and marked as never answered ({}); the others were not stored.",
-            n,
-            if n == 1 { "was" } else { "were" },
+        s => format!(
+            " {s} of them {} already stored, and marked as never answered ({}): {ids}; the others were not stored.",
+            if s == 1 { "was" } else { "were" },
             crate::store::QUIT_BEFORE_ANSWER
         ),
     };
-    match r.unanswered {
+    match n {
         0 => "Quit at once.".to_owned(),
         n => format!(
             "Quit at once: {} in progress got no answer, so the service sends {} again.{}{}",
             crate::text::count(n as u64, "call", "calls"),
             if n == 1 { "it" } else { "them" },
-            if r.stored == 0 {
-                if n == 1 {
-                    " It was not stored."
-                } else {
-                    " They were not stored."
-                }
-            } else {
-                ""
+            match (r.stored.is_empty(), n) {
+                (true, 1) => " It was not stored.",
+                (true, _) => " They were not stored.",
+                _ => "",
             },
             stored
         ),
     }
+}
+
+/// Sorted ids as `id 7`, `ids 3-5, 9` (at most 8 runs, then "and N more").
+fn id_ranges(ids: &[i64]) -> String {
+    let mut runs: Vec<(i64, i64)> = Vec::new();
+    for &id in ids {
+        match runs.last_mut() {
+            Some((_, end)) if id == *end + 1 => *end = id,
+            _ => runs.push((id, id)),
+        }
+    }
+    let shown: Vec<String> = runs
+        .iter()
+        .take(8)
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    let more = runs.len().saturating_sub(8);
+    format!(
+        "{} {}{}",
+        if ids.len() == 1 { "id" } else { "ids" },
+        shown.join(", "),
+        if more > 0 {
+            format!(" and {more} more runs")
+        } else {
+            String::new()
+        }
+    )
 }
 
 pub fn log(args: LogArgs) -> Result<(), CliError> {
@@ -927,19 +957,30 @@ mod tests {
     #[test]
     fn a_quit_at_once_says_what_became_of_the_calls_in_progress() {
         use crate::receiver::QuitReport;
-        let q = |unanswered, stored| quit_message(QuitReport { unanswered, stored });
-        assert_eq!(q(0, 0), "Quit at once.");
+        let q = |unanswered, stored: &[i64]| {
+            quit_message(&QuitReport {
+                unanswered,
+                stored: stored.to_vec(),
+            })
+        };
+        assert_eq!(q(0, &[]), "Quit at once.");
         assert_eq!(
-            q(1, 0),
+            q(1, &[]),
             "Quit at once: 1 call in progress got no answer, so the service sends it again. It was not stored."
         );
         assert_eq!(
-            q(3, 3),
-            "Quit at once: 3 calls in progress got no answer, so the service sends them again. They were already stored, and marked as never answered (quit-before-answer)."
+            q(3, &[4, 5, 6]),
+            "Quit at once: 3 calls in progress got no answer, so the service sends them again. They were already stored, and marked as never answered (quit-before-answer): ids 4-6."
         );
-        assert!(q(5, 2).ends_with(
-            "2 of them were already stored, and marked as never answered (quit-before-answer); the others were not stored."
+        assert!(q(5, &[9, 12]).ends_with(
+            "2 of them were already stored, and marked as never answered (quit-before-answer): ids 9, 12; the others were not stored."
         ));
+        assert_eq!(id_ranges(&[7]), "id 7");
+        let many: Vec<i64> = (0..20).map(|i| i * 2).collect();
+        assert_eq!(
+            id_ranges(&many),
+            "ids 0, 2, 4, 6, 8, 10, 12, 14 and 12 more runs"
+        );
     }
 
     use super::*;

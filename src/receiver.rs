@@ -101,57 +101,125 @@ struct Shared {
 #[derive(Default)]
 struct Quit {
     on: std::sync::atomic::AtomicBool,
+    /// Calls whose handler runs (each call once, however else it is counted).
+    calls: Arc<AtomicUsize>,
     /// Calls that will get no answer: they wait for the process to end.
     parked: AtomicUsize,
-    /// Of those, the ones already stored, noted as never answered.
-    noted: AtomicUsize,
+    /// Calls noted as stored and never answered.
+    noted: std::sync::Mutex<Vec<i64>>,
+    /// During a stop, calls stored and answered whose answer is still being sent: id -> (when
+    /// the call arrived, whether it is a registration check). A quit notes those left.
+    unsent: std::sync::Mutex<std::collections::HashMap<i64, (Instant, bool)>>,
 }
 
-/// How long a quit at once waits for the stored calls to be noted as never answered.
+impl Quit {
+    fn noted(&self, id: i64) {
+        if let Ok(mut ids) = self.noted.lock() {
+            ids.push(id);
+        }
+    }
+}
+
+/// How long a quit at once waits for the calls in progress to stop where they are.
 const QUIT_WAIT: std::time::Duration = std::time::Duration::from_millis(750);
+/// How long it then waits for the notes on the calls stored and not answered.
+const QUIT_NOTE_WAIT: std::time::Duration = std::time::Duration::from_millis(750);
 
 /// Quits a receiver at once, from anywhere (a second Ctrl-C while [`Running::shutdown`] runs).
 #[derive(Clone)]
 pub struct Quitter {
     quit: Arc<Quit>,
     in_progress: Arc<AtomicUsize>,
+    store: Store,
 }
 
 /// What a quit at once did to the calls in progress.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QuitReport {
     /// Calls that got no answer.
     pub unanswered: usize,
-    /// Of those, the ones already stored (noted `quit-before-answer`, so the store does not
-    /// claim they were answered); the others were not stored.
-    pub stored: usize,
+    /// Of those, the ones already stored, by id (noted `quit-before-answer`, so the store does
+    /// not claim they were answered); the others were not stored.
+    pub stored: Vec<i64>,
+}
+
+/// The note on a call stored and never answered because Hookscope quit at once; it replaces
+/// an `answered-early` (the answer the stop sent early never went either).
+fn quit_finding(after: std::time::Duration, registration_check: bool) -> Finding {
+    Finding {
+        severity: Severity::Warning,
+        code: QUIT_BEFORE_ANSWER.into(),
+        message: format!(
+            "Hookscope quit at once (a second Ctrl-C) after this call was stored and before its answer was sent, {} in: the caller got no answer. {}",
+            crate::text::human_duration(after),
+            crate::store::unanswered_consequence(registration_check)
+        ),
+    }
+}
+
+async fn note_quit(store: &Store, quit: &Quit, id: i64, started: Instant, check: bool) {
+    let (finding, outcome) = (
+        quit_finding(started.elapsed(), check),
+        crate::store::unanswered_outcome(check),
+    );
+    if store
+        .note_replacing(id, finding, outcome, Some("answered-early"))
+        .await
+        .is_ok()
+    {
+        quit.noted(id);
+    }
 }
 
 impl Quitter {
-    /// From now on no call is answered, and none is handed to the store; a call already stored
-    /// whose answer has not gone yet is noted as never answered. Waits (at most [`QUIT_WAIT`])
-    /// for those notes, then returns: the caller ends the process, and the service retries
-    /// every call that got no answer.
     /// Calls begun and not yet answered, as [`Running::in_progress`].
     pub fn in_progress(&self) -> usize {
         self.in_progress.load(Ordering::Relaxed)
     }
 
+    /// From now on no call is answered, and none is handed to the store; a call already stored
+    /// whose answer has not gone yet is noted as never answered. Waits (at most [`QUIT_WAIT`]
+    /// and [`QUIT_NOTE_WAIT`]) for the calls to stop and for those notes, then returns: the
+    /// caller ends the process, and the service retries every call that got no answer.
+    ///
     /// The quit takes effect when this is called, before the future is awaited.
     pub fn quit_now(&self) -> impl std::future::Future<Output = QuitReport> + use<> {
         self.quit.on.store(true, Ordering::SeqCst);
-        let (quit, in_progress) = (self.quit.clone(), self.in_progress.clone());
+        let (quit, in_progress, store) = (
+            self.quit.clone(),
+            self.in_progress.clone(),
+            self.store.clone(),
+        );
         async move {
             let deadline = Instant::now() + QUIT_WAIT;
+            // Settled when every count left is a call waiting for the end (its handler's).
             let settled =
                 || in_progress.load(Ordering::SeqCst) <= quit.parked.load(Ordering::SeqCst);
             while !settled() && Instant::now() < deadline {
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
             }
+            // Answers still being sent will not go once the process ends.
+            let unsent: Vec<(i64, (Instant, bool))> = quit
+                .unsent
+                .lock()
+                .map(|mut m| m.drain().collect())
+                .unwrap_or_default();
+            let notes: Vec<_> = unsent
+                .iter()
+                .map(|&(id, (started, check))| {
+                    let (store, quit) = (store.clone(), quit.clone());
+                    tokio::spawn(async move { note_quit(&store, &quit, id, started, check).await })
+                })
+                .collect();
+            let notes_due = tokio::time::Instant::now() + QUIT_NOTE_WAIT;
+            for note in notes {
+                let _ = tokio::time::timeout_at(notes_due, note).await;
+            }
+            let mut stored = quit.noted.lock().map(|ids| ids.clone()).unwrap_or_default();
+            stored.sort_unstable();
             QuitReport {
-                // Once settled, each call left waits with its handler's count alone.
-                unanswered: in_progress.load(Ordering::SeqCst),
-                stored: quit.noted.load(Ordering::SeqCst),
+                unanswered: quit.calls.load(Ordering::SeqCst) + unsent.len(),
+                stored,
             }
         }
     }
@@ -162,6 +230,68 @@ impl Quitter {
 async fn park(shared: &Shared) -> Response {
     shared.quit.parked.fetch_add(1, Ordering::SeqCst);
     std::future::pending().await
+}
+
+/// During a stop, the answer of stored call `id` is tracked until it has been sent, so that a
+/// quit at once notes it if it has not.
+fn track_send(
+    shared: &Arc<Shared>,
+    id: i64,
+    started: Instant,
+    check: bool,
+    r: Response,
+) -> Response {
+    if let Ok(mut unsent) = shared.quit.unsent.lock() {
+        unsent.insert(id, (started, check));
+    }
+    let (parts, body) = r.into_parts();
+    let tracked = Tracked {
+        body,
+        _sent: Sent {
+            quit: shared.quit.clone(),
+            id,
+        },
+    };
+    Response::from_parts(parts, Body::new(tracked))
+}
+
+/// An answer's body that tells, when the server is done with it, that the answer went.
+struct Tracked {
+    body: Body,
+    _sent: Sent,
+}
+
+struct Sent {
+    quit: Arc<Quit>,
+    id: i64,
+}
+
+impl Drop for Sent {
+    fn drop(&mut self) {
+        if let Ok(mut unsent) = self.quit.unsent.lock() {
+            unsent.remove(&self.id);
+        }
+    }
+}
+
+impl axum::body::HttpBody for Tracked {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 fn quitting(shared: &Shared) -> bool {
@@ -193,6 +323,7 @@ pub struct Running {
     stopping: tokio::sync::watch::Sender<bool>,
     in_progress: Arc<AtomicUsize>,
     quit: Arc<Quit>,
+    store: Store,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -218,6 +349,7 @@ impl Running {
         Quitter {
             quit: self.quit.clone(),
             in_progress: self.in_progress.clone(),
+            store: self.store.clone(),
         }
     }
 
@@ -294,7 +426,7 @@ pub async fn start(
     let in_progress = Arc::new(AtomicUsize::new(0));
     let quit = Arc::new(Quit::default());
     let shared = Arc::new(Shared {
-        store,
+        store: store.clone(),
         responder,
         config,
         events: events.clone(),
@@ -323,6 +455,7 @@ pub async fn start(
         stopping: stopping_tx,
         in_progress,
         quit,
+        store,
         task,
     })
 }
@@ -415,6 +548,7 @@ async fn handle(
     let started = Instant::now();
     let received_at = Utc::now();
     let _counted = InProgress::new(&shared.in_progress);
+    let _call = InProgress::new(&shared.quit.calls);
     let (parts, body) = req.into_parts();
     let headers: Vec<Header> = parts
         .headers
@@ -674,20 +808,15 @@ impl AfterCommit {
         if quitting(&self.shared) {
             // Not answered: noted, so the store does not claim an answer the caller never got;
             // the listeners are not told of an answer that will not go.
-            let check = self.registration_check;
-            let finding = Finding {
-                severity: Severity::Warning,
-                code: QUIT_BEFORE_ANSWER.into(),
-                message: format!(
-                    "Hookscope quit at once (a second Ctrl-C) after this call was stored and before its answer was sent, {} in: the caller got no answer. {}",
-                    crate::text::human_duration(self.started.elapsed()),
-                    crate::store::unanswered_consequence(check)
-                ),
-            };
-            let outcome = crate::store::unanswered_outcome(check);
-            if self.shared.store.note(id, finding, outcome).await.is_ok() {
-                self.shared.quit.noted.fetch_add(1, Ordering::SeqCst);
-            }
+            let shared = &self.shared;
+            note_quit(
+                &shared.store,
+                &shared.quit,
+                id,
+                self.started,
+                self.registration_check,
+            )
+            .await;
             return Ok(Some(id));
         }
         if let Some(summary) = self.summary.take() {
@@ -798,6 +927,9 @@ async fn record(
     };
     match stored {
         Ok(_) if quitting(shared) => park(shared).await,
+        Ok(Some(id)) if *shared.stopping.borrow() => {
+            track_send(shared, id, started, registration_check, response(sent))
+        }
         Ok(_) => response(sent),
         Err(e) => {
             // Not stored means not acknowledged: ask the service to come back.
@@ -866,7 +998,48 @@ fn plain(status: StatusCode, text: &str) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::url_for;
+    use super::*;
+
+    /// An answer the server has not finished sending when the quit comes: its call is noted
+    /// (the early answer taken back); one sent in full is left alone.
+    #[tokio::test]
+    async fn a_quit_notes_the_answers_still_being_sent() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), crate::store::Durability::Normal).unwrap();
+        let mut inv = crate::store::Invocation::synthetic(1, b"[]");
+        inv.findings = vec![answered_early_finding(
+            std::time::Duration::from_secs(1),
+            std::time::Duration::from_secs(10),
+        )];
+        let pending = store.insert(inv.clone()).await.unwrap();
+        let sent = store.insert(inv).await.unwrap();
+        let quit = Arc::new(Quit::default());
+        for id in [pending, sent] {
+            quit.unsent
+                .lock()
+                .unwrap()
+                .insert(id, (Instant::now(), false));
+        }
+        // The server drops a body once it is done with it.
+        drop(Sent {
+            quit: quit.clone(),
+            id: sent,
+        });
+        let quitter = Quitter {
+            quit,
+            in_progress: Arc::new(AtomicUsize::new(0)),
+            store: store.clone(),
+        };
+        let report = quitter.quit_now().await;
+        assert_eq!(report.stored, vec![pending]);
+        assert_eq!(report.unanswered, 1);
+        let row = store.get(pending).unwrap().unwrap();
+        let codes: Vec<_> = row.inv.findings.iter().map(|f| f.code.as_str()).collect();
+        assert_eq!(codes, vec![QUIT_BEFORE_ANSWER]);
+        assert_eq!(row.inv.outcome(), crate::contract::Outcome::RetryTemporary);
+        let untouched = store.get(sent).unwrap().unwrap();
+        assert_eq!(untouched.inv.findings[0].code, "answered-early");
+    }
 
     #[test]
     fn a_receiver_on_every_address_is_reached_through_the_loopback_one() {

@@ -489,6 +489,8 @@ enum Op {
         id: i64,
         finding: Finding,
         outcome: Outcome,
+        /// A finding code the note makes untrue, removed from the call.
+        replaces: Option<&'static str>,
     },
 }
 
@@ -712,14 +714,27 @@ fn write_batch(conn: &mut Connection, batch: &[(Op, Ack)]) -> Result<Vec<i64>, S
                     id,
                     finding,
                     outcome,
+                    replaces,
                 } => {
                     let finding = serde_json::to_string(finding)
                         .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                    // Every SET reads the row as it was: the findings kept, then the note.
                     tx.prepare_cached(
-                        "UPDATE invocations SET findings = json_insert(findings, '$[#]', json(?1)),
-                            findings_count = findings_count + 1, outcome = ?2 WHERE id = ?3",
+                        "UPDATE invocations SET
+                            findings = json_insert((SELECT json_group_array(json(value))
+                                FROM json_each(findings)
+                                WHERE json_extract(value, '$.code') IS NOT ?4), '$[#]', json(?1)),
+                            findings_count = (SELECT count(*) FROM json_each(findings)
+                                WHERE json_extract(value, '$.code') IS NOT ?4) + 1,
+                            outcome = ?2
+                         WHERE id = ?3",
                     )?
-                    .execute(params![finding, outcome.as_str(), id])?;
+                    .execute(params![
+                        finding,
+                        outcome.as_str(),
+                        id,
+                        replaces
+                    ])?;
                     ids.push(*id);
                     continue;
                 }
@@ -977,10 +992,22 @@ impl Store {
         finding: Finding,
         outcome: Outcome,
     ) -> Result<(), StoreError> {
+        self.note_replacing(id, finding, outcome, None).await
+    }
+
+    /// [`Store::note`], taking away the finding coded `replaces` that the note makes untrue.
+    pub async fn note_replacing(
+        &self,
+        id: i64,
+        finding: Finding,
+        outcome: Outcome,
+        replaces: Option<&'static str>,
+    ) -> Result<(), StoreError> {
         self.send(Op::Note {
             id,
             finding,
             outcome,
+            replaces,
         })?
         .await
         .map(|_| ())
