@@ -101,6 +101,8 @@ struct Shared {
 #[derive(Default)]
 struct Quit {
     on: std::sync::atomic::AtomicBool,
+    /// A stop has begun (as the `stopping` watch says, read without a lock on the hot path).
+    stopping: std::sync::atomic::AtomicBool,
     /// Calls whose handler runs (each call once, however else it is counted).
     calls: Arc<AtomicUsize>,
     /// Calls that will get no answer: they wait for the process to end.
@@ -366,6 +368,7 @@ impl Running {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+        self.quit.stopping.store(true, Ordering::SeqCst);
         let _ = self.stopping.send(true);
         let mut served = tokio::select! {
             _ = &mut self.task => true,
@@ -927,7 +930,7 @@ async fn record(
     };
     match stored {
         Ok(_) if quitting(shared) => park(shared).await,
-        Ok(Some(id)) if *shared.stopping.borrow() => {
+        Ok(Some(id)) if shared.quit.stopping.load(Ordering::SeqCst) => {
             track_send(shared, id, started, registration_check, response(sent))
         }
         Ok(_) => response(sent),
