@@ -306,6 +306,38 @@ fn the_filter_narrows_the_list() {
     assert!(rig.harness.query_by_label("dlv-a").is_none());
 }
 
+/// Enter in a text field is the field's: it does not also "open" the selected call, which
+/// threw the user out of the Timeline tab they were reading.
+#[test]
+fn enter_in_a_text_field_keeps_the_detail_tab() {
+    let mut rig = start();
+    rig.send_and_open("status-report", "dlv-enter");
+    rig.harness.get_by_label("Timeline").click();
+    rig.harness.step();
+    assert_eq!(
+        rig.harness.state().state.detail_tab,
+        hookscope::app::state::DetailTab::Delivery
+    );
+    rig.harness.get_by_label("Search:").click();
+    rig.harness.step();
+    rig.harness.get_by_label("Search:").type_text("dlv");
+    rig.harness.step();
+    rig.harness.key_press(egui::Key::Enter);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    assert_eq!(
+        rig.harness.state().state.detail_tab,
+        hookscope::app::state::DetailTab::Delivery,
+        "Enter in the search field left the Timeline"
+    );
+    // Out of the field, Enter still opens the call (on its Messages).
+    rig.harness.key_press(egui::Key::Enter);
+    rig.until("the call is opened afresh", |app| {
+        app.state.detail_tab == hookscope::app::state::DetailTab::Messages
+    });
+}
+
 #[test]
 fn keyboard_moves_the_selection() {
     let mut rig = start();

@@ -450,6 +450,9 @@ pub struct RulesEditor {
 /// Everything the window shows.
 #[derive(Debug)]
 pub struct AppState {
+    /// A text field had the keyboard when this frame began: its Enter (which also gives the
+    /// focus up) is the field's, not the list's "open".
+    pub typing: bool,
     pub settings: Settings,
     pub data_dir: std::path::PathBuf,
     pub listening: Listening,
@@ -483,6 +486,7 @@ pub struct AppState {
 impl AppState {
     pub fn new(settings: Settings, data_dir: std::path::PathBuf) -> Self {
         AppState {
+            typing: false,
             form: AnswerForm::from_answer(&settings.answer),
             port_text: settings.port.to_string(),
             any_port_this_session: false,

@@ -135,7 +135,7 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 
 /// Arrow keys, j/k, Home/End and Enter, unless a text field has the keyboard.
 fn keyboard(ui: &mut egui::Ui, app: &mut HookscopeApp) {
-    if ui.ctx().egui_wants_keyboard_input() || app.state.list.count == 0 {
+    if app.state.typing || ui.ctx().egui_wants_keyboard_input() || app.state.list.count == 0 {
         return;
     }
     let (down, up, home, end, enter) = ui.input(|i| {

@@ -68,6 +68,7 @@ pub fn widest_text<'a>(
 pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // The zoom is changed with Ctrl +/- (egui) or the top bar; keep it for the next start.
     app.state.settings.zoom = ui.ctx().zoom_factor();
+    app.state.typing = ui.ctx().egui_wants_keyboard_input();
 
     egui::Panel::top("top_bar").show(ui, |ui| top_bar::top_bar_ui(ui, app));
     let width = ui.max_rect().width();
