@@ -808,20 +808,6 @@ impl AfterCommit {
         let id = committing.await;
         self.committing = None;
         let id = id?;
-        if quitting(&self.shared) {
-            // Not answered: noted, so the store does not claim an answer the caller never got;
-            // the listeners are not told of an answer that will not go.
-            let shared = &self.shared;
-            note_quit(
-                &shared.store,
-                &shared.quit,
-                id,
-                self.started,
-                self.registration_check,
-            )
-            .await;
-            return Ok(Some(id));
-        }
         if let Some(summary) = self.summary.take() {
             let _ = self.shared.events.send(Arc::new(Recorded {
                 summary: Summary { id, ..summary },
@@ -929,7 +915,12 @@ async fn record(
         (Err(e), _) => Err(e),
     };
     match stored {
-        Ok(_) if quitting(shared) => park(shared).await,
+        // Not answered: noted, so the store does not claim an answer the caller never got.
+        Ok(Some(id)) if quitting(shared) => {
+            note_quit(&shared.store, &shared.quit, id, started, registration_check).await;
+            park(shared).await
+        }
+        Ok(None) if quitting(shared) => park(shared).await,
         Ok(Some(id)) if shared.quit.stopping.load(Ordering::SeqCst) => {
             track_send(shared, id, started, registration_check, response(sent))
         }

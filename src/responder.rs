@@ -27,16 +27,32 @@ pub struct Answer {
 
 /// A header value given as a string or as a whole number (kept as its digits).
 fn text_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum TextOrNumber {
-        Text(String),
-        Number(u64),
+    struct Visit;
+    impl<'de> serde::de::Visitor<'de> for Visit {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("seconds (a whole number such as 120) or an HTTP date in a string")
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(Visit)
+        }
+        fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+            Ok(Some(n.to_string()))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(v.to_owned()))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Some(v))
+        }
     }
-    Ok(Option::<TextOrNumber>::deserialize(d)?.map(|v| match v {
-        TextOrNumber::Text(t) => t,
-        TextOrNumber::Number(n) => n.to_string(),
-    }))
+    d.deserialize_option(Visit)
 }
 
 impl Default for Answer {

@@ -34,12 +34,13 @@ impl AttemptCond {
         if self.equals == Some(0) || self.at_most == Some(0) {
             return Some("attempts are numbered from 1".to_owned());
         }
-        if let Some(e) = self.equals
-            && (e < least || e > most)
-        {
-            return Some(format!(
-                "equals {e} is outside at_least {least} and at_most {most}"
-            ));
+        if let Some(e) = self.equals {
+            if self.at_least.is_some_and(|l| e < l) {
+                return Some(format!("equals {e} is under at_least {least}"));
+            }
+            if self.at_most.is_some_and(|m| e > m) {
+                return Some(format!("equals {e} is over at_most {most}"));
+            }
         }
         (least > most).then(|| format!("at_least {least} is more than at_most {most}"))
     }
@@ -279,7 +280,7 @@ impl RuleSet {
                 reason: "the file is a list; a rule file is an object: {\"rules\": [ ... ]}".into(),
             });
         }
-        let file: RuleFile = serde_json::from_str(text).map_err(|e| RuleError::Syntax {
+        let mut file: RuleFile = serde_json::from_str(text).map_err(|e| RuleError::Syntax {
             path: path.to_owned(),
             line: e.line(),
             column: e.column(),
@@ -290,6 +291,15 @@ impl RuleSet {
                 .unwrap_or("")
                 .to_owned(),
         })?;
+        // Header values arrive without surrounding spaces: a rule's are taken the same way.
+        for r in &mut file.rules {
+            for value in [&mut r.when.event, &mut r.when.webhook_id]
+                .into_iter()
+                .flatten()
+            {
+                *value = value.trim().to_owned();
+            }
+        }
         let name_lines = name_lines(text);
         for (i, r) in file.rules.iter().enumerate() {
             let invalid = |reason: String| RuleError::Invalid {
@@ -594,7 +604,14 @@ mod tests {
                 r#"{"at_most": 2, "at_least": 5}"#,
                 "at_least 5 is more than at_most 2",
             ),
-            (r#"{"equals": 7, "at_most": 3}"#, "equals 7 is outside"),
+            (
+                r#"{"equals": 7, "at_most": 3}"#,
+                "equals 7 is over at_most 3",
+            ),
+            (
+                r#"{"equals": 3, "at_least": 4}"#,
+                "equals 3 is under at_least 4",
+            ),
             (r#"{"equals": 0}"#, "numbered from 1"),
             (r#"{"at_most": 0}"#, "numbered from 1"),
         ] {
@@ -615,9 +632,23 @@ mod tests {
         let r =
             one_rule(r#"{"name": "n", "answer": {"status": 503, "retry_after": 120}}"#).unwrap();
         assert_eq!(r.rules[0].answer.retry_after.as_deref(), Some("120"));
-        let e =
-            one_rule(r#"{"name": "n", "answer": {"status": 503, "retry_after": -5}}"#).unwrap_err();
-        assert!(e.contains("line 1"), "{e}");
+        for bad in ["-5", "1.5", "true"] {
+            let e = one_rule(&format!(
+                r#"{{"name": "n", "answer": {{"status": 503, "retry_after": {bad}}}}}"#
+            ))
+            .unwrap_err();
+            assert!(e.contains("line 1"), "{e}");
+            assert!(
+                e.contains("expected seconds (a whole number such as 120) or an HTTP date"),
+                "{e}"
+            );
+        }
+        // An event with spaces around it is the event (a header value has none).
+        let r = one_rule(
+            r#"{"name": "n", "when": {"event": " status-report "}, "answer": {"status": 503}}"#,
+        )
+        .unwrap();
+        assert_eq!(r.rules[0].when.event.as_deref(), Some("status-report"));
         let e = RuleSet::parse("r.json", "[]").unwrap_err().to_string();
         assert!(e.contains("a rule file is an object"), "{e}");
     }
