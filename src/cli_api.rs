@@ -396,12 +396,12 @@ async fn warn_if_no_webhook(c: &crate::api::ApiClient, scope: crate::contract::T
 }
 
 fn no_webhook_warning(scope: crate::contract::TriggerScope) -> String {
-    let (what, s) = match scope {
-        crate::contract::TriggerScope::Sent => ("its status reports go", "SENT"),
-        crate::contract::TriggerScope::Received => ("it goes", "RECEIVED"),
+    let (what, s, again) = match scope {
+        crate::contract::TriggerScope::Sent => ("its status reports go", "SENT", "send it"),
+        crate::contract::TriggerScope::Received => ("it goes", "RECEIVED", "inject it"),
     };
     format!(
-        "Note: no webhook is active for {s} messages, so {what} nowhere. Create one (`hookscope webhooks create --name NAME --url URL --scope {s}`) or make one active, and send again."
+        "Note: no webhook is active for {s} messages, so {what} nowhere. Create one (`hookscope webhooks create --name NAME --url URL --scope {s}`) or make one active, and {again} again."
     )
 }
 
@@ -461,7 +461,14 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
         credits: args.credits,
     })
     .await?;
-    eprintln!("The service emulator is listening on {}", emu.base_url());
+    if args.bind.is_unspecified() {
+        eprintln!(
+            "The service emulator is listening on every address of this machine: {} from here",
+            emu.base_url()
+        );
+    } else {
+        eprintln!("The service emulator is listening on {}", emu.base_url());
+    }
     if let Some(warning) = exposure_warning(args.bind, default_password) {
         eprintln!("{warning}");
     }

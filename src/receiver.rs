@@ -394,8 +394,9 @@ impl Running {
     }
 }
 
-/// The URL for a receiver bound to `addr`, as a caller on this machine reaches it.
-fn url_for(mut addr: SocketAddr) -> String {
+/// The URL of a server bound to `addr`, as a caller on this machine reaches it (bound to
+/// every address, through the loopback one).
+pub fn url_for(mut addr: SocketAddr) -> String {
     if addr.ip().is_unspecified() {
         addr.set_ip(match addr {
             SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),

@@ -365,11 +365,7 @@ impl HookscopeApp {
 
     fn receiver_config(&self) -> Result<ReceiverConfig, String> {
         let s = &self.state.settings;
-        let bind: IpAddr = s
-            .bind
-            .trim()
-            .parse()
-            .map_err(|_| format!("\"{}\" is not an IP address (e.g. 127.0.0.1).", s.bind))?;
+        let bind: IpAddr = crate::text::parse_bind(&s.bind)?;
         Ok(ReceiverConfig {
             bind,
             port: if self.state.any_port_this_session {

@@ -48,7 +48,7 @@ impl Settings {
     /// a public URL that is not a whole http(s) address.
     pub fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if self.bind.trim().parse::<std::net::IpAddr>().is_err() {
+        if crate::text::parse_bind(&self.bind).is_err() {
             out.push(format!(
                 "\"{}\" is not an IP address: use 127.0.0.1 (this machine only) or 0.0.0.0 (the network).",
                 self.bind.trim()
@@ -537,6 +537,12 @@ mod tests {
             ..Settings::default()
         };
         assert!(ok.problems().is_empty(), "{:?}", ok.problems());
+        // As on the command line, localhost is the loopback address.
+        let local = Settings {
+            bind: "localhost".into(),
+            ..Settings::default()
+        };
+        assert!(local.problems().is_empty(), "{:?}", local.problems());
         let relative = Settings {
             public_url: "/hook".into(),
             ..Settings::default()

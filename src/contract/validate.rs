@@ -170,9 +170,17 @@ pub fn validate(
     v.delivery = required_header(headers, brand.delivery_header(), f);
     let attempt_name = brand.attempt_header();
     let attempt_raw = required_header(headers, attempt_name, f);
-    // Any of the headers that name a delivery makes the call a delivery attempt (perhaps of an
-    // empty array, which the contract allows), never the registration check, which names none.
-    let names_a_delivery = v.event_raw.is_some() || v.delivery.is_some() || attempt_raw.is_some();
+    // Any of the headers that name a delivery (even empty) makes the call a delivery attempt
+    // (perhaps of an empty array, which the contract allows), never the registration check,
+    // which names none.
+    let names_a_delivery = [
+        event_name,
+        brand.delivery_header(),
+        attempt_name,
+        brand.webhook_id_header(),
+    ]
+    .iter()
+    .any(|name| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)));
     if let Some(raw) = attempt_raw {
         // Digits only, without a sign or a leading zero: "+1" and "01" are not how the service
         // writes a number, though a lenient parser would take them.
@@ -1066,7 +1074,9 @@ mod tests {
         // missing, not the check (whose missing-header findings would be dropped).
         for (name, value) in [
             ("X-Service-Event", &b"status-report"[..]),
+            ("X-Service-Event", b""),
             ("X-Service-Delivery-Attempt", b"1"),
+            ("X-Service-Webhook-Id", b"234"),
         ] {
             let v = run("POST", &set(&h, name, value), b"[]");
             assert!(!v.registration_check, "{name}");

@@ -239,7 +239,7 @@ impl Emulator {
 
     /// The API's base URL, e.g. `http://127.0.0.1:8788/v1`.
     pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
+        format!("{}v1", crate::receiver::url_for(self.addr))
     }
 
     pub fn clock(&self) -> &Clock {

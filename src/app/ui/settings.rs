@@ -69,7 +69,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
             let warn = super::outcome_color(crate::contract::Outcome::RetryTemporary, dark);
             let bad = super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark);
             let bind = app.state.settings.bind.trim();
-            if bind.parse::<std::net::IpAddr>().is_ok_and(|ip| !ip.is_loopback()) {
+            if crate::text::parse_bind(bind).is_ok_and(|ip| !ip.is_loopback()) {
                 ui.label(
                     RichText::new("Warning: another bind address makes the receiver reachable from other machines.")
                         .color(warn),
