@@ -703,15 +703,20 @@ pub fn render_show(s: &Stored) -> String {
         t += "\n";
     }
     t += &format!(
-        "\nBody ({}{})\n",
-        human_size(inv.body_size),
-        if inv.body_kept {
-            String::new()
-        } else {
-            format!(
-                ", over the limit, not kept; declared {}",
-                inv.declared_size.map_or("no size".to_owned(), human_size)
-            )
+        "\nBody ({})\n",
+        match (inv.body_kept, inv.declared_size) {
+            (true, _) => human_size(inv.body_size),
+            // Refused on the size it declared: only part of it came.
+            (false, Some(d)) if d > inv.body_size => format!(
+                "declared {}, over the limit, not kept; {} arrived",
+                human_size(d),
+                human_size(inv.body_size)
+            ),
+            (false, Some(_)) => format!("{}, over the limit, not kept", human_size(inv.body_size)),
+            (false, None) => format!(
+                "{}, over the limit, not kept; sent in chunks with no size declared",
+                human_size(inv.body_size)
+            ),
         }
     );
     t += &indent(&body_text(&inv.body));
@@ -1173,6 +1178,30 @@ mod tests {
         inv.answer.headers = vec![("Retry-After".into(), "300".into())];
         let t = render_show(&Stored { id: 2, inv });
         assert!(t.contains("Retry-After: 300\n"), "{t}");
+    }
+
+    #[test]
+    fn show_says_what_of_a_refused_body_was_declared_and_what_came() {
+        let body = |declared: Option<u64>, size: u64| {
+            let mut inv = crate::store::Invocation::synthetic(1, b"");
+            inv.body_kept = false;
+            inv.body_size = size;
+            inv.declared_size = declared;
+            let t = render_show(&Stored { id: 1, inv });
+            t.lines()
+                .find(|l| l.starts_with("Body ("))
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert_eq!(
+            body(Some(10_000), 500),
+            "Body (declared 9.8 KiB, over the limit, not kept; 500 B arrived)"
+        );
+        assert_eq!(
+            body(Some(2048), 2048),
+            "Body (2.0 KiB, over the limit, not kept)"
+        );
+        assert!(body(None, 2048).ends_with("sent in chunks with no size declared)"));
     }
 
     #[test]

@@ -632,9 +632,11 @@ async fn handle(
                         "The body is {}{}{}, over the limit of {limit}: {fate}.",
                         if body.stopped_counting { "at least " } else { "" },
                         exact_size(body.received),
-                        declared.map_or(" (sent in chunks, with no size declared)".to_owned(), |d| {
-                            format!(" (declared {})", exact_size(d))
-                        })
+                        match declared {
+                            None => " (sent in chunks, with no size declared)".to_owned(),
+                            Some(d) if d == body.received => String::new(),
+                            Some(d) => format!(" (declared {})", exact_size(d)),
+                        }
                     ),
                 }
             },
@@ -670,8 +672,9 @@ async fn handle(
             severity: Severity::Error,
             code: "body-incomplete".into(),
             message: format!(
-                "The client stopped sending the body after {} bytes: {err}.",
-                body.received
+                "The client stopped sending the body after {}{}: the connection ended before the body did (the server said: {err}).",
+                crate::text::count(body.received, "byte", "bytes"),
+                declared.map_or(String::new(), |d| format!(" of the {d} it declared"))
             ),
         });
         // Whatever is chosen, no answer reaches a client that is gone.

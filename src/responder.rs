@@ -438,7 +438,7 @@ mod tests {
             far.contains("past the service's 2-day retry window"),
             "{far}"
         );
-        assert!(far.contains("2 d 7 h"), "{far}");
+        assert!(far.contains("2 d 8 h"), "{far}");
         // A date: passed, or beyond the window.
         let mut passed = Answer::status(503);
         passed.retry_after = Some("Sun, 22 Nov 2026 09:00:00 GMT".into());

@@ -350,7 +350,9 @@ pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// A human duration: `90 s`, `3 min`, `4 min 12 s`, `1 h 30 min`, `2 d`.
+/// A human duration: `1.5 s`, `1 min 30 s`, `4 min 12 s`, `1 h 31 min`, `2 d`: under 10 s to
+/// the tenth, otherwise its two largest units, rounded to the smaller of them (so 47 h 59 min
+/// 59 s is `2 d`, not `1 d 23 h`).
 pub fn human_duration(d: Duration) -> String {
     if d.is_zero() {
         return "0 s".to_owned();
@@ -358,11 +360,27 @@ pub fn human_duration(d: Duration) -> String {
     if d.as_secs() == 0 {
         return format!("{} ms", d.as_millis());
     }
-    // To the nearest second: 5.998 s is "6 s", as a person reads it.
-    let s = d.saturating_add(Duration::from_millis(500)).as_secs();
-    let (days, h, m, sec) = (s / 86_400, (s / 3600) % 24, (s / 60) % 60, s % 60);
-    let parts: Vec<String> = [(days, "d"), (h, "h"), (m, "min"), (sec, "s")]
-        .into_iter()
+    if d < Duration::from_secs(10) {
+        let tenths = (d.as_millis() + 50) / 100;
+        return if tenths.is_multiple_of(10) {
+            format!("{} s", tenths / 10)
+        } else {
+            format!("{}.{} s", tenths / 10, tenths % 10)
+        };
+    }
+    const UNITS: [(u64, &str); 4] = [(86_400, "d"), (3_600, "h"), (60, "min"), (1, "s")];
+    let secs = d.saturating_add(Duration::from_millis(500)).as_secs();
+    let largest = UNITS.iter().position(|(u, _)| secs >= *u).unwrap_or(3);
+    let finest = UNITS[(largest + 1).min(3)].0;
+    let rounded = secs.saturating_add(finest / 2) / finest * finest;
+    let mut left = rounded;
+    let parts: Vec<String> = UNITS
+        .iter()
+        .map(|(u, name)| {
+            let v = left / u;
+            left %= u;
+            (v, name)
+        })
         .filter(|(v, _)| *v > 0)
         .take(2)
         .map(|(v, u)| format!("{v} {u}"))
@@ -535,6 +553,12 @@ mod tests {
             e.starts_with("\"my-laptop\" is not an IP address: use 127.0.0.1"),
             "{e}"
         );
-        assert_eq!(human_duration(Duration::MAX), "213503982334601 d 7 h");
+        assert_eq!(human_duration(Duration::from_millis(1_500)), "1.5 s");
+        assert_eq!(human_duration(Duration::from_millis(1_199)), "1.2 s");
+        assert_eq!(human_duration(Duration::from_millis(9_960)), "10 s");
+        assert_eq!(human_duration(Duration::from_secs(172_799)), "2 d");
+        assert_eq!(human_duration(Duration::from_secs(5_445)), "1 h 31 min");
+        assert_eq!(human_duration(Duration::from_secs(90)), "1 min 30 s");
+        assert!(human_duration(Duration::MAX).starts_with("213503982334601 d"));
     }
 }
