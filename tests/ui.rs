@@ -338,6 +338,17 @@ fn enter_in_a_text_field_keeps_the_detail_tab() {
     });
 }
 
+/// Secondary text (what each answer does, webhook URLs) is set larger than egui's 9 points,
+/// to be read on a projector.
+#[test]
+fn secondary_text_is_large_enough_to_read() {
+    let rig = start();
+    let small = rig.harness.ctx.global_style().text_styles[&egui::TextStyle::Small].size;
+    assert_eq!(small, hookscope::app::SMALL_TEXT);
+    rig.harness
+        .get_by_label("retried on the schedule, and the service slows down");
+}
+
 #[test]
 fn keyboard_moves_the_selection() {
     let mut rig = start();

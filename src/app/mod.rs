@@ -624,8 +624,18 @@ impl HookscopeApp {
     }
 }
 
-/// Theme and zoom from the settings.
+/// The size of secondary text (what each answer does, webhook URLs, notes): egui's 9 points
+/// are hard to read on a projector.
+pub const SMALL_TEXT: f32 = 10.5;
+
+/// Theme, zoom and text sizes from the settings.
 pub fn apply_look(ctx: &egui::Context, s: &Settings) {
+    ctx.all_styles_mut(|style| {
+        style.text_styles.insert(
+            egui::TextStyle::Small,
+            egui::FontId::proportional(SMALL_TEXT),
+        );
+    });
     ctx.set_theme(if s.dark {
         egui::Theme::Dark
     } else {
