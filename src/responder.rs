@@ -69,6 +69,8 @@ pub enum AnswerError {
     RetryAfter(String),
     #[error("the content type \"{0}\" cannot be sent as a header")]
     ContentType(String),
+    #[error("a {0} answer carries no body in HTTP: leave the body out, or choose 200")]
+    BodyNotAllowed(u16),
     #[error("the delay of {0} ms is longer than an hour")]
     Delay(u64),
 }
@@ -126,6 +128,10 @@ impl Answer {
         }
         if self.delay_ms > 3_600_000 {
             return Err(AnswerError::Delay(self.delay_ms));
+        }
+        // HTTP sends no body with these: the record would claim one the caller never got.
+        if matches!(self.status, 204 | 304) && self.body.as_ref().is_some_and(|b| !b.is_empty()) {
+            return Err(AnswerError::BodyNotAllowed(self.status));
         }
         Ok(())
     }
@@ -404,6 +410,22 @@ mod tests {
         let mut a = Answer::status(200);
         a.content_type = Some("text/plain\r\nX: y".into());
         assert!(matches!(r.set_answer(a), Err(AnswerError::ContentType(_))));
+        for code in [204, 304] {
+            let mut a = Answer::status(code);
+            a.body = Some("hello".into());
+            assert_eq!(
+                r.set_answer(a.clone()),
+                Err(AnswerError::BodyNotAllowed(code))
+            );
+            assert!(
+                a.check()
+                    .unwrap_err()
+                    .to_string()
+                    .contains("carries no body")
+            );
+            a.body = None;
+            assert_eq!(a.check(), Ok(()));
+        }
         assert_eq!(r.decide(call(false)).answer.status, 200, "unchanged");
     }
 
