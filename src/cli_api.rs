@@ -384,6 +384,16 @@ async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError>
     Ok(())
 }
 
+/// On a clock faster than real time, how to read its deliveries in the window: at 1x every
+/// retry looks too early.
+fn fast_clock_hint(speed: f64) -> Option<String> {
+    (speed > 1.0).then(|| {
+        format!(
+            "Its retries come {speed}x sooner than the real service's: in the window, set the Timeline's *Read at* to {speed}x to read its deliveries against its clock."
+        )
+    })
+}
+
 /// Say so (on stderr) when no active webhook has `scope`: what was just sent or injected then
 /// reaches no receiver. Nothing is said when the webhooks cannot be listed.
 async fn warn_if_no_webhook(c: &crate::api::ApiClient, scope: crate::contract::TriggerScope) {
@@ -495,6 +505,9 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
             "this machine only"
         }
     );
+    if let Some(hint) = fast_clock_hint(args.speed) {
+        eprintln!("{hint}");
+    }
     let (mut shown_activity, mut shown_mail) = (0u64, 0usize);
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
@@ -543,6 +556,18 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_fast_clock_says_how_to_read_its_deliveries() {
+        assert_eq!(fast_clock_hint(1.0), None);
+        assert_eq!(fast_clock_hint(0.5), None);
+        let hint = fast_clock_hint(600.0).unwrap();
+        assert!(
+            hint.contains("set the Timeline's *Read at* to 600x"),
+            "{hint}"
+        );
+    }
+
     use super::*;
 
     #[test]
