@@ -166,11 +166,14 @@ impl Answer {
                 "The Retry-After date has already passed: it asks for no wait, so retries follow the schedule.".to_owned(),
             );
         }
-        let plan = crate::contract::Schedule::default().plan(now, Some(value));
-        plan.retries.is_empty().then(|| {
+        // Only whether a first retry fits: the window shows this note every frame.
+        let wait = value.wait_from(now);
+        let first_retry =
+            crate::contract::Schedule::default().next_attempt(now, 1, now, Some(wait));
+        first_retry.is_none().then(|| {
             format!(
                 "A Retry-After of {} reaches past the service's 2-day retry window: no retry comes, and the message is discarded after its first attempt.",
-                crate::text::human_duration(value.wait_from(now))
+                crate::text::human_duration(wait)
             )
         })
     }
