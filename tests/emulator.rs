@@ -521,6 +521,24 @@ async fn two_attempts(answer: Answer, speed: f64) -> Vec<Stored> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_injected_from_a_thread_outside_the_runtime_is_delivered() {
+    // The window's Receive button calls the emulator from the UI thread, outside any runtime.
+    let rig = Rig::start(Answer::status(200)).await;
+    let emu = emulator(60.0, |_| {}).await;
+    client(&emu)
+        .create_webhook(&received_hook(&rig))
+        .await
+        .unwrap();
+    let handle = emu.clone();
+    let injected = std::thread::spawn(move || handle.inject_incoming("+1", "+2", "from the UI"))
+        .join()
+        .expect("injecting from a plain thread does not panic");
+    let got = calls(&rig, 1, 30).await;
+    assert_eq!(got[0].inv.event.as_deref(), Some("incoming-message"));
+    assert!(String::from_utf8_lossy(&got[0].inv.body).contains(&injected.id));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_after_delays_the_retry() {
     let speed = 1000.0;
     let got = two_attempts(Answer::status(503).with_retry_after(600), speed).await;

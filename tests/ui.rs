@@ -9,6 +9,7 @@ use egui_kittest::kittest::Queryable;
 use hookscope::app::HookscopeApp;
 use hookscope::app::engine::Engine;
 use hookscope::app::state::{Listening, Settings};
+use hookscope::contract::TriggerScope;
 use hookscope::responder::Responder;
 use hookscope::store::{Durability, Store};
 use std::time::{Duration, Instant};
@@ -1098,6 +1099,43 @@ fn a_test_message_with_no_sent_webhook_says_its_reports_go_nowhere() {
         rig.harness
             .query_by_label_contains("The test message's status report arrived")
             .is_none()
+    );
+}
+
+#[test]
+fn receive_delivers_an_incoming_message_to_the_received_webhook() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    rig.harness.step();
+    // With no RECEIVED webhook, the message goes nowhere and the panel says so.
+    rig.harness.get_by_label("Receive").click();
+    rig.until_service_error();
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("no webhook is active for RECEIVED messages");
+
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.state_mut().state.service.form.scope = TriggerScope::Received;
+    rig.harness.step();
+    rig.harness.get_by_label("Create").click();
+    rig.until("the webhook is listed", |app| {
+        app.state.service.webhooks.len() == 1
+    });
+    rig.harness.step();
+    rig.harness.get_by_label("Receive").click();
+    rig.until("the incoming message is listed", |app| {
+        app.state
+            .list
+            .row(0)
+            .is_some_and(|r| r.event.as_deref() == Some("incoming-message"))
+    });
+    rig.harness.step();
+    assert!(
+        rig.harness
+            .query_all_by_label_contains("it goes to the RECEIVED webhooks")
+            .next()
+            .is_some()
     );
 }
 

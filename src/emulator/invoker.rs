@@ -136,7 +136,7 @@ pub fn submit(
     } else {
         f64::from(super::routes::parts(body))
     };
-    tokio::spawn(async move {
+    s2.rt.clone().spawn(async move {
         let t = s2.clock.now() + chrono::TimeDelta::from_std(STEP).unwrap_or_default();
         s2.clock.sleep_until(t).await;
         if let Some(sent) = set_status(&s2, &id, MessageStatus::new("SENT", None), Some(cost))
@@ -185,7 +185,7 @@ fn dispatch(s: &Arc<Shared>, scope: TriggerScope, message: Message) {
     for w in hooks {
         let s2 = s.clone();
         let m = message.clone();
-        tokio::spawn(async move {
+        s.rt.spawn(async move {
             let batch = if w.invoke_option == InvokeOption::Many {
                 collect_batch(&s2, &w, m).await
             } else {
@@ -221,7 +221,7 @@ async fn collect_batch(s: &Arc<Shared>, w: &Webhook, m: Message) -> Option<Vec<M
     // Anything past 10 goes out in calls of its own.
     for chunk in rest.chunks(10) {
         let (s2, w2, c) = (s.clone(), w.clone(), chunk.to_vec());
-        tokio::spawn(async move { deliver(s2, w2, c, None).await });
+        s.rt.spawn(async move { deliver(s2, w2, c, None).await });
     }
     Some(batch)
 }
@@ -355,7 +355,7 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
                     at: next.at,
                 };
                 let (s2, w2) = (s.clone(), hook.clone());
-                tokio::spawn(async move { deliver(s2, w2, vec![m], Some(resume)).await });
+                s.rt.spawn(async move { deliver(s2, w2, vec![m], Some(resume)).await });
             }
             return;
         }

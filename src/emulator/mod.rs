@@ -126,6 +126,9 @@ pub(crate) struct Shared {
     /// here instead of opening thousands of connections, and a call's 30 s only start once it
     /// is sent, so a receiver is never timed out for the emulator's own backlog.
     pub calls: tokio::sync::Semaphore,
+    /// The runtime the emulator was started on: its work is spawned there, so the app may
+    /// steer it (inject a message) from the UI thread, which is outside any runtime.
+    pub rt: tokio::runtime::Handle,
 }
 
 /// How many webhook calls the emulator makes at once.
@@ -219,6 +222,7 @@ impl Emulator {
             config,
             http,
             calls: tokio::sync::Semaphore::new(CALLS_AT_ONCE),
+            rt: tokio::runtime::Handle::current(),
         });
         let app = routes::router(shared.clone());
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

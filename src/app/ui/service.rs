@@ -355,15 +355,26 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         ui.add(egui::TextEdit::singleline(&mut app.state.service.inject_text).desired_width(width))
             .labelled_by(l.id);
         if ui.button("Receive").clicked() {
+            // Only a webhook the emulator calls with incoming messages can bring it here.
+            let active = emu.webhooks().iter().any(|w| {
+                w.active && w.trigger_scope == crate::contract::TriggerScope::Received
+            });
             let m = emu.inject_incoming(
                 &app.state.service.inject_from,
                 "+27001234567",
                 &app.state.service.inject_text,
             );
-            app.state.service.status = Some(Ok(format!(
-                "Incoming message {} received by the emulator.",
-                m.id
-            )));
+            app.state.service.status = Some(if active {
+                Ok(format!(
+                    "Incoming message {} received by the emulator: it goes to the RECEIVED webhooks.",
+                    m.id
+                ))
+            } else {
+                Err(format!(
+                    "Incoming message {} received by the emulator, but no webhook is active for RECEIVED messages: it goes nowhere. Create a webhook for RECEIVED, or enable one, and receive again.",
+                    m.id
+                ))
+            });
         }
     });
     ui.add_space(4.0);
