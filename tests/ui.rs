@@ -927,11 +927,16 @@ fn bad_settings_are_named_and_never_stop_the_receiver_that_works() {
     let Listening::On(working) = rig.harness.state().state.listening else {
         panic!("not listening");
     };
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.step();
     {
         let state = &mut rig.harness.state_mut().state;
-        state.settings.bind = "999.1.1.1".into();
-        state.settings.brand = "Bad Word!".into();
-        state.show_settings = true;
+        let draft = state
+            .settings_draft
+            .as_mut()
+            .expect("the window edits a draft");
+        draft.bind = "999.1.1.1".into();
+        draft.brand = "Bad Word!".into();
     }
     rig.harness.step();
     rig.harness.step();
@@ -944,7 +949,8 @@ fn bad_settings_are_named_and_never_stop_the_receiver_that_works() {
         "Apply waits for valid settings"
     );
     // Any other way to restart keeps the receiver that works, and says why.
-    rig.harness.state_mut().start_listening();
+    let draft = rig.harness.state().state.settings_draft.clone().unwrap();
+    rig.harness.state_mut().start_listening_with(draft);
     rig.harness.step();
     let state = &rig.harness.state().state;
     assert!(matches!(state.listening, Listening::On(a) if a == working));
@@ -976,6 +982,97 @@ fn a_restart_on_a_taken_port_keeps_the_receiver_that_works() {
     assert_eq!(rig.send("status-report", "dlv-port-2", 1), 200);
     rig.harness.get_by_label("Dismiss").click();
     rig.until("the notice goes", |app| app.state.listen_notice.is_none());
+}
+
+#[test]
+fn settings_take_effect_only_when_applied_and_a_taken_port_is_never_kept() {
+    use egui_kittest::kittest::NodeT;
+    let mut rig = start();
+    let Listening::On(working) = rig.harness.state().state.listening else {
+        panic!("not listening");
+    };
+    let before = rig.harness.state().state.settings.clone();
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.step();
+    rig.harness.step();
+    // Nothing changed: nothing to apply.
+    assert!(
+        rig.harness
+            .get_by_label("Apply")
+            .accesskit_node()
+            .is_disabled()
+    );
+    // Typed but never applied: closing the window throws it away, and nothing is saved.
+    {
+        let state = &mut rig.harness.state_mut().state;
+        let draft = state
+            .settings_draft
+            .as_mut()
+            .expect("the window edits a draft");
+        draft.bind = "not-an-ip".into();
+        draft.brand = "Acme".into();
+    }
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("\"not-an-ip\" is not an IP address");
+    assert_eq!(rig.harness.state().state.settings, before);
+    rig.harness.state_mut().state.show_settings = false;
+    rig.harness.step();
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.step();
+    let draft = rig.harness.state().state.settings_draft.clone().unwrap();
+    assert_eq!(
+        draft.bind, before.bind,
+        "a fresh draft when the window opens again"
+    );
+
+    // A port that is taken: the receiver that works keeps working, the window says why, and
+    // the settings in force (those saved) keep the port it listens on.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    rig.harness
+        .state_mut()
+        .state
+        .settings_draft
+        .as_mut()
+        .unwrap()
+        .port = port;
+    rig.harness.step();
+    rig.harness
+        .get_by_label("Apply and restart the receiver")
+        .click();
+    rig.until("the restart fails", |app| app.state.listen_notice.is_some());
+    rig.harness.step();
+    let state = &rig.harness.state().state;
+    assert!(matches!(state.listening, Listening::On(a) if a == working));
+    assert_eq!(state.settings.port, before.port);
+    assert_eq!(state.settings_draft.as_ref().map(|d| d.port), Some(port));
+    // Said in the window as well as under the top bar.
+    let said = format!("Port {port} is already in use");
+    assert_eq!(rig.harness.get_all_by_label_contains(&said).count(), 2);
+
+    // A free one: applied, in force, and the notice goes.
+    drop(taken);
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let free_port = free.local_addr().unwrap().port();
+    drop(free);
+    rig.harness
+        .state_mut()
+        .state
+        .settings_draft
+        .as_mut()
+        .unwrap()
+        .port = free_port;
+    rig.harness.step();
+    rig.harness
+        .get_by_label("Apply and restart the receiver")
+        .click();
+    rig.until(
+        "it listens on the new port",
+        move |app| matches!(app.state.listening, Listening::On(a) if a.port() == free_port),
+    );
+    assert_eq!(rig.harness.state().state.settings.port, free_port);
+    assert!(rig.harness.state().state.listen_notice.is_none());
 }
 
 #[test]

@@ -280,9 +280,13 @@ impl HookscopeApp {
 
     /// Saved settings from eframe's storage, or defaults.
     pub fn load_settings(storage: Option<&dyn eframe::Storage>) -> Settings {
-        storage
+        let mut settings: Settings = storage
             .and_then(|s| eframe::get_value(s, SETTINGS_KEY))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        for repaired in settings.repair() {
+            tracing::warn!("{repaired}");
+        }
+        settings
     }
 
     /// Use `picker` for file dialogs (tests pass a stand-in).
@@ -363,8 +367,7 @@ impl HookscopeApp {
         &self.engine
     }
 
-    fn receiver_config(&self) -> Result<ReceiverConfig, String> {
-        let s = &self.state.settings;
+    fn receiver_config(&self, s: &Settings) -> Result<ReceiverConfig, String> {
         let bind: IpAddr = crate::text::parse_bind(&s.bind)?;
         Ok(ReceiverConfig {
             bind,
@@ -380,9 +383,17 @@ impl HookscopeApp {
 
     /// (Re)start the receiver with the current settings.
     pub fn start_listening(&mut self) {
-        match self.receiver_config() {
+        self.start_listening_with(self.state.settings.clone());
+    }
+
+    /// (Re)start the receiver with the receiver settings of `next`; they become the settings
+    /// in force (and saved) only once it listens, so a port that is taken or an address that
+    /// cannot be used is never saved for the next start.
+    pub fn start_listening_with(&mut self, next: Settings) {
+        match self.receiver_config(&next) {
             Ok(config) => {
                 self.state.listening = Listening::Starting;
+                self.state.pending_receiver = Some(next);
                 self.engine.listen(config);
             }
             // A receiver that works keeps working: the reason is said beside it.
@@ -442,15 +453,30 @@ impl HookscopeApp {
                 self.state.listening = Listening::On(addr);
                 self.state.port_text = addr.port().to_string();
                 self.state.listen_notice = None;
-            }
-            Msg::ListenFailed { error, still } => match still {
-                Some(addr) => {
-                    self.state.listening = Listening::On(addr);
-                    self.state.port_text = addr.port().to_string();
-                    self.still_listening(&error, addr);
+                if let Some(next) = self.state.pending_receiver.take() {
+                    let session_port = self.state.any_port_this_session;
+                    self.state.settings.take_receiver(&next, session_port);
                 }
-                None => self.state.listening = Listening::Failed(error),
-            },
+            }
+            Msg::ListenFailed { error, still } => {
+                let tried = self.state.pending_receiver.take();
+                match still {
+                    Some(addr) => {
+                        self.state.listening = Listening::On(addr);
+                        self.state.port_text = addr.port().to_string();
+                        self.still_listening(&error, addr);
+                    }
+                    None => {
+                        // The port field beside the error shows the port it names.
+                        if let Some(tried) = tried
+                            && !self.state.any_port_this_session
+                        {
+                            self.state.port_text = tried.port.to_string();
+                        }
+                        self.state.listening = Listening::Failed(error);
+                    }
+                }
+            }
             Msg::Recorded(rec) => {
                 // A new attempt of the delivery on screen: read it again.
                 let shown = self.state.delivery.as_ref().map(|d| d.delivery.as_str());

@@ -70,6 +70,57 @@ impl Settings {
         }
         out
     }
+
+    /// The receiver's own settings (bind address, port, brand word, body limit) differ.
+    pub fn receiver_differs(&self, other: &Settings) -> bool {
+        self.bind != other.bind
+            || self.port != other.port
+            || self.brand != other.brand
+            || self.body_limit_mib != other.body_limit_mib
+    }
+
+    /// Take the receiver's own settings from `from` (the port too, unless `keep_port`).
+    pub fn take_receiver(&mut self, from: &Settings, keep_port: bool) {
+        self.bind = from.bind.clone();
+        self.brand = from.brand.clone();
+        self.body_limit_mib = from.body_limit_mib;
+        if !keep_port {
+            self.port = from.port;
+        }
+    }
+
+    /// Settings read back from a file written by hand or by an older version: a value that
+    /// cannot be used goes back to its default, so the window starts listening anyway. Returns
+    /// what was put back, one sentence each.
+    pub fn repair(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        let default = Settings::default();
+        if crate::text::parse_bind(&self.bind).is_err() {
+            out.push(format!(
+                "The saved bind address \"{}\" is not an IP address; using {}.",
+                self.bind.trim(),
+                default.bind
+            ));
+            self.bind = default.bind;
+        }
+        if crate::text::parse_brand(&self.brand).is_err() {
+            out.push(format!(
+                "The saved brand word \"{}\" cannot be used in a header name; using {}.",
+                self.brand.trim(),
+                default.brand
+            ));
+            self.brand = default.brand;
+        }
+        if !self.problems().is_empty() {
+            // Only the public URL is left: it is optional.
+            out.push(format!(
+                "The saved public URL \"{}\" is not a whole address; it was cleared.",
+                self.public_url.trim()
+            ));
+            self.public_url.clear();
+        }
+        out
+    }
 }
 
 impl Default for Settings {
@@ -465,6 +516,12 @@ pub struct AppState {
     /// A preset waiting for the user's confirmation (410).
     pub confirm: Option<Preset>,
     pub show_settings: bool,
+    /// What the Settings window edits while it is open; nothing takes effect (or is saved)
+    /// until its button applies it, and closing the window throws it away.
+    pub settings_draft: Option<Settings>,
+    /// Receiver settings being tried: they become the settings in force (and saved) only once
+    /// the receiver listens with them.
+    pub pending_receiver: Option<Settings>,
     /// The port typed in the top bar after a failure to listen.
     pub port_text: String,
     /// *Any free port* was chosen: this session listens on whatever port is free, while the
@@ -501,6 +558,8 @@ impl AppState {
             detail_tab: DetailTab::default(),
             confirm: None,
             show_settings: false,
+            settings_draft: None,
+            pending_receiver: None,
             error: None,
             recorded: 0,
             rules: RulesEditor::default(),
@@ -516,6 +575,33 @@ impl AppState {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn saved_settings_that_cannot_be_used_go_back_to_their_defaults() {
+        let mut s = Settings {
+            bind: "not-an-ip".into(),
+            brand: "Bad Word!".into(),
+            public_url: "xyz".into(),
+            port: 24567,
+            ..Settings::default()
+        };
+        let said = s.repair();
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert!(said[0].contains("\"not-an-ip\" is not an IP address; using 127.0.0.1"));
+        assert!(said[1].contains("\"Bad Word!\""));
+        assert!(said[2].contains("public URL \"xyz\""));
+        assert!(s.problems().is_empty());
+        assert_eq!(
+            (s.bind.as_str(), s.brand.as_str()),
+            ("127.0.0.1", "Service")
+        );
+        assert!(s.public_url.is_empty());
+        // What could be used is kept.
+        assert_eq!(s.port, 24567);
+        let mut fine = Settings::default();
+        assert!(fine.repair().is_empty());
+        assert_eq!(fine, Settings::default());
+    }
+
     #[test]
     fn settings_problems_name_each_bad_field() {
         assert!(Settings::default().problems().is_empty());

@@ -1,11 +1,22 @@
 //! The settings window: bind address, port, brand word, body limit, theme; the data directory.
 
 use crate::app::HookscopeApp;
+use crate::app::state::Listening;
 use egui::RichText;
 
 pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
-    let mut open = app.state.show_settings;
-    let mut restart = false;
+    if !app.state.show_settings {
+        // Closed without applying: what was typed is thrown away.
+        app.state.settings_draft = None;
+        return;
+    }
+    let mut open = true;
+    let mut apply = false;
+    let mut draft = app
+        .state
+        .settings_draft
+        .take()
+        .unwrap_or_else(|| app.state.settings.clone());
     // Under the Settings button (top right), not over the listening URL.
     let screen = ctx.content_rect();
     egui::Window::new("Settings")
@@ -15,7 +26,8 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         .resizable(false)
         .collapsible(false)
         .show(ctx, |ui| {
-            let s = &mut app.state.settings;
+            let s = &mut draft;
+            let dark = &mut app.state.settings.dark;
             egui::Grid::new("settings_grid")
                 .num_columns(2)
                 .spacing([10.0, 6.0])
@@ -50,11 +62,11 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                     ui.end_row();
                     ui.label("Theme");
                     ui.horizontal(|ui| {
-                        if ui.selectable_label(s.dark, "Dark").clicked() {
-                            s.dark = true;
+                        if ui.selectable_label(*dark, "Dark").clicked() {
+                            *dark = true;
                         }
-                        if ui.selectable_label(!s.dark, "Light").clicked() {
-                            s.dark = false;
+                        if ui.selectable_label(!*dark, "Light").clicked() {
+                            *dark = false;
                         }
                     });
                     ui.end_row();
@@ -68,7 +80,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
             let dark = ui.visuals().dark_mode;
             let warn = super::outcome_color(crate::contract::Outcome::RetryTemporary, dark);
             let bad = super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark);
-            let bind = app.state.settings.bind.trim();
+            let bind = draft.bind.trim();
             if crate::text::parse_bind(bind).is_ok_and(|ip| !ip.is_loopback()) {
                 ui.label(
                     RichText::new("Warning: another bind address makes the receiver reachable from other machines.")
@@ -76,20 +88,57 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                 );
             }
             // The receiver keeps running as it is until the settings can be applied.
-            let problems = app.state.settings.problems();
+            let problems = draft.problems();
             for p in &problems {
                 ui.label(RichText::new(p).color(bad));
             }
-            let apply = ui
-                .add_enabled(problems.is_empty(), egui::Button::new("Apply and restart the receiver"))
-                .on_disabled_hover_text("Correct the settings in red first; the receiver keeps running as it is");
-            if apply.clicked() {
-                restart = true;
+            let in_force = &app.state.settings;
+            let listening = matches!(app.state.listening, Listening::On(_));
+            let restarts = draft.receiver_differs(in_force) || !listening;
+            let changed = restarts || draft.public_url.trim() != in_force.public_url;
+            if changed && problems.is_empty() {
+                ui.label(
+                    RichText::new("Not applied yet: closing this window throws the changes away.")
+                        .small()
+                        .weak(),
+                );
+            }
+            let label = if restarts {
+                "Apply and restart the receiver"
+            } else {
+                "Apply"
+            };
+            let button = ui.add_enabled(changed && problems.is_empty(), egui::Button::new(label));
+            let button = if problems.is_empty() {
+                button.on_disabled_hover_text("Nothing to apply: these are the settings in force")
+            } else {
+                button.on_disabled_hover_text(
+                    "Correct the settings in red first; the receiver keeps running as it is",
+                )
+            };
+            apply = button.clicked();
+            // Why the last restart did not happen, here too: this window may cover the top
+            // bar's line.
+            let why = match &app.state.listening {
+                Listening::Failed(why) => Some(why.as_str()),
+                _ => app.state.listen_notice.as_deref(),
+            };
+            if let Some(why) = why {
+                ui.label(RichText::new(why).color(bad));
             }
         });
     app.state.show_settings = open;
-    if restart {
-        app.state.any_port_this_session = false;
-        app.start_listening();
+    if !open {
+        return;
     }
+    if apply {
+        app.state.settings.public_url = draft.public_url.trim().to_owned();
+        if draft.receiver_differs(&app.state.settings)
+            || !matches!(app.state.listening, Listening::On(_))
+        {
+            app.state.any_port_this_session = false;
+            app.start_listening_with(draft.clone());
+        }
+    }
+    app.state.settings_draft = Some(draft);
 }

@@ -51,9 +51,12 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 if ui.button("Listen").clicked() {
                     match app.state.port_text.trim().parse::<u16>() {
                         Ok(p) => {
-                            app.state.settings.port = p;
                             app.state.any_port_this_session = false;
-                            app.start_listening();
+                            let next = crate::app::state::Settings {
+                                port: p,
+                                ..app.state.settings.clone()
+                            };
+                            app.start_listening_with(next);
                         }
                         Err(_) => {
                             app.state.listening = Listening::Failed(format!(
