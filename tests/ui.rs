@@ -984,6 +984,17 @@ fn a_restart_on_a_taken_port_keeps_the_receiver_that_works() {
     rig.until("the notice goes", |app| app.state.listen_notice.is_none());
 }
 
+/// Type `port` in the open settings window and apply it.
+fn apply_port(rig: &mut UiRig, port: u16) {
+    if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {
+        draft.port = port;
+    }
+    rig.harness.step();
+    rig.harness
+        .get_by_label("Apply and restart the receiver")
+        .click();
+}
+
 #[test]
 fn settings_take_effect_only_when_applied_and_a_taken_port_is_never_kept() {
     use egui_kittest::kittest::NodeT;
@@ -1030,17 +1041,7 @@ fn settings_take_effect_only_when_applied_and_a_taken_port_is_never_kept() {
     // the settings in force (those saved) keep the port it listens on.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
-    rig.harness
-        .state_mut()
-        .state
-        .settings_draft
-        .as_mut()
-        .unwrap()
-        .port = port;
-    rig.harness.step();
-    rig.harness
-        .get_by_label("Apply and restart the receiver")
-        .click();
+    apply_port(&mut rig, port);
     rig.until("the restart fails", |app| app.state.listen_notice.is_some());
     rig.harness.step();
     let state = &rig.harness.state().state;
@@ -1056,17 +1057,7 @@ fn settings_take_effect_only_when_applied_and_a_taken_port_is_never_kept() {
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let free_port = free.local_addr().unwrap().port();
     drop(free);
-    rig.harness
-        .state_mut()
-        .state
-        .settings_draft
-        .as_mut()
-        .unwrap()
-        .port = free_port;
-    rig.harness.step();
-    rig.harness
-        .get_by_label("Apply and restart the receiver")
-        .click();
+    apply_port(&mut rig, free_port);
     rig.until(
         "it listens on the new port",
         move |app| matches!(app.state.listening, Listening::On(a) if a.port() == free_port),
