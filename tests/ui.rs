@@ -9,7 +9,7 @@ use egui_kittest::kittest::Queryable;
 use hookscope::app::HookscopeApp;
 use hookscope::app::engine::Engine;
 use hookscope::app::state::{Listening, Settings};
-use hookscope::contract::TriggerScope;
+use hookscope::contract::{Brand, TriggerScope};
 use hookscope::responder::Responder;
 use hookscope::store::{Durability, Store};
 use std::time::{Duration, Instant};
@@ -1225,6 +1225,61 @@ fn receive_delivers_an_incoming_message_to_the_received_webhook() {
             .next()
             .is_some()
     );
+}
+
+#[test]
+fn the_open_delivery_stays_its_own_when_another_webhook_sends_the_same_delivery_id() {
+    let mut rig = start();
+    assert_eq!(rig.send("status-report", "dlv-shared", 1), 200);
+    assert_eq!(rig.send("status-report", "dlv-shared", 2), 200);
+    rig.open_newest("dlv-shared", 2);
+    // The same delivery id from webhook 235: another delivery.
+    let mut headers = invoker_headers("status-report", "dlv-shared", 1);
+    for (name, value) in &mut headers {
+        if name.as_str() == Brand::default().webhook_id_header() {
+            *value = "235".into();
+        }
+    }
+    let req = post(
+        &rig.client,
+        &rig.url("/hook"),
+        &headers,
+        status_report_body("5"),
+    );
+    let status = rig
+        .rt
+        .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
+        .unwrap();
+    assert_eq!(status, 200);
+    rig.until("the other webhook's call is listed", |app| {
+        app.state
+            .list
+            .row(0)
+            .is_some_and(|r| r.webhook_id.as_deref() == Some("235"))
+    });
+    // For a second, the open delivery must not turn into the other webhook's.
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until {
+        rig.harness.step();
+        let d = rig
+            .harness
+            .state()
+            .state
+            .delivery
+            .as_ref()
+            .expect("a delivery");
+        assert_eq!(d.webhook_id.as_deref(), Some("234"));
+        assert_eq!(d.attempts.len(), 2);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // A new attempt of its own is still read in.
+    assert_eq!(rig.send("status-report", "dlv-shared", 3), 200);
+    rig.until("the third attempt is read in", |app| {
+        app.state
+            .delivery
+            .as_ref()
+            .is_some_and(|d| d.attempts.len() == 3)
+    });
 }
 
 #[test]

@@ -478,13 +478,14 @@ impl HookscopeApp {
                 }
             }
             Msg::Recorded(rec) => {
-                // A new attempt of the delivery on screen: read it again.
-                let shown = self.state.delivery.as_ref().map(|d| d.delivery.as_str());
-                if shown.is_some() && shown == rec.summary.delivery.as_deref() {
-                    self.load_delivery(
-                        rec.summary.delivery.clone().unwrap_or_default(),
-                        rec.summary.webhook_id.clone(),
-                    );
+                // A new attempt of the delivery on screen (the same delivery id from the same
+                // webhook; another webhook's delivery of that id is another delivery): read it
+                // again.
+                if let Some(shown) = self.state.delivery.as_ref()
+                    && rec.summary.delivery.as_deref() == Some(shown.delivery.as_str())
+                    && rec.summary.webhook_id == shown.webhook_id
+                {
+                    self.load_delivery(shown.delivery.clone(), shown.webhook_id.clone());
                 }
                 // The test message's report comes from a SENT webhook of the service, not from
                 // any call that happens to arrive meanwhile.
