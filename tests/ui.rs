@@ -234,6 +234,46 @@ fn the_410_preset_asks_for_confirmation() {
 }
 
 #[test]
+fn a_custom_410_is_confirmed_with_its_body_and_content_type() {
+    let mut rig = start();
+    {
+        let form = &mut rig.harness.state_mut().state.form;
+        form.code = "410".into();
+        form.body = "gone for good".into();
+        form.content_type = "text/plain".into();
+    }
+    rig.harness.step();
+    rig.harness.get_by_label("Apply custom answer").click();
+    rig.until("the confirmation opens", |app| app.state.confirm.is_some());
+    rig.harness.step();
+    assert_eq!(rig.harness.state().state.settings.answer.status, 200);
+    rig.harness.get_by_label("Yes, answer 410").click();
+    rig.until("410 is chosen", |app| {
+        app.state.settings.answer.status == 410
+    });
+    let answer = &rig.harness.state().state.settings.answer;
+    assert_eq!(answer.body.as_deref(), Some("gone for good"));
+    assert_eq!(answer.content_type.as_deref(), Some("text/plain"));
+    // The form keeps what was typed.
+    assert_eq!(rig.harness.state().state.form.body, "gone for good");
+    let req = post(
+        &rig.client,
+        &rig.url("/hook"),
+        &invoker_headers("status-report", "dlv-410-body", 1),
+        status_report_body("5"),
+    );
+    let (status, body) = rig
+        .rt
+        .block_on(async {
+            let r = req.send().await?;
+            let status = r.status().as_u16();
+            r.text().await.map(|t| (status, t))
+        })
+        .unwrap();
+    assert_eq!((status, body.as_str()), (410, "gone for good"));
+}
+
+#[test]
 fn selecting_a_row_shows_its_messages_and_headers() {
     let mut rig = start();
     rig.send_and_open("incoming-message", "dlv-sel");

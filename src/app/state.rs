@@ -513,8 +513,9 @@ pub struct AppState {
     pub delivery: Option<Box<crate::deliveries::Delivery>>,
     pub detail_tab: DetailTab,
     pub form: AnswerForm,
-    /// A preset waiting for the user's confirmation (410).
-    pub confirm: Option<Preset>,
+    /// An answer waiting for the user's confirmation (410): a preset's, or a custom one with
+    /// its body, content type and delay.
+    pub confirm: Option<crate::responder::Answer>,
     pub show_settings: bool,
     /// What the Settings window edits while it is open; nothing takes effect (or is saved)
     /// until its button applies it, and closing the window throws it away.

@@ -57,7 +57,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .clicked();
                 if card.inner || card_click {
                     if preset.confirm {
-                        app.state.confirm = Some(preset);
+                        app.state.confirm = Some(preset.answer());
                     } else {
                         app.apply_answer(preset.answer());
                     }
@@ -231,11 +231,8 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         && let Ok(a) = preview
     {
         if a.status == 410 {
-            app.state.confirm = Some(Preset {
-                code: 410,
-                retry_after: None,
-                confirm: true,
-            });
+            // Confirmed as it was written: body, content type and delay included.
+            app.state.confirm = Some(a);
         } else {
             app.apply_answer(a);
         }
@@ -244,20 +241,20 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 
 /// 410 cancels the webhook for good against the real service: ask first.
 pub fn confirm_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
-    let Some(preset) = app.state.confirm else {
+    let Some(answer) = app.state.confirm.clone() else {
         return;
     };
     let modal = egui::Modal::new(egui::Id::unique("confirm_410")).show(ctx, |ui| {
         ui.set_max_width(380.0);
-        ui.heading(format!("Answer {}?", preset.code));
-        ui.label(preset.outcome().describe());
+        ui.heading(format!("Answer {}?", answer.summary()));
+        ui.label(answer.outcome().describe());
         ui.label(
             "Against the real service this is permanent: the webhook stops receiving calls until it is set up again.",
         );
         ui.add_space(8.0);
         ui.horizontal(|ui| {
-            if ui.button(format!("Yes, answer {}", preset.code)).clicked() {
-                app.apply_answer(preset.answer());
+            if ui.button(format!("Yes, answer {}", answer.status)).clicked() {
+                app.apply_answer(answer);
                 app.state.confirm = None;
             }
             if ui.button("Cancel").clicked() {
