@@ -859,6 +859,57 @@ fn a_1024_window_keeps_the_list_and_the_detail_between_the_side_panels() {
 }
 
 #[test]
+fn the_top_bar_and_the_list_stay_readable_in_a_narrow_window_and_at_a_large_zoom() {
+    for (size, zoom) in [
+        ([720.0, 480.0], 1.0),
+        ([860.0, 800.0], 1.0),
+        ([1280.0, 800.0], 1.5),
+        ([1280.0, 800.0], 1.7),
+    ] {
+        let mut rig = start_sized(size);
+        for i in 1..=3 {
+            assert_eq!(
+                rig.send("status-report", &format!("dlv-narrow-{i}"), 1),
+                200
+            );
+        }
+        rig.until("the calls are listed", |app| {
+            app.state.list.row(2).is_some()
+        });
+        rig.harness.ctx.set_zoom_factor(zoom);
+        for _ in 0..4 {
+            rig.harness.step();
+        }
+        let at = format!("{size:?} at zoom {zoom}");
+        let parts: Vec<(&str, egui::Rect)> = [
+            "Copy URL",
+            "Answering 200",
+            "Settings",
+            "A−",
+            "A+",
+            "Light theme",
+        ]
+        .into_iter()
+        .map(|label| (label, rig.harness.get_by_label(label).rect()))
+        .collect();
+        for (i, (a, ra)) in parts.iter().enumerate() {
+            assert!(ra.width() > 1.0, "{a} is drawn, {at}");
+            for (b, rb) in &parts[i + 1..] {
+                assert!(
+                    !ra.shrink(0.5).intersects(rb.shrink(0.5)),
+                    "{a} {ra:?} overlaps {b} {rb:?}, {at}"
+                );
+            }
+        }
+        // The list keeps rows in sight: the detail panel does not take the whole height.
+        assert!(
+            rig.harness.query_by_label("dlv-narrow-3").is_some(),
+            "the list shows its rows, {at}"
+        );
+    }
+}
+
+#[test]
 fn zooming_in_and_out_lays_the_list_out_afresh() {
     let mut rig = start();
     rig.send_mislabelled("dlv-zoom");

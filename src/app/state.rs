@@ -517,6 +517,9 @@ pub struct AppState {
     /// its body, content type and delay.
     pub confirm: Option<crate::responder::Answer>,
     pub show_settings: bool,
+    /// How wide the top bar's receiver status and its buttons were in the last frame, to lay
+    /// it out on one line or two.
+    pub top_bar_widths: [f32; 2],
     /// What the Settings window edits while it is open; nothing takes effect (or is saved)
     /// until its button applies it, and closing the window throws it away.
     pub settings_draft: Option<Settings>,
@@ -559,6 +562,7 @@ impl AppState {
             detail_tab: DetailTab::default(),
             confirm: None,
             show_settings: false,
+            top_bar_widths: [0.0; 2],
             settings_draft: None,
             pending_receiver: None,
             error: None,

@@ -73,8 +73,14 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     egui::Panel::top("top_bar").show(ui, |ui| top_bar::top_bar_ui(ui, app));
     let width = ui.max_rect().width();
     let (left, right) = side_widths(width);
-    // Resizable, but never so wide that the list between them has no room.
-    let widest = width * 0.4;
+    // Resizable, but never so wide that the list between them has no room, also when the
+    // window is made narrower after the panels were laid out (they keep their width).
+    let side_room = if app.state.show_service {
+        (width - LIST_MIN_WIDTH) / 2.0
+    } else {
+        width - LIST_MIN_WIDTH
+    };
+    let widest = (width * 0.4).min(side_room);
     if app.state.show_service {
         egui::Panel::left("service_panel")
             .resizable(true)
@@ -87,10 +93,14 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .default_size(right)
         .size_range(ANSWER_MIN..=widest.max(ANSWER_MIN))
         .show(ui, |ui| answer::answer_panel_ui(ui, app));
+    // The list keeps at least 45% of the height, whatever the zoom (Ctrl + for a demo makes
+    // every point larger, and a detail panel sized in points would leave the list no rows).
+    let height = ui.available_rect_before_wrap().height();
+    let tallest = (height * 0.55).max(DETAIL_MIN_HEIGHT);
     egui::Panel::bottom("detail_panel")
         .resizable(true)
-        .default_size(390.0)
-        .min_size(120.0)
+        .default_size(390.0_f32.min(height * 0.5))
+        .size_range(DETAIL_MIN_HEIGHT..=tallest)
         .show(ui, |ui| {
             // A panel remembers the height its content used: claim all of it, or a tab with
             // little to show (no findings) would shrink the panel for good.
@@ -105,6 +115,10 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 }
 
 const SERVICE_MIN: f32 = 220.0;
+/// The width the list keeps between the side panels when the window narrows.
+const LIST_MIN_WIDTH: f32 = 500.0;
+/// The detail panel's least height.
+const DETAIL_MIN_HEIGHT: f32 = 120.0;
 const ANSWER_MIN: f32 = 260.0;
 
 /// The side panels' widths in a window `width` points wide: as designed (280 and 320) from

@@ -5,143 +5,86 @@ use crate::app::HookscopeApp;
 use crate::app::state::Listening;
 use egui::RichText;
 
+/// How the top bar is laid out, from what its parts measured in the last frame: all on one
+/// line when the window is wide; the answer on a second line when it does not fit beside the
+/// rest; the buttons there too when even they do not (a narrow window, or a large zoom).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TopBarLayout {
+    #[default]
+    OneLine,
+    AnswerBelow,
+    TwoLines,
+}
+
+impl TopBarLayout {
+    /// The layout for a bar `full` points wide whose receiver status, buttons and answer
+    /// measure `status`, `buttons` and `answer`.
+    pub fn choose(full: f32, status: f32, buttons: f32, answer: f32) -> TopBarLayout {
+        // The gaps between the groups, and a separator.
+        const GAP: f32 = 24.0;
+        if status + buttons + answer + 2.0 * GAP <= full {
+            TopBarLayout::OneLine
+        } else if status + buttons + GAP <= full {
+            TopBarLayout::AnswerBelow
+        } else {
+            TopBarLayout::TwoLines
+        }
+    }
+}
+
 pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let dark = ui.visuals().dark_mode;
     ui.add_space(4.0);
+    let (text, hover, outcome) = answer_text(app);
+    let answer = RichText::new(text.clone())
+        .strong()
+        .color(super::outcome_color(outcome, dark));
+    let answer_width = super::widest_text(ui, egui::TextStyle::Body, [text.as_str()]);
+    let full = ui.available_width();
+    let [status_was, buttons_was] = app.state.top_bar_widths;
+    let layout = TopBarLayout::choose(full, status_was, buttons_was, answer_width);
+    let mut measured = [status_was, buttons_was];
     ui.horizontal(|ui| {
-        ui.heading(RichText::new("Hookscope").strong());
-        ui.separator();
-        match app.state.listening.clone() {
-            Listening::Starting => {
-                ui.spinner();
-                ui.label("Starting the receiver…");
-            }
-            Listening::On(addr) => {
-                let url = format!("http://{addr}/");
-                super::dot(
-                    ui,
-                    super::outcome_color(crate::contract::Outcome::Succeeded, dark),
-                );
-                ui.label(RichText::new("Listening").color(super::outcome_color(
-                    crate::contract::Outcome::Succeeded,
-                    dark,
-                )))
-                .on_hover_text("Every call to this address is recorded and answered as chosen");
-                ui.label(RichText::new(&url).monospace().strong());
-                super::copy_button(
-                    ui,
-                    &mut app.state.copied,
-                    "Copy URL",
-                    "Copy the receiver's URL to point a webhook at it",
-                    || url,
-                );
-            }
-            Listening::Failed(_) => {
-                super::dot(
-                    ui,
-                    super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark),
-                );
-                ui.label(RichText::new("Not listening").color(super::outcome_color(
-                    crate::contract::Outcome::WebhookCancelled,
-                    dark,
-                )));
-                let label = ui.label("Port:");
-                ui.add(egui::TextEdit::singleline(&mut app.state.port_text).desired_width(60.0))
-                    .labelled_by(label.id);
-                if ui.button("Listen").clicked() {
-                    match app.state.port_text.trim().parse::<u16>() {
-                        Ok(p) => {
-                            app.state.any_port_this_session = false;
-                            let next = crate::app::state::Settings {
-                                port: p,
-                                ..app.state.settings.clone()
-                            };
-                            app.start_listening_with(next);
-                        }
-                        Err(_) => {
-                            app.state.listening = Listening::Failed(format!(
-                                "\"{}\" is not a port: give a number from 0 to 65535",
-                                app.state.port_text.trim()
-                            ))
-                        }
-                    }
-                }
-                if ui
-                    .button("Any free port")
-                    .on_hover_text("For this session; the next start tries the port in Settings again")
-                    .clicked()
-                {
-                    app.state.any_port_this_session = true;
-                    app.start_listening();
-                }
-            }
+        measured[0] = ui
+            .horizontal(|ui| status_ui(ui, app, dark))
+            .response
+            .rect
+            .width();
+        if layout == TopBarLayout::TwoLines {
+            return;
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            if ui
-                .selectable_label(app.state.show_service, "Service")
-                .on_hover_text("Webhooks, the test message and the emulator")
-                .clicked()
-            {
-                app.state.show_service = !app.state.show_service;
+            measured[1] = ui
+                .horizontal(|ui| buttons_ui(ui, app))
+                .response
+                .rect
+                .width();
+            if layout == TopBarLayout::OneLine {
+                ui.separator();
+                ui.label(answer.clone()).on_hover_text(hover.clone());
             }
-            if ui.button("Settings").clicked() {
-                app.state.show_settings = !app.state.show_settings;
-            }
-            let theme = if app.state.settings.dark {
-                "Light theme"
-            } else {
-                "Dark theme"
-            };
-            if ui
-                .button(theme)
-                .on_hover_text("Switch between light and dark")
-                .clicked()
-            {
-                app.state.settings.dark = !app.state.settings.dark;
-                crate::app::apply_look(ui.ctx(), &app.state.settings);
-            }
-            if ui
-                .button("A+")
-                .on_hover_text("Larger text (Ctrl +)")
-                .clicked()
-            {
-                let z = (ui.ctx().zoom_factor() + 0.1).min(3.0);
-                ui.ctx().set_zoom_factor(z);
-            }
-            if ui
-                .button("A−")
-                .on_hover_text("Smaller text (Ctrl −)")
-                .clicked()
-            {
-                let z = (ui.ctx().zoom_factor() - 0.1).max(0.5);
-                ui.ctx().set_zoom_factor(z);
-            }
-            ui.separator();
-            let a = &app.state.settings.answer;
-            let outcome = a.outcome();
-            let rules = app.state.rules.in_force;
-            let text = match rules {
-                0 => format!("Answering {}", a.summary()),
-                1 => format!("Answering by 1 rule, else {}", a.summary()),
-                n => format!("Answering by {n} rules, else {}", a.summary()),
-            };
-            let hover = if rules == 0 {
-                format!("The service will treat this as: {}", outcome.describe())
-            } else {
-                format!(
-                    "The first rule that matches a call chooses its answer; a call no rule matches gets {} ({})",
-                    a.summary(),
-                    outcome.describe()
-                )
-            };
-            ui.label(
-                RichText::new(text)
-                    .strong()
-                    .color(super::outcome_color(outcome, dark)),
-            )
-            .on_hover_text(hover);
         });
     });
+    if layout != TopBarLayout::OneLine {
+        ui.horizontal(|ui| {
+            ui.label(answer).on_hover_text(hover);
+            if layout == TopBarLayout::TwoLines {
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    measured[1] = ui
+                        .horizontal(|ui| buttons_ui(ui, app))
+                        .response
+                        .rect
+                        .width();
+                });
+            }
+        });
+    }
+    app.state.top_bar_widths = measured;
+    // Measured afresh (a new URL, a zoom, the first frame): lay the bar out again before this
+    // frame is shown if it now belongs on another number of lines.
+    if TopBarLayout::choose(full, measured[0], measured[1], answer_width) != layout {
+        ui.ctx().request_discard("the top bar's layout changed");
+    }
     // Why the receiver is not listening (or why a restart failed), on its own line, wrapped:
     // the bar's controls stay where they are.
     let problem = match &app.state.listening {
@@ -161,4 +104,164 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         });
     }
     ui.add_space(2.0);
+}
+
+fn status_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool) {
+    ui.heading(RichText::new("Hookscope").strong());
+    ui.separator();
+    match app.state.listening.clone() {
+        Listening::Starting => {
+            ui.spinner();
+            ui.label("Starting the receiver…");
+        }
+        Listening::On(addr) => {
+            let url = format!("http://{addr}/");
+            super::dot(
+                ui,
+                super::outcome_color(crate::contract::Outcome::Succeeded, dark),
+            );
+            ui.label(RichText::new("Listening").color(super::outcome_color(
+                crate::contract::Outcome::Succeeded,
+                dark,
+            )))
+            .on_hover_text("Every call to this address is recorded and answered as chosen");
+            ui.label(RichText::new(&url).monospace().strong());
+            super::copy_button(
+                ui,
+                &mut app.state.copied,
+                "Copy URL",
+                "Copy the receiver's URL to point a webhook at it",
+                || url,
+            );
+        }
+        Listening::Failed(_) => {
+            super::dot(
+                ui,
+                super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark),
+            );
+            ui.label(RichText::new("Not listening").color(super::outcome_color(
+                crate::contract::Outcome::WebhookCancelled,
+                dark,
+            )));
+            let label = ui.label("Port:");
+            ui.add(egui::TextEdit::singleline(&mut app.state.port_text).desired_width(60.0))
+                .labelled_by(label.id);
+            if ui.button("Listen").clicked() {
+                match app.state.port_text.trim().parse::<u16>() {
+                    Ok(p) => {
+                        app.state.any_port_this_session = false;
+                        let next = crate::app::state::Settings {
+                            port: p,
+                            ..app.state.settings.clone()
+                        };
+                        app.start_listening_with(next);
+                    }
+                    Err(_) => {
+                        app.state.listening = Listening::Failed(format!(
+                            "\"{}\" is not a port: give a number from 0 to 65535",
+                            app.state.port_text.trim()
+                        ))
+                    }
+                }
+            }
+            if ui
+                .button("Any free port")
+                .on_hover_text("For this session; the next start tries the port in Settings again")
+                .clicked()
+            {
+                app.state.any_port_this_session = true;
+                app.start_listening();
+            }
+        }
+    }
+}
+
+fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    if ui
+        .selectable_label(app.state.show_service, "Service")
+        .on_hover_text("Webhooks, the test message and the emulator")
+        .clicked()
+    {
+        app.state.show_service = !app.state.show_service;
+    }
+    if ui.button("Settings").clicked() {
+        app.state.show_settings = !app.state.show_settings;
+    }
+    let theme = if app.state.settings.dark {
+        "Light theme"
+    } else {
+        "Dark theme"
+    };
+    if ui
+        .button(theme)
+        .on_hover_text("Switch between light and dark")
+        .clicked()
+    {
+        app.state.settings.dark = !app.state.settings.dark;
+        crate::app::apply_look(ui.ctx(), &app.state.settings);
+    }
+    if ui
+        .button("A+")
+        .on_hover_text("Larger text (Ctrl +)")
+        .clicked()
+    {
+        let z = (ui.ctx().zoom_factor() + 0.1).min(3.0);
+        ui.ctx().set_zoom_factor(z);
+    }
+    if ui
+        .button("A−")
+        .on_hover_text("Smaller text (Ctrl −)")
+        .clicked()
+    {
+        let z = (ui.ctx().zoom_factor() - 0.1).max(0.5);
+        ui.ctx().set_zoom_factor(z);
+    }
+}
+
+/// "Answering …" in the colour of what the service will do, and its hover text.
+fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome) {
+    let a = &app.state.settings.answer;
+    let outcome = a.outcome();
+    let rules = app.state.rules.in_force;
+    let text = match rules {
+        0 => format!("Answering {}", a.summary()),
+        1 => format!("Answering by 1 rule, else {}", a.summary()),
+        n => format!("Answering by {n} rules, else {}", a.summary()),
+    };
+    let hover = if rules == 0 {
+        format!("The service will treat this as: {}", outcome.describe())
+    } else {
+        format!(
+            "The first rule that matches a call chooses its answer; a call no rule matches gets {} ({})",
+            a.summary(),
+            outcome.describe()
+        )
+    };
+    (text, hover, outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TopBarLayout;
+
+    #[test]
+    fn the_top_bar_takes_a_second_line_only_when_its_parts_do_not_fit() {
+        // Status 470, buttons 280, answer 200 points, and the gaps (48).
+        assert_eq!(
+            TopBarLayout::choose(1000.0, 470.0, 280.0, 200.0),
+            TopBarLayout::OneLine
+        );
+        assert_eq!(
+            TopBarLayout::choose(997.0, 470.0, 280.0, 200.0),
+            TopBarLayout::AnswerBelow
+        );
+        assert_eq!(
+            TopBarLayout::choose(774.0, 470.0, 280.0, 200.0),
+            TopBarLayout::AnswerBelow
+        );
+        assert_eq!(
+            TopBarLayout::choose(773.0, 470.0, 280.0, 200.0),
+            TopBarLayout::TwoLines
+        );
+    }
 }
