@@ -2,7 +2,7 @@
 //! contract's schedule: the state in plain words, the projected future, and anomalies.
 
 use crate::contract::{Finding, Outcome, Plan, RetryAfter, Schedule, Severity};
-use crate::store::Stored;
+use crate::store::{Cancel, Stored};
 use crate::text::human_duration;
 use chrono::{DateTime, Local, Utc};
 use std::time::Duration;
@@ -191,14 +191,14 @@ pub fn with_batch_calls(calls: Vec<Stored>, parent: Vec<Stored>) -> Vec<Stored> 
 }
 
 /// Read the calls of one delivery (oldest first) against `schedule`. `cancels` are the calls
-/// (when, id) that answered the delivery's webhook 410, oldest first: a call after the first
-/// is flagged, and a 410 to another delivery while this one was retrying ends it too (the
-/// service stops calling the webhook entirely).
+/// that answered the delivery's webhook 410, oldest first: a call after one is flagged, unless
+/// the webhook was set up again in between, and a 410 to another delivery while this one was
+/// retrying ends it too (the service stops calling the webhook entirely).
 pub fn analyze(
     calls: &[Stored],
     schedule: &Schedule,
     tolerance: Duration,
-    cancels: &[(DateTime<Utc>, i64)],
+    cancels: &[Cancel],
 ) -> Option<Delivery> {
     let first = calls.first()?;
     let mut attempts: Vec<Observed> = Vec::with_capacity(calls.len());
@@ -296,15 +296,23 @@ pub fn analyze(
             }
         }
     }
-    if let Some(&(at, id)) = cancels.first() {
-        for a in attempts.iter().filter(|a| a.at > at && a.id != id) {
+    for a in attempts
+        .iter()
+        .filter(|a| !cancels.iter().any(|c| c.id == a.id))
+    {
+        // The cancel in force when the call came: after a 410 and before the webhook was set
+        // up again.
+        if let Some(c) = cancels
+            .iter()
+            .find(|c| a.at > c.at && c.lifted.is_none_or(|l| a.at < l))
+        {
             findings.push(finding(
                 Severity::Error,
                 "call-after-410",
                 format!(
-                    "A call came at {} for a webhook that was answered 410 at {}: the service should have stopped calling it.",
+                    "A call came at {} for a webhook that was answered 410 at {} and not set up again since: the service should have stopped calling it.",
                     local(a.at),
-                    local(at)
+                    local(c.at)
                 ),
             ));
         }
@@ -344,11 +352,11 @@ pub fn analyze(
             None,
         ),
         // Retrying, but the webhook was cancelled meanwhile by a 410 to another delivery.
-        _ if let Some(&(at, _)) = cancels.iter().find(|(at, id)| {
-            *at >= first.inv.received_at && !attempts.iter().any(|a| a.id == *id)
-        }) =>
+        _ if let Some(c) = cancels
+            .iter()
+            .find(|c| c.at >= first.inv.received_at && !attempts.iter().any(|a| a.id == c.id)) =>
         {
-            (State::StoppedByCancel { at }, None)
+            (State::StoppedByCancel { at: c.at }, None)
         }
         _ => {
             let ff = first_failure.unwrap_or(last.at);
@@ -704,10 +712,44 @@ mod tests {
             &[call(5, 1, 600, 503, None)],
             &Schedule::default(),
             DEFAULT_TOLERANCE,
-            &[(t0(), 1)],
+            &[cancel(t0(), 1, None)],
         )
         .unwrap();
         assert_eq!(codes(&d), vec!["call-after-410"]);
+        // Set up again (a registration check passed) before the call: nothing wrong.
+        let enabled = t0() + TimeDelta::seconds(300);
+        let after = |lifted| {
+            let d = analyze(
+                &[call(5, 1, 600, 503, None), call(6, 2, 690, 503, None)],
+                &Schedule::default(),
+                DEFAULT_TOLERANCE,
+                &[cancel(t0(), 1, Some(lifted))],
+            )
+            .unwrap();
+            codes(&d).into_iter().map(str::to_owned).collect::<Vec<_>>()
+        };
+        assert!(after(enabled).is_empty());
+        // Set up again only between the two attempts: the first was still wrong.
+        assert_eq!(
+            after(t0() + TimeDelta::seconds(650)),
+            vec!["call-after-410"]
+        );
+        // Cancelled again later: calls after the second 410 are wrong again.
+        let d = analyze(
+            &[call(5, 1, 600, 503, None), call(6, 2, 690, 503, None)],
+            &Schedule::default(),
+            DEFAULT_TOLERANCE,
+            &[
+                cancel(t0(), 1, Some(enabled)),
+                cancel(t0() + TimeDelta::seconds(620), 3, None),
+            ],
+        )
+        .unwrap();
+        assert_eq!(codes(&d), vec!["call-after-410"]);
+    }
+
+    fn cancel(at: DateTime<Utc>, id: i64, lifted: Option<DateTime<Utc>>) -> Cancel {
+        Cancel { at, id, lifted }
     }
 
     #[test]
@@ -747,12 +789,12 @@ mod tests {
     #[test]
     fn a_410_to_another_delivery_stops_this_one() {
         let retrying = [call(5, 1, 0, 503, None), call(6, 2, 90, 503, None)];
-        let analyze_with = |cancels: &[(DateTime<Utc>, i64)]| {
+        let analyze_with = |cancels: &[Cancel]| {
             analyze(&retrying, &Schedule::default(), DEFAULT_TOLERANCE, cancels).unwrap()
         };
         // Call 7 (another delivery) answered 410 after this one's second attempt.
         let at = t0() + TimeDelta::seconds(120);
-        let d = analyze_with(&[(at, 7)]);
+        let d = analyze_with(&[cancel(at, 7, None)]);
         assert_eq!(d.state, State::StoppedByCancel { at });
         assert!(d.projection.is_none(), "no retry is projected");
         assert!(
@@ -762,11 +804,17 @@ mod tests {
         );
         assert!(d.findings.is_empty(), "{:?}", d.findings);
         // A 410 before this delivery began (the webhook was enabled again since) leaves it be.
-        let d = analyze_with(&[(t0() - TimeDelta::seconds(60), 1)]);
+        let d = analyze_with(&[cancel(t0() - TimeDelta::seconds(60), 1, None)]);
         assert!(matches!(d.state, State::Retrying { .. }), "{:?}", d.state);
         // A delivery that ended before the 410 keeps its own end.
         let done = [call(5, 1, 0, 503, None), call(6, 2, 90, 200, None)];
-        let d = analyze(&done, &Schedule::default(), DEFAULT_TOLERANCE, &[(at, 7)]).unwrap();
+        let d = analyze(
+            &done,
+            &Schedule::default(),
+            DEFAULT_TOLERANCE,
+            &[cancel(at, 7, None)],
+        )
+        .unwrap();
         assert_eq!(d.state, State::Succeeded { attempt: Some(2) });
     }
 

@@ -865,6 +865,16 @@ fn stored_row(row: &Row<'_>) -> rusqlite::Result<Stored> {
     })
 }
 
+/// A call answered 410 that cancelled its webhook, and when the webhook was set up again
+/// after it (a registration check passed at its URL), if it was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cancel {
+    pub at: DateTime<Utc>,
+    /// The call answered 410.
+    pub id: i64,
+    pub lifted: Option<DateTime<Utc>>,
+}
+
 /// The invocation store. Cheap to clone; reads are blocking (call them off the UI thread),
 /// inserts are async and resolve once committed.
 #[derive(Clone)]
@@ -1191,20 +1201,37 @@ impl Store {
         })
     }
 
-    /// The calls that cancelled `webhook_id` (when, id), oldest first; at most 100 (a webhook
-    /// is cancelled once, unless it is enabled again). A 410 the service never got (its caller
-    /// hung up, or it came after the 30 s) cancels nothing. Read through the outcome index: a
-    /// delivery is opened in the window at any size of store.
-    pub fn answers_410(&self, webhook_id: &str) -> Result<Vec<(DateTime<Utc>, i64)>, StoreError> {
+    /// The calls that cancelled `webhook_id`, oldest first, each with when the webhook was set
+    /// up again after it, if it was; at most 100 (a webhook is cancelled once, unless it is
+    /// enabled again). A 410 the service never got (its caller hung up, or it came after the
+    /// 30 s) cancels nothing. Enabling or updating an active webhook makes the service send the
+    /// registration check to its URL (service-api.md): the first check answered 200 at the
+    /// 410's path after it lifts the cancel (the check carries no webhook id, so the path is
+    /// what ties it to the webhook). Read through the outcome and event indexes: a delivery is
+    /// opened in the window at any size of store.
+    pub fn cancels(&self, webhook_id: &str) -> Result<Vec<Cancel>, StoreError> {
         self.with_reader(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT received_at_us, id FROM invocations WHERE outcome = ?2 AND webhook_id = ?1 ORDER BY id LIMIT 100",
+                "SELECT received_at_us, id, path FROM invocations WHERE outcome = ?2 AND webhook_id = ?1 ORDER BY id LIMIT 100",
             )?;
             let cancelled = Outcome::WebhookCancelled.as_str();
             let rows = stmt.query_map([webhook_id, cancelled], |r| {
-                Ok((micros_to_time(r.get(0)?), r.get(1)?))
+                Ok((micros_to_time(r.get(0)?), r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
             })?;
-            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            let found = rows.collect::<Result<Vec<_>, _>>()?;
+            let mut check = c.prepare_cached(
+                "SELECT received_at_us FROM invocations WHERE event IS NULL AND registration_check AND answer_status = 200 AND outcome = ?3 AND path = ?1 AND id > ?2 ORDER BY id LIMIT 1",
+            )?;
+            let passed = Outcome::Succeeded.as_str();
+            let mut out = Vec::with_capacity(found.len());
+            for (at, id, path) in found {
+                let lifted = check
+                    .query_row(params![path, id, passed], |r| r.get::<_, i64>(0))
+                    .optional()?
+                    .map(micros_to_time);
+                out.push(Cancel { at, id, lifted });
+            }
+            Ok(out)
         })
     }
 
@@ -1524,13 +1551,36 @@ mod tests {
         let mut late = sample("e", 1, 410);
         late.took_us = 31_000_000;
         store.insert(late).await.unwrap();
-        let got = store.answers_410("234").unwrap();
+        let got = store.cancels("234").unwrap();
         assert_eq!(
-            got.iter().map(|(_, id)| *id).collect::<Vec<_>>(),
+            got.iter().map(|c| c.id).collect::<Vec<_>>(),
             vec![ids[0], ids[2]]
         );
-        assert!(got[0].0 <= got[1].0);
-        assert!(store.answers_410("1").unwrap().is_empty());
+        assert!(got[0].at <= got[1].at);
+        assert!(got.iter().all(|c| c.lifted.is_none()));
+        assert!(store.cancels("1").unwrap().is_empty());
+
+        // The webhook enabled again: the service checks its URL. A check refused, or at
+        // another path, lifts nothing; the first passed one at the 410's path does.
+        let check = |path: &str, status: u16| {
+            let mut c = sample("", 1, status);
+            c.event = None;
+            c.delivery = None;
+            c.attempt = None;
+            c.webhook_id = None;
+            c.registration_check = true;
+            c.path = path.into();
+            c
+        };
+        let first_410_path = sample("a", 1, 410).path;
+        store.insert(check(&first_410_path, 403)).await.unwrap();
+        store.insert(check("/elsewhere", 200)).await.unwrap();
+        let passed = store.insert(check(&first_410_path, 200)).await.unwrap();
+        store.insert(check(&first_410_path, 200)).await.unwrap();
+        let passed_at = store.get(passed).unwrap().unwrap().inv.received_at;
+        let got = store.cancels("234").unwrap();
+        assert_eq!(got.len(), 2);
+        assert!(got.iter().all(|c| c.lifted == Some(passed_at)), "{got:?}");
     }
 
     #[tokio::test]

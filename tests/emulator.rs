@@ -614,7 +614,7 @@ async fn a_410_to_one_delivery_stops_the_others_of_its_webhook() {
     emu.inject_incoming("+1", "+2", "keep");
     until_inactive(&c, w.id).await;
     let webhook = w.id.to_string();
-    let cancels = rig.store.answers_410(&webhook).unwrap();
+    let cancels = rig.store.cancels(&webhook).unwrap();
     assert_eq!(cancels.len(), 1, "one call was answered 410");
     let schedule = hookscope::deliveries::scaled_schedule(speed);
     let mut states = Vec::new();
@@ -645,6 +645,30 @@ async fn a_410_to_one_delivery_stops_the_others_of_its_webhook() {
         states[0].starts_with("stopped: webhook cancelled by the 410 answer to another delivery")
     );
     assert_eq!(states[1], "webhook cancelled by the 410 answer");
+
+    // Enabled again: the service checks the URL, and its calls are expected once more.
+    c.set_active(w.id, true).await.unwrap();
+    let before = deliveries(&rig).len();
+    emu.inject_incoming("+1", "+2", "after");
+    calls(&rig, before + 1, 20).await;
+    let fresh = deliveries(&rig)
+        .into_iter()
+        .find(|s| String::from_utf8_lossy(&s.inv.body).contains("\"after\""))
+        .expect("the new message's call");
+    let delivery = fresh.inv.delivery.clone().expect("a delivery id");
+    let cancels = rig.store.cancels(&webhook).unwrap();
+    assert!(
+        cancels[0].lifted.is_some(),
+        "the registration check lifted the cancel: {cancels:?}"
+    );
+    let d = hookscope::deliveries::analyze(
+        &rig.store.by_delivery(&delivery, Some(&webhook)).unwrap(),
+        &schedule,
+        hookscope::deliveries::tolerance_for(&schedule),
+        &cancels,
+    )
+    .unwrap();
+    assert!(d.findings.is_empty(), "{:?}", d.findings);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -284,7 +284,7 @@ impl Engine {
                 },
                 None => calls,
             };
-            let cancels = match webhook_id.as_deref().map(|w| store.answers_410(w)) {
+            let cancels = match webhook_id.as_deref().map(|w| store.cancels(w)) {
                 Some(Ok(c)) => c,
                 Some(Err(e)) => return Msg::Error(format!("cannot read delivery {delivery}: {e}")),
                 None => Vec::new(),
