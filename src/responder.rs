@@ -27,11 +27,23 @@ pub struct Answer {
 
 /// A header value given as a string or as a whole number (kept as its digits).
 fn text_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    struct Visit;
+    text_or_whole_number(
+        d,
+        "seconds (a whole number such as 120) or an HTTP date in a string",
+    )
+}
+
+/// A value given as a string or as a whole number (kept as its digits); `expecting` says what
+/// else was expected.
+pub(crate) fn text_or_whole_number<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    expecting: &'static str,
+) -> Result<Option<String>, D::Error> {
+    struct Visit(&'static str);
     impl<'de> serde::de::Visitor<'de> for Visit {
         type Value = Option<String>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("seconds (a whole number such as 120) or an HTTP date in a string")
+            f.write_str(self.0)
         }
         fn visit_none<E>(self) -> Result<Self::Value, E> {
             Ok(None)
@@ -40,10 +52,17 @@ fn text_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Strin
             Ok(None)
         }
         fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_any(Visit)
+            d.deserialize_any(self)
         }
         fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
             Ok(Some(n.to_string()))
+        }
+        // TOML's integers are signed.
+        fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Self::Value, E> {
+            match u64::try_from(n) {
+                Ok(n) => Ok(Some(n.to_string())),
+                Err(_) => Err(E::invalid_value(serde::de::Unexpected::Signed(n), &self)),
+            }
         }
         fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
             Ok(Some(v.to_owned()))
@@ -52,7 +71,7 @@ fn text_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Strin
             Ok(Some(v))
         }
     }
-    d.deserialize_option(Visit)
+    d.deserialize_option(Visit(expecting))
 }
 
 impl Default for Answer {

@@ -1,5 +1,7 @@
 //! Answer rules for QA: ordered rules, each a condition and an answer; the first match wins and
-//! the fixed choice is the fallback. A rule can retire after N uses. Rule files are JSON.
+//! the fixed choice is the fallback. A rule can retire after N uses. Rule files are JSON or
+//! TOML (by the file's extension, `.json` or `.toml`; by its text otherwise), the same fields
+//! either way.
 //!
 //! ```json
 //! {"rules": [
@@ -7,6 +9,17 @@
 //!    "answer": {"status": 503}},
 //!   {"name": "then succeed", "answer": {"status": 200}}
 //! ]}
+//! ```
+//!
+//! ```toml
+//! [[rules]]
+//! name = "fail the first 2 attempts"
+//! when = { attempt = { at_most = 2 } }
+//! answer = { status = 503 }
+//!
+//! [[rules]]
+//! name = "then succeed"
+//! answer = { status = 200 }
 //! ```
 
 use crate::responder::Answer;
@@ -96,7 +109,12 @@ pub struct Condition {
     /// The event header value: `status-report` or `incoming-message`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Given as a string or a number (the Webhooks API's ids are numbers).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "webhook_id"
+    )]
     pub webhook_id: Option<String>,
     /// The request path, exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -270,27 +288,24 @@ impl RuleSet {
         None
     }
 
-    /// Parse a rule file's text; errors name the line and the reason.
+    /// Parse a rule file's text, JSON or TOML (by `path`'s extension, else by the text);
+    /// errors name the line and the reason.
     pub fn parse(path: &str, text: &str) -> Result<RuleSet, RuleError> {
-        if text.trim_start().starts_with('[') {
-            return Err(RuleError::Syntax {
-                path: path.to_owned(),
-                line: 1,
-                column: 1,
-                reason: "the file is a list; a rule file is an object: {\"rules\": [ ... ]}".into(),
-            });
-        }
-        let mut file: RuleFile = serde_json::from_str(text).map_err(|e| RuleError::Syntax {
-            path: path.to_owned(),
-            line: e.line(),
-            column: e.column(),
-            reason: e
-                .to_string()
-                .split(" at line")
-                .next()
-                .unwrap_or("")
-                .to_owned(),
-        })?;
+        let format = RuleFormat::of(path, text);
+        let mut file: RuleFile = match format {
+            RuleFormat::Json => parse_json(path, text)?,
+            RuleFormat::Toml => toml::from_str(text).map_err(|e| {
+                let (line, column) = e
+                    .span()
+                    .map_or((1, 1), |span| line_and_column(text, span.start));
+                RuleError::Syntax {
+                    path: path.to_owned(),
+                    line,
+                    column,
+                    reason: plain_reason(&toml_reason(e.message())),
+                }
+            })?,
+        };
         // Header values arrive without surrounding spaces: a rule's are taken the same way.
         for r in &mut file.rules {
             for value in [&mut r.when.event, &mut r.when.webhook_id]
@@ -300,7 +315,10 @@ impl RuleSet {
                 *value = value.trim().to_owned();
             }
         }
-        let name_lines = name_lines(text);
+        let name_lines = match format {
+            RuleFormat::Json => name_lines(text),
+            RuleFormat::Toml => toml_name_lines(text),
+        };
         for (i, r) in file.rules.iter().enumerate() {
             let invalid = |reason: String| RuleError::Invalid {
                 path: path.to_owned(),
@@ -309,6 +327,33 @@ impl RuleSet {
                 name: r.name.clone(),
                 reason,
             };
+            if r.name.trim().is_empty() {
+                return Err(invalid(
+                    "a rule needs a name: each call records the rule that answered it".into(),
+                ));
+            }
+            if file.rules[..i].iter().any(|o| o.name == r.name) {
+                return Err(invalid(format!(
+                    "another rule before it is also named \"{}\": give each rule its own name, since each call records the rule that answered it",
+                    r.name
+                )));
+            }
+            if let Some(p) = &r.when.path
+                && !p.starts_with('/')
+            {
+                return Err(invalid(format!(
+                    "the path \"{p}\" never matches: a request's path begins with / (\"/{p}\")"
+                )));
+            }
+            if let Some(m) = &r.when.message
+                && let (Some(eq), Some(has)) = (&m.equals, &m.contains)
+                && !eq.contains(has.as_str())
+            {
+                return Err(invalid(format!(
+                    "the message condition on \"{}\" can never hold: a value equal to \"{eq}\" does not contain \"{has}\"",
+                    m.field
+                )));
+            }
             r.answer.check().map_err(|e| invalid(e.to_string()))?;
             if r.when.every_nth == Some(0) {
                 return Err(invalid("every_nth must be 1 or more".into()));
@@ -360,12 +405,192 @@ impl RuleSet {
         .unwrap_or_default()
     }
 
+    /// The rules as a TOML rule file.
+    pub fn to_toml(&self) -> String {
+        to_toml(&RuleFile {
+            rules: self.rules.clone(),
+        })
+    }
+
+    /// The rules in `format`.
+    pub fn to_text(&self, format: RuleFormat) -> String {
+        match format {
+            RuleFormat::Json => self.to_json() + "\n",
+            RuleFormat::Toml => self.to_toml(),
+        }
+    }
+
+    /// Write the rules to `path`, as TOML for a `.toml` file, JSON otherwise.
     pub fn save(&self, path: &Path) -> Result<(), RuleError> {
-        std::fs::write(path, self.to_json() + "\n").map_err(|source| RuleError::Write {
+        let format = RuleFormat::of_path(&path.display().to_string()).unwrap_or(RuleFormat::Json);
+        std::fs::write(path, self.to_text(format)).map_err(|source| RuleError::Write {
             path: path.display().to_string(),
             source,
         })
     }
+}
+
+/// What to write to `path` for a rule file whose text is `text` (the editor's): the text as it
+/// is when the file's extension asks for its own format (its comments and layout kept), else
+/// the same rules in the format the extension asks for.
+pub fn text_for(path: &Path, text: &str) -> Result<String, RuleError> {
+    let shown = path.display().to_string();
+    match RuleFormat::of_path(&shown) {
+        Some(wanted) if wanted != RuleFormat::of("", text) && !text.trim().is_empty() => {
+            Ok(RuleSet::parse("the rules", text)?.to_text(wanted))
+        }
+        _ => Ok(text.to_owned()),
+    }
+}
+
+fn webhook_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    crate::responder::text_or_whole_number(d, "a webhook id, such as 234 or \"234\"")
+}
+
+/// A reader's reason in the words of the rule file, not of the Rust types behind it.
+fn plain_reason(reason: &str) -> String {
+    const PLAIN: [(&str, &str); 10] = [
+        ("expected u16", "expected a whole number"),
+        ("expected u32", "expected a whole number"),
+        ("expected u64", "expected a whole number"),
+        (
+            "expected struct AttemptCond",
+            "expected an attempt condition such as {\"at_most\": 2} (equals, at_most, at_least)",
+        ),
+        (
+            "expected struct FieldCond",
+            "expected a message condition such as {\"field\": \"to\", \"equals\": \"1111111\"}",
+        ),
+        (
+            "expected struct Condition",
+            "expected a condition (an object of when's fields)",
+        ),
+        (
+            "expected struct Answer",
+            "expected an answer such as {\"status\": 503}",
+        ),
+        (
+            "expected struct RuleFile",
+            "expected a rule file: {\"rules\": [ ... ]}",
+        ),
+        (
+            "expected struct Rule",
+            "expected a rule: {\"name\", \"when\", \"answer\", \"times\"}",
+        ),
+        ("a sequence", "a list"),
+    ];
+    let mut out = reason.to_owned();
+    for (rust, plain) in PLAIN {
+        out = out.replace(rust, plain);
+    }
+    out
+}
+
+/// The two formats of a rule file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleFormat {
+    Json,
+    Toml,
+}
+
+impl RuleFormat {
+    /// By the file name's extension, when it says.
+    pub fn of_path(path: &str) -> Option<RuleFormat> {
+        let ext = Path::new(path).extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "json" => Some(RuleFormat::Json),
+            "toml" => Some(RuleFormat::Toml),
+            _ => None,
+        }
+    }
+
+    /// By the file name's extension, else by the text: JSON begins with `{` (or is a list,
+    /// `[` then `{`, `]` or `"`, refused as JSON with its reason); anything else is TOML, whose
+    /// `[[rules]]` or `[section]` also begins with `[`.
+    pub fn of(path: &str, text: &str) -> RuleFormat {
+        if let Some(f) = RuleFormat::of_path(path) {
+            return f;
+        }
+        let t = text.trim_start();
+        if t.is_empty() || t.starts_with('{') {
+            return RuleFormat::Json;
+        }
+        if let Some(rest) = t.strip_prefix('[') {
+            let next = rest.trim_start().chars().next();
+            if matches!(next, None | Some('{' | ']' | '"')) {
+                return RuleFormat::Json;
+            }
+        }
+        RuleFormat::Toml
+    }
+}
+
+fn parse_json(path: &str, text: &str) -> Result<RuleFile, RuleError> {
+    if text.trim_start().starts_with('[') {
+        return Err(RuleError::Syntax {
+            path: path.to_owned(),
+            line: 1,
+            column: 1,
+            reason: "the file is a list; a rule file is an object: {\"rules\": [ ... ]}".into(),
+        });
+    }
+    serde_json::from_str(text).map_err(|e| RuleError::Syntax {
+        path: path.to_owned(),
+        line: e.line(),
+        column: e.column(),
+        reason: plain_reason(e.to_string().split(" at line").next().unwrap_or("")),
+    })
+}
+
+/// A TOML rule file with the same fields as the JSON one (an absent value is left out: TOML
+/// has no null).
+fn to_toml(file: &RuleFile) -> String {
+    fn strip_nulls(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.retain(|_, v| !v.is_null());
+                map.values_mut().for_each(strip_nulls);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip_nulls),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(file).unwrap_or(Value::Null);
+    strip_nulls(&mut value);
+    toml::to_string(&value).unwrap_or_default()
+}
+
+/// The TOML reader's message, on one line.
+fn toml_reason(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The 1-based line and column of byte `at` in `text`.
+fn line_and_column(text: &str, at: usize) -> (usize, usize) {
+    let before = text.get(..at.min(text.len())).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// The line of each rule's `name = ` in a TOML rule file, in order (`[[rules]]` tables, or
+/// inline tables with `name =` inside).
+fn toml_name_lines(text: &str) -> Vec<usize> {
+    let mut lines = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let mut rest = line;
+        while let Some(at) = rest.find("name") {
+            let before = rest[..at].trim_end();
+            let after = rest[at + 4..].trim_start();
+            let starts_key = before.is_empty() || before.ends_with('{') || before.ends_with(',');
+            if starts_key && after.starts_with('=') {
+                lines.push(i + 1);
+                break;
+            }
+            rest = &rest[at + 4..];
+        }
+    }
+    lines
 }
 
 /// The line of each `"name":` key in a rule file's text, in order: rule i's is the i-th (every
@@ -548,6 +773,124 @@ mod tests {
     }
 
     #[test]
+    fn toml_files_read_as_their_json_and_round_trip() {
+        let toml = r#"# Fail twice, then succeed.
+[[rules]]
+name = "fail the first 2 attempts"
+when = { attempt = { at_most = 2 }, event = "status-report" }
+answer = { status = 503, retry_after = 120 }
+
+[[rules]]
+name = "then succeed"
+times = 3
+
+[rules.answer]
+status = 200
+body = "ok"
+"#;
+        let json = r#"{"rules": [
+            {"name": "fail the first 2 attempts",
+             "when": {"attempt": {"at_most": 2}, "event": "status-report"},
+             "answer": {"status": 503, "retry_after": "120"}},
+            {"name": "then succeed", "times": 3, "answer": {"status": 200, "body": "ok"}}]}"#;
+        let from_toml = RuleSet::parse("rules.toml", toml).unwrap();
+        assert_eq!(
+            from_toml.rules,
+            RuleSet::parse("rules.json", json).unwrap().rules
+        );
+        // Without an extension (the editor, the saved settings), the text says which.
+        assert_eq!(
+            RuleSet::parse("the editor", toml).unwrap().rules,
+            from_toml.rules
+        );
+        // Written as TOML and read back, for every recipe too.
+        for r in [
+            from_toml,
+            recipe("fail-twice-then-succeed.json"),
+            recipe("every-third-503-retry-after.json"),
+            recipe("time-out-once.json"),
+        ] {
+            let text = r.to_toml();
+            assert!(text.contains("[[rules]]"), "{text}");
+            assert!(!text.contains("null"), "{text}");
+            assert_eq!(
+                RuleSet::parse("r.toml", &text).unwrap().rules,
+                r.rules,
+                "{text}"
+            );
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("rules.toml");
+            r.save(&p).unwrap();
+            assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
+            assert_eq!(RuleSet::load(&p).unwrap().rules, r.rules);
+        }
+    }
+
+    #[test]
+    fn the_editor_text_is_written_in_the_format_the_file_name_asks_for() {
+        let json = recipe("fail-twice-then-succeed.json").to_json();
+        let as_toml = text_for(Path::new("x.toml"), &json).unwrap();
+        assert!(as_toml.contains("[[rules]]"));
+        assert_eq!(
+            RuleSet::parse("x.toml", &as_toml).unwrap().rules,
+            recipe("fail-twice-then-succeed.json").rules
+        );
+        // Its own format, or a name that does not say: as it is, comments and all.
+        let commented = "# mine\n[[rules]]\nname = \"x\"\nanswer = { status = 503 }\n";
+        assert_eq!(text_for(Path::new("x.toml"), commented).unwrap(), commented);
+        assert_eq!(
+            text_for(Path::new("x.rules"), commented).unwrap(),
+            commented
+        );
+        assert_eq!(text_for(Path::new("x.json"), &json).unwrap(), json);
+        let back = text_for(Path::new("x.json"), commented).unwrap();
+        assert!(back.trim_start().starts_with('{'), "{back}");
+        // Rules with an error cannot be turned into the other format: said, not written.
+        let e = text_for(Path::new("x.toml"), "{\"rules\": [}").unwrap_err();
+        assert!(e.to_string().starts_with("the rules: line 1"), "{e}");
+    }
+
+    #[test]
+    fn the_format_is_the_extension_else_the_text() {
+        use RuleFormat::*;
+        for (path, text, format) in [
+            ("r.toml", "{", Toml),
+            ("R.TOML", "", Toml),
+            ("r.json", "[[rules]]", Json),
+            ("editor", "{\"rules\": []}", Json),
+            ("editor", "  [ {\"name\": 1} ]", Json),
+            ("editor", "[]", Json),
+            ("editor", "", Json),
+            ("editor", "[[rules]]\nname = \"x\"", Toml),
+            ("editor", "# comment\n[[rules]]", Toml),
+            ("editor", "rules = []", Toml),
+            ("r.txt", "[rules]", Toml),
+        ] {
+            assert_eq!(RuleFormat::of(path, text), format, "{path} {text:?}");
+        }
+    }
+
+    #[test]
+    fn a_bad_toml_file_names_the_line_and_the_reason() {
+        let err = |text: &str| RuleSet::parse("r.toml", text).unwrap_err().to_string();
+        // Not TOML at all.
+        let e = err("[[rules]]\nname = \"x\"\nanswer = { status = 503\n");
+        assert!(e.starts_with("r.toml: line 3, column"), "{e}");
+        // A misspelt key.
+        let e = err("[[rules]]\nname = \"x\"\nanswer = { status = 503 }\nwhne = {}\n");
+        assert!(e.starts_with("r.toml: line 4, column 1:"), "{e}");
+        assert!(e.contains("unknown field `whne`"), "{e}");
+        // A rule that cannot be used names the line of its name.
+        let e = err(
+            "[[rules]]\nname = \"ok\"\nanswer = { status = 200 }\n\n[[rules]]\nname = \"bad\"\nanswer = { status = 700 }\n",
+        );
+        assert!(e.starts_with("r.toml: line 6: rule 2 (\"bad\")"), "{e}");
+        // A list of rules at the top is not a rule file in either format.
+        let e = err("rules = 5\n");
+        assert!(e.contains("line 1"), "{e}");
+    }
+
+    #[test]
     fn a_bad_file_names_the_line_and_the_reason() {
         let text = "{\"rules\": [\n  {\"name\": \"x\",\n   \"whne\": {},\n   \"answer\": {\"status\": 503}}\n]}";
         let e = RuleSet::parse("rules.json", text).unwrap_err().to_string();
@@ -651,5 +994,68 @@ mod tests {
         assert_eq!(r.rules[0].when.event.as_deref(), Some("status-report"));
         let e = RuleSet::parse("r.json", "[]").unwrap_err().to_string();
         assert!(e.contains("a rule file is an object"), "{e}");
+    }
+
+    #[test]
+    fn rules_that_could_not_be_told_apart_or_never_match_are_refused() {
+        let two = |a: &str, b: &str| {
+            RuleSet::parse("r.json", &format!("{{\"rules\": [{a},\n{b}]}}"))
+                .map_err(|e| e.to_string())
+        };
+        let e = two(
+            r#"{"name": "x", "answer": {"status": 503}}"#,
+            r#"{"name": "x", "answer": {"status": 200}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("line 2: rule 2 (\"x\"): another rule before it is also named"),
+            "{e}"
+        );
+        let e = one_rule(r#"{"name": " ", "answer": {"status": 503}}"#).unwrap_err();
+        assert!(e.contains("a rule needs a name"), "{e}");
+        let e = one_rule(r#"{"name": "n", "when": {"path": "hook"}, "answer": {"status": 503}}"#)
+            .unwrap_err();
+        assert!(e.contains("the path \"hook\" never matches"), "{e}");
+        assert!(e.contains("(\"/hook\")"), "{e}");
+        let e = one_rule(
+            r#"{"name": "n", "when": {"message": {"field": "to", "equals": "1", "contains": "2"}}, "answer": {"status": 503}}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("can never hold"), "{e}");
+        // Both, when they agree, are fine.
+        one_rule(
+            r#"{"name": "n", "when": {"message": {"field": "to", "equals": "1111111", "contains": "111"}}, "answer": {"status": 503}}"#,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn reasons_are_in_the_rule_file_words_and_a_webhook_id_may_be_a_number() {
+        let r =
+            one_rule(r#"{"name": "n", "when": {"webhook_id": 234}, "answer": {"status": 410}}"#)
+                .unwrap();
+        assert_eq!(r.rules[0].when.webhook_id.as_deref(), Some("234"));
+        for (rule, says) in [
+            (
+                r#"{"name": "n", "answer": {"status": "503"}}"#,
+                "expected a whole number",
+            ),
+            (
+                r#"{"name": "n", "when": {"attempt": 2}, "answer": {"status": 503}}"#,
+                "expected an attempt condition such as {\"at_most\": 2}",
+            ),
+            (
+                r#"{"name": "n", "when": {"webhook_id": true}, "answer": {"status": 503}}"#,
+                "expected a webhook id",
+            ),
+            (
+                r#"{"name": "n", "answer": 503}"#,
+                "expected an answer such as {\"status\": 503}",
+            ),
+        ] {
+            let e = one_rule(rule).unwrap_err();
+            assert!(e.contains(says), "{e}");
+            assert!(!e.contains("struct") && !e.contains("u16"), "{e}");
+        }
     }
 }

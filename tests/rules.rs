@@ -81,24 +81,38 @@ async fn anomalies_are_findings_on_the_delivery() {
     assert!(matches!(d.state, State::Retrying { next_number: 4, .. }));
 }
 
-#[test]
-fn listen_rejects_a_bad_rule_file_with_the_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("bad.json");
-    std::fs::write(
-        &bad,
-        "{\"rules\": [\n  {\"name\": \"x\", \"answer\": {\"status\": \"503\"}}\n]}",
-    )
-    .unwrap();
+/// `listen --rules` with `name` holding `text`: what it printed on stderr, once it refused.
+fn listen_refuses(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let bad = dir.join(name);
+    std::fs::write(&bad, text).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_hookscope"))
         .args(["listen", "--port", "0", "--rules"])
         .arg(&bad)
         .arg("--data-dir")
-        .arg(dir.path())
+        .arg(dir)
         .output()
         .unwrap();
     assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn listen_rejects_a_bad_rule_file_with_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = listen_refuses(
+        dir.path(),
+        "bad.json",
+        "{\"rules\": [\n  {\"name\": \"x\", \"answer\": {\"status\": \"503\"}}\n]}",
+    );
     assert!(err.contains("line 2"), "{err}");
     assert!(err.contains("bad.json"), "{err}");
+
+    // A TOML rule file is read as TOML, its errors with their line too.
+    let err = listen_refuses(
+        dir.path(),
+        "bad.toml",
+        "[[rules]]\nname = \"x\"\nanswer = { status = \"503\" }\n",
+    );
+    assert!(err.contains("bad.toml: line 3"), "{err}");
+    assert!(err.contains("expected a whole number"), "{err}");
 }

@@ -563,6 +563,39 @@ fn rule_files_load_and_save_by_a_typed_path_when_no_dialog_opens() {
     });
     let text = std::fs::read_to_string(&saved).unwrap();
     assert!(text.contains("always 429"), "{text}");
+
+    // A TOML rule file loads the same way, and a .toml name saves the rules as TOML.
+    let toml = dir.path().join("rules.toml");
+    std::fs::write(
+        &toml,
+        "[[rules]]\nname = \"always 503\"\nanswer = { status = 503, retry_after = 60 }\n",
+    )
+    .unwrap();
+    rig.harness.state_mut().state.rules.path_text = toml.display().to_string();
+    rig.harness.step();
+    rig.harness.get_by_label("Load").click_accesskit();
+    rig.until("the TOML file is loaded", |app| {
+        app.state.rules.text.contains("always 503") && app.state.rules.in_force == 1
+    });
+    assert_eq!(rig.send("status-report", "dlv-toml", 1), 503);
+    let as_toml = dir.path().join("from-json.toml");
+    rig.harness.state_mut().state.rules.text =
+        r#"{"rules": [{"name": "always 418", "answer": {"status": 418}}]}"#.into();
+    rig.harness.state_mut().state.rules.path_text = as_toml.display().to_string();
+    rig.harness.step();
+    rig.harness.get_by_label("Save").click_accesskit();
+    rig.until("the TOML file is written", |app| {
+        app.state
+            .rules
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("from-json.toml"))
+    });
+    let text = std::fs::read_to_string(&as_toml).unwrap();
+    assert!(
+        text.contains("[[rules]]") && text.contains("always 418"),
+        "{text}"
+    );
 }
 
 #[test]

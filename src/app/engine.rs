@@ -325,9 +325,14 @@ impl Engine {
         self.blocking(move |_| match path.or_else(|| picker.save_rules()) {
             None => Msg::Cancelled,
             Some(path) => Msg::RulesWritten(
-                std::fs::write(&path, text)
-                    .map(|_| path.clone())
-                    .map_err(|e| format!("cannot write {}: {e}", path.display())),
+                // In the format the file's name asks for (rules.toml or rules.json).
+                crate::rules::text_for(&path, &text)
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| {
+                        std::fs::write(&path, text)
+                            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+                    })
+                    .map(|_| path.clone()),
             ),
         });
     }

@@ -17,14 +17,14 @@ impl FilePicker for NativePicker {
     fn open_rules(&self) -> Option<PathBuf> {
         rfd::FileDialog::new()
             .set_title("Load answer rules")
-            .add_filter("Rule files", &["json"])
+            .add_filter("Rule files (JSON or TOML)", &["json", "toml"])
             .pick_file()
     }
 
     fn save_rules(&self) -> Option<PathBuf> {
         rfd::FileDialog::new()
             .set_title("Save answer rules")
-            .add_filter("Rule files", &["json"])
+            .add_filter("Rule files (JSON or TOML)", &["json", "toml"])
             .set_file_name("rules.json")
             .save_file()
     }

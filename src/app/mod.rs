@@ -318,11 +318,16 @@ impl HookscopeApp {
                 self.state.rules.text = text.to_owned();
                 self.state.rules.error = None;
                 self.state.rules.note = Some(format!(
-                    "{n} rules from {source} answer from the next call on."
+                    "{} from {source} {} from the next call on.",
+                    crate::text::count(n as u64, "rule", "rules"),
+                    if n == 1 { "answers" } else { "answer" }
                 ));
                 true
             }
             Err(e) => {
+                // What the rules in force are is said by the panel; a note about an earlier
+                // Apply beside this error would read as if this one had worked.
+                self.state.rules.note = None;
                 self.state.rules.error = Some(e.to_string());
                 false
             }

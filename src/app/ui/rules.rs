@@ -1,5 +1,5 @@
 //! Answer rules in the window: the rules in force with their use counts, the shipped recipes,
-//! and an editor (JSON) that loads and saves rule files.
+//! and an editor (JSON or TOML) that loads and saves rule files.
 
 use crate::app::HookscopeApp;
 use crate::rules::RECIPES;
@@ -91,7 +91,7 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         .default_size([560.0, 460.0])
         .show(ctx, |ui| {
             ui.label(
-                "JSON: {\"rules\": [{\"name\", \"when\": {event, webhook_id, path, attempt: {equals, at_most, at_least}, message: {field, equals | contains}, every_nth}, \"answer\": {status, retry_after, body, content_type, delay_ms}, \"times\"}]}",
+                "JSON: {\"rules\": [{\"name\", \"when\": {event, webhook_id, path, attempt: {equals, at_most, at_least}, message: {field, equals | contains}, every_nth}, \"answer\": {status, retry_after, body, content_type, delay_ms}, \"times\"}]}, or the same fields in TOML ([[rules]] tables). A file is saved in the format its name ends with (.json or .toml).",
             );
             ui.horizontal(|ui| {
                 apply = ui.button("Apply").clicked();
@@ -99,7 +99,7 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                 let l = ui.label("File");
                 ui.add(
                     egui::TextEdit::singleline(&mut app.state.rules.path_text)
-                        .hint_text("/path/to/rules.json")
+                        .hint_text("/path/to/rules.json or .toml")
                         .desired_width(220.0),
                 )
                 .labelled_by(l.id);
@@ -124,7 +124,7 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                     e,
                 );
             }
-            let label = ui.label("Rules (JSON)");
+            let label = ui.label("Rules (JSON or TOML)");
             egui::ScrollArea::vertical().show(ui, |ui| {
                 ui.add(
                     egui::TextEdit::multiline(&mut app.state.rules.text)
