@@ -409,21 +409,31 @@ impl State {
                 last_retry_at,
                 ..
             } => {
+                let ago =
+                    |at: DateTime<Utc>| human_duration((now - at).to_std().unwrap_or_default());
+                if *last_retry_at < now {
+                    // Not one of the retries the schedule allows came: the window is over.
+                    return format!(
+                        "overdue: no retry came, and the last one the schedule allows was due at {} ({} ago); the service discards the message after it",
+                        local_day(*last_retry_at),
+                        ago(*last_retry_at)
+                    );
+                }
                 let when = if *next_at >= now {
                     format!(
-                        "next attempt expected at {} (in {})",
+                        "retrying: next attempt expected at {} (in {})",
                         local(*next_at),
                         human_duration((*next_at - now).to_std().unwrap_or_default())
                     )
                 } else {
                     format!(
-                        "next attempt was expected at {} ({} ago)",
+                        "retrying, overdue: next attempt was expected at {} ({} ago)",
                         local(*next_at),
-                        human_duration((now - *next_at).to_std().unwrap_or_default())
+                        ago(*next_at)
                     )
                 };
                 format!(
-                    "retrying: {when}, {retries_left} {} left until {}",
+                    "{when}, {retries_left} {} left until {}",
                     if *retries_left == 1 {
                         "retry"
                     } else {
@@ -631,6 +641,28 @@ mod tests {
         assert!(
             text.contains("(in 2 min 50 s), 193 retries left until "),
             "{text}"
+        );
+        // The next attempt late: said so, with what is left.
+        let late = d.state.describe(next_at + TimeDelta::seconds(60));
+        assert!(
+            late.starts_with("retrying, overdue: next attempt was expected at "),
+            "{late}"
+        );
+        assert!(
+            late.contains("(1 min ago), 193 retries left until "),
+            "{late}"
+        );
+        // Past the last retry the schedule allows: no longer "retrying".
+        let over = d.state.describe(last_retry_at + TimeDelta::seconds(120));
+        assert!(
+            over.starts_with(
+                "overdue: no retry came, and the last one the schedule allows was due at "
+            ),
+            "{over}"
+        );
+        assert!(
+            over.contains("(2 min ago); the service discards the message after it"),
+            "{over}"
         );
         assert_eq!(d.projection.unwrap().retries.len(), 193);
     }
