@@ -886,6 +886,40 @@ async fn errors_of_any_kind_have_the_documented_body() {
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
     assert_eq!(listed[0]["encoding"], "UNICODE");
 
+    // A large call is read whole (30,000 messages: more than the 5 credits), and one past the
+    // API's limit is refused with the documented body too.
+    let many: Vec<serde_json::Value> = (0..30_000)
+        .map(|i| serde_json::json!({"to": format!("+2700{i:07}"), "body": "bulk message text"}))
+        .collect();
+    let r = call(reqwest::Method::POST, "/messages")
+        .json(&many)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let v: serde_json::Value = r.json().await.unwrap();
+    check(403, &v);
+    assert!(
+        v["type"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("#insufficient-credits"),
+        "{v}"
+    );
+    let r = call(reqwest::Method::POST, "/messages")
+        .header("Content-Type", "application/json")
+        .body(vec![b' '; 17 << 20])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let v: serde_json::Value = r.json().await.unwrap();
+    check(413, &v);
+    assert!(
+        v["detail"].as_str().unwrap_or_default().contains("16 MiB"),
+        "{v}"
+    );
+
     // A path the API does not have is named in the 404.
     let r = call(reqwest::Method::GET, "/nope").send().await.unwrap();
     assert_eq!(r.status(), 404);

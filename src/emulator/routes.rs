@@ -54,6 +54,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/emulator/incoming", post(inject))
         .route("/emulator/outbox", get(outbox))
         .route("/emulator/speed", post(set_speed))
+        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
         .layer(middleware::from_fn_with_state(shared.clone(), auth));
     Router::new()
         .nest("/v1", api)
@@ -128,9 +129,34 @@ async fn auth(State(s): Shr, req: Request, next: Next) -> Response {
     .into_response()
 }
 
-/// Parse a JSON body ourselves so every mistake gets the documented error body.
-fn json_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiErr> {
-    serde_json::from_slice(body)
+/// A request body, or why it could not be read (too large, cut short).
+type Body = Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>;
+
+/// The largest request body the API reads: 30,000 messages in one call fit several times over.
+pub const BODY_LIMIT: usize = 16 << 20;
+
+/// Parse a JSON body ourselves so every mistake gets the documented error body, a body too
+/// large to read included.
+fn json_body<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, ApiErr> {
+    let body = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiErr(ErrorBody::new(
+                "payload-too-large",
+                "Payload Too Large",
+                413,
+                format!(
+                    "The request body is larger than {} MiB: send the messages in smaller calls.",
+                    BODY_LIMIT >> 20
+                ),
+            ))
+        } else {
+            bad_request(format!(
+                "The request body could not be read: {}",
+                rejection.body_text()
+            ))
+        }
+    })?;
+    serde_json::from_slice(&body)
         .map_err(|e| bad_request(format!("The request body is not valid: {e}")))
 }
 
@@ -193,11 +219,8 @@ fn validate_entry(s: &Shared, entry: &WebhookEntry, id: Option<u64>) -> Result<W
     })
 }
 
-async fn create_webhook(
-    State(s): Shr,
-    body: axum::body::Bytes,
-) -> Result<axum::Json<Webhook>, ApiErr> {
-    let entry: WebhookEntry = json_body(&body)?;
+async fn create_webhook(State(s): Shr, body: Body) -> Result<axum::Json<Webhook>, ApiErr> {
+    let entry: WebhookEntry = json_body(body)?;
     let mut w = validate_entry(&s, &entry, None)?;
     if w.active {
         invoker::registration_check(&s, &w.url)
@@ -223,13 +246,13 @@ async fn create_webhook(
 async fn update_webhook(
     State(s): Shr,
     Path(id): Path<String>,
-    body: axum::body::Bytes,
+    body: Body,
 ) -> Result<axum::Json<Webhook>, ApiErr> {
     let n = parse_id(&id)?;
     if !s.data().webhooks.contains_key(&n) {
         return Err(not_found(format!("Webhook with id '{id}' does not exist")));
     }
-    let entry: WebhookEntry = json_body(&body)?;
+    let entry: WebhookEntry = json_body(body)?;
     let w = validate_entry(&s, &entry, Some(n))?;
     if w.active {
         invoker::registration_check(&s, &w.url)
@@ -354,7 +377,7 @@ fn sender(e: &Value) -> Result<String, ApiErr> {
 async fn send_messages(
     State(s): Shr,
     q: Result<Query<SendQuery>, axum::extract::rejection::QueryRejection>,
-    body: axum::body::Bytes,
+    body: Body,
 ) -> Result<Response, ApiErr> {
     let Query(q) = q.map_err(query_error)?;
     if let Some(date) = &q.schedule_date
@@ -364,7 +387,7 @@ async fn send_messages(
             "schedule-date '{date}' is not an ISO 8601 date and time (e.g. 2026-11-22T14:00:00Z)"
         )));
     }
-    let value: Value = json_body(&body)?;
+    let value: Value = json_body(body)?;
     let entries = match value {
         Value::Array(items) => items,
         obj @ Value::Object(_) => vec![obj],
@@ -606,11 +629,8 @@ struct Inject {
     body: String,
 }
 
-async fn inject(
-    State(s): Shr,
-    body: axum::body::Bytes,
-) -> Result<(StatusCode, axum::Json<Message>), ApiErr> {
-    let i: Inject = json_body(&body)?;
+async fn inject(State(s): Shr, body: Body) -> Result<(StatusCode, axum::Json<Message>), ApiErr> {
+    let i: Inject = json_body(body)?;
     let m = invoker::receive(
         &s,
         i.from.as_deref().unwrap_or("+27007654321"),
@@ -629,8 +649,8 @@ struct Speed {
     speed: f64,
 }
 
-async fn set_speed(State(s): Shr, body: axum::body::Bytes) -> Result<StatusCode, ApiErr> {
-    let sp: Speed = json_body(&body)?;
+async fn set_speed(State(s): Shr, body: Body) -> Result<StatusCode, ApiErr> {
+    let sp: Speed = json_body(body)?;
     if !(sp.speed.is_finite() && sp.speed > 0.0) {
         return Err(bad_request("speed must be a positive number"));
     }
