@@ -53,6 +53,10 @@ pub enum ApiError {
     },
     #[error("the call to {url} failed: {detail}")]
     Other { url: String, detail: String },
+    #[error(
+        "the API base URL \"{base}\" is not a whole http(s) address: give it as https://host/v1 (the emulator's is http://127.0.0.1:PORT/v1)"
+    )]
+    BadBase { base: String },
 }
 
 /// `what: detail`, or the detail alone when it already says it (the service's "Not enough
@@ -98,6 +102,15 @@ impl std::fmt::Debug for ApiClient {
 impl ApiClient {
     /// `base` is the API's base URL, e.g. `http://127.0.0.1:8788/v1`.
     pub fn new(base: &str, user: &str, password: Option<String>) -> Result<Self, ApiError> {
+        let whole = url::Url::parse(base.trim())
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+        if whole.is_none() {
+            return Err(ApiError::BadBase {
+                base: base.trim().to_owned(),
+            });
+        }
+        let base = base.trim();
         super::install_tls_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
@@ -378,6 +391,24 @@ fn transport_error(url: &str, e: &reqwest::Error) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_base_url_that_is_not_a_whole_http_address_is_named() {
+        for bad in [
+            "ftp://127.0.0.1/v1",
+            "127.0.0.1:21788/v1",
+            "https://",
+            "",
+            "  ",
+        ] {
+            let e = ApiClient::new(bad, "u", None).err().map(|e| e.to_string());
+            let e = e.unwrap_or_default();
+            assert!(e.contains("is not a whole http(s) address"), "{bad}: {e}");
+            assert!(!e.contains("builder error"), "{e}");
+        }
+        let c = ApiClient::new(" http://127.0.0.1:8788/v1/ ", "u", None).unwrap();
+        assert_eq!(c.base(), "http://127.0.0.1:8788/v1");
+    }
 
     #[test]
     fn an_error_is_not_said_twice() {

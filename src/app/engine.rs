@@ -396,7 +396,8 @@ impl Engine {
                     .await
                     .map(ApiReply::Sent),
             };
-            Engine::send(&tx, &wake, Msg::Api(op, r.map_err(|e| e.to_string())));
+            let r = r.map_err(|e| super::in_window_words(&e.to_string()));
+            Engine::send(&tx, &wake, Msg::Api(op, r));
         });
     }
 

@@ -184,7 +184,7 @@ impl HookscopeApp {
                 s.api_user.trim(),
                 (!pw.is_empty()).then(|| pw.clone()),
             )
-            .map_err(|e| e.to_string())
+            .map_err(|e| in_window_words(&e.to_string()))
         } else {
             let emu = self
                 .state
@@ -193,7 +193,7 @@ impl HookscopeApp {
                 .as_ref()
                 .ok_or("The emulator is not running yet.")?;
             crate::api::ApiClient::new(&emu.base_url(), "demo", Some("demo".into()))
-                .map_err(|e| e.to_string())
+                .map_err(|e| in_window_words(&e.to_string()))
         }
     }
 
@@ -678,6 +678,28 @@ pub fn apply_look(ctx: &egui::Context, s: &Settings) {
     }
 }
 
+/// A message written for the command line, in the window's words: its fields and controls,
+/// not the flags that set them there.
+pub fn in_window_words(text: &str) -> String {
+    const WORDS: [(&str, &str); 4] = [
+        (
+            "is --api-url the API's base",
+            "is the API base URL the API's base",
+        ),
+        ("--api-url", "the API base URL"),
+        (
+            "(`hookscope emulate --allow-remote`, or *Call other hosts than this machine* in the window's Service panel)",
+            "(tick \"Call other hosts than this machine\" under Emulator in the Service panel)",
+        ),
+        ("--allow-remote", "\"Call other hosts than this machine\""),
+    ];
+    let mut out = text.to_owned();
+    for (cli, window) in WORDS {
+        out = out.replace(cli, window);
+    }
+    out
+}
+
 impl eframe::App for HookscopeApp {
     fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
         if self.drain() {
@@ -692,5 +714,43 @@ impl eframe::App for HookscopeApp {
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, SETTINGS_KEY, &self.state.settings);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_window_words;
+
+    #[test]
+    fn messages_for_the_command_line_name_the_window_controls_instead() {
+        let refused = crate::api::ApiError::ConnectionRefused {
+            url: "http://127.0.0.1:9/v1/webhooks".into(),
+        };
+        let said = in_window_words(&refused.to_string());
+        assert!(said.ends_with("and is the API base URL right?)"), "{said}");
+        let not_json = crate::api::ApiError::NotJson {
+            url: "u".into(),
+            status: 200,
+            snippet: "<html>".into(),
+        };
+        let said = in_window_words(&not_json.to_string());
+        assert!(
+            said.contains("is the API base URL the API's base, ending in /v1?"),
+            "{said}"
+        );
+        let remote = crate::emulator::check_target(
+            &reqwest::Url::parse("https://example.com/hook").unwrap(),
+            false,
+        )
+        .unwrap_err();
+        let said = in_window_words(&remote);
+        assert!(
+            !said.contains('`') && !said.contains('*') && !said.contains("--"),
+            "{said}"
+        );
+        assert!(
+            said.contains("\"Call other hosts than this machine\" under Emulator"),
+            "{said}"
+        );
     }
 }
