@@ -1407,6 +1407,26 @@ fn the_open_delivery_stays_its_own_when_another_webhook_sends_the_same_delivery_
 }
 
 #[test]
+fn the_emulator_clock_goes_as_fast_as_the_command_line_one() {
+    let mut rig = start();
+    rig.until("the emulator runs", |app| {
+        app.state.service.emulator.is_some()
+    });
+    rig.harness.state_mut().state.settings.emulator_speed = 20_000.0;
+    rig.harness.step();
+    rig.harness.step();
+    // Not cut back to an hour a second, and no "0.0 s".
+    assert_eq!(rig.harness.state().state.settings.emulator_speed, 20_000.0);
+    rig.harness.get_by_label_contains(
+        "At 20000×, the first retry (90 s) comes after 4 ms, and the 2-day window lasts 8.6 s.",
+    );
+    rig.harness.state_mut().state.settings.emulator_speed = 1_000_000.0;
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("the first retry (90 s) comes after under 1 ms");
+}
+
+#[test]
 fn a_preset_card_chooses_from_anywhere_on_it() {
     let mut rig = start();
     // Its description, not the code chip.

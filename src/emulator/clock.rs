@@ -69,7 +69,7 @@ impl Clock {
 
 fn sanitize(speed: f64) -> f64 {
     if speed.is_finite() && speed > 0.0 {
-        speed.clamp(0.01, 1_000_000.0)
+        speed.clamp(0.01, super::MAX_SPEED)
     } else {
         1.0
     }

@@ -316,18 +316,32 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let mut speed = app.state.settings.emulator_speed;
     let l = ui.label("Clock speed (× real time)");
     if ui
-        .add(egui::Slider::new(&mut speed, 1.0..=3600.0).logarithmic(true))
+        .add(
+            egui::Slider::new(&mut speed, 1.0..=crate::emulator::MAX_SPEED)
+                .logarithmic(true)
+                .max_decimals(0),
+        )
         .labelled_by(l.id)
-        .on_hover_text("60: a minute of the retry schedule passes every second")
+        .on_hover_text(
+            "60: a minute of the retry schedule passes every second; up to 1,000,000, as hookscope emulate --speed",
+        )
         .changed()
     {
         app.state.settings.emulator_speed = speed;
         emu.set_speed(speed);
     }
+    let after = |secs: f64| {
+        let d = std::time::Duration::from_secs_f64(secs / speed);
+        if d < std::time::Duration::from_millis(1) {
+            "under 1 ms".to_owned()
+        } else {
+            crate::text::human_duration(d)
+        }
+    };
     ui.label(format!(
-        "At {speed:.0}×, the first retry (90 s) comes after {:.1} s, and the 2-day window lasts {}.",
-        90.0 / speed,
-        crate::text::human_duration(std::time::Duration::from_secs_f64(172_800.0 / speed))
+        "At {speed:.0}×, the first retry (90 s) comes after {}, and the 2-day window lasts {}.",
+        after(90.0),
+        after(172_800.0)
     ));
     let mut remote = emu.allow_remote();
     if ui
