@@ -869,6 +869,10 @@ fn retry_after_line(
     now: chrono::DateTime<chrono::Utc>,
 ) -> String {
     let given = match value {
+        // Past any window worth a unit count (a mistyped value): said so, not in 10^14 days.
+        RetryAfter::Wait(d) if d > std::time::Duration::from_secs(365 * 86_400) => {
+            format!("{} s, over a year", d.as_secs())
+        }
         RetryAfter::Wait(d) => human_duration(d),
         RetryAfter::Until(at) => format!("{} UTC", at.format("%a, %d %b %Y %H:%M:%S")),
     };
@@ -918,7 +922,7 @@ pub fn schedule_text(
                 a.retry(),
                 local(a.at),
                 human_duration(a.delay),
-                human_duration((a.at - now).to_std().unwrap_or_default())
+                crate::text::exact_duration((a.at - now).to_std().unwrap_or_default())
             );
         } else if i == 6 {
             t += &format!(
@@ -1158,6 +1162,22 @@ mod tests {
         let t = schedule_text(503, Some(RetryAfter::Wait(Duration::from_secs(300))), now);
         assert!(t.contains("Retry-After: 5 min"));
         assert!(t.contains("194 retries, 195 attempts"));
+        // The last retries of the window told apart, to the second.
+        let plain = schedule_text(503, None, now);
+        assert!(
+            plain.contains("1 d 23 h 52 min 30 s after the first)"),
+            "{plain}"
+        );
+        // A mistyped Retry-After is not printed in 10^14 days.
+        let huge = schedule_text(
+            503,
+            Some(RetryAfter::Wait(Duration::from_secs(u64::MAX))),
+            now,
+        );
+        assert!(
+            huge.contains(&format!("Retry-After: {} s, over a year", u64::MAX)),
+            "{huge}"
+        );
         let t = schedule_text(400, None, now);
         assert!(t.contains("discarded"));
         assert!(!t.contains("retries"));

@@ -37,6 +37,7 @@ pub enum WebhooksCommand {
     List(ApiArgs),
     /// Show one webhook.
     Get {
+        /// The webhook's id (`webhooks list` shows it).
         id: u64,
         #[command(flatten)]
         api: ApiArgs,
@@ -50,13 +51,19 @@ pub enum WebhooksCommand {
     },
     /// Change a webhook: the fields given replace the current ones.
     Update {
+        /// The webhook's id (`webhooks list` shows it).
         id: u64,
+        /// A new name, unique in the account.
         #[arg(long)]
         name: Option<String>,
+        /// A new URL for the service to call (http or https); an active webhook's URL gets the
+        /// registration check and must answer 200.
         #[arg(long)]
         url: Option<String>,
+        /// SENT for status reports, RECEIVED for incoming messages.
         #[arg(long, value_name = "SENT|RECEIVED")]
         scope: Option<String>,
+        /// Where problem reports are e-mailed.
         #[arg(long, value_name = "EMAIL")]
         contact: Option<String>,
         /// ONE: a call per message; MANY: up to 10 messages per call.
@@ -67,18 +74,21 @@ pub enum WebhooksCommand {
     },
     /// Delete a webhook.
     Delete {
+        /// The webhook's id (`webhooks list` shows it).
         id: u64,
         #[command(flatten)]
         api: ApiArgs,
     },
     /// Turn a webhook on (the URL is checked again).
     Enable {
+        /// The webhook's id (`webhooks list` shows it).
         id: u64,
         #[command(flatten)]
         api: ApiArgs,
     },
     /// Turn a webhook off.
     Disable {
+        /// The webhook's id (`webhooks list` shows it).
         id: u64,
         #[command(flatten)]
         api: ApiArgs,
@@ -244,13 +254,20 @@ fn print_json(v: &impl serde::Serialize) -> Result<(), ApiCliError> {
     Ok(())
 }
 
+/// The columns of `webhooks list`, over its lines.
+const WEBHOOK_HEADER: &str = "   ID  NAME                 SCOPE    STATE    CALLS URL  CONTACT";
+
 fn webhook_line(w: &Webhook) -> String {
     format!(
-        "{:>5}  {:<20} {:<8} {:<8} {}  {}",
+        "{:>5}  {:<20} {:<8} {:<8} {:<5} {}  {}",
         w.id,
         escape_control(&w.name),
         w.trigger_scope.as_str(),
         if w.active { "active" } else { "inactive" },
+        match w.invoke_option {
+            InvokeOption::One => "ONE",
+            InvokeOption::Many => "MANY",
+        },
         escape_control(&w.url),
         w.contact_email_address
             .as_deref()
@@ -277,6 +294,9 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
                     out,
                     "No webhooks. Create one with `hookscope webhooks create --name NAME --url URL --scope SENT`."
                 )?;
+            }
+            if !list.is_empty() {
+                writeln!(out, "{WEBHOOK_HEADER}")?;
             }
             for w in &list {
                 writeln!(out, "{}", webhook_line(w))?;
@@ -389,7 +409,7 @@ async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError>
 fn fast_clock_hint(speed: f64) -> Option<String> {
     (speed > 1.0).then(|| {
         format!(
-            "Its retries come {speed}x sooner than the real service's: in the window, set the Timeline's *Read at* to {speed}x to read its deliveries against its clock."
+            "Its retries come {speed}x sooner than the real service's: in the window, set the Timeline's *Read at* to {speed}x to read its deliveries against its clock. The times in its log below are on its clock too (they run ahead of this machine's), as are the messages' dates."
         )
     })
 }
@@ -564,6 +584,10 @@ mod tests {
         let hint = fast_clock_hint(600.0).unwrap();
         assert!(
             hint.contains("set the Timeline's *Read at* to 600x"),
+            "{hint}"
+        );
+        assert!(
+            hint.contains("The times in its log below are on its clock too"),
             "{hint}"
         );
     }

@@ -350,6 +350,34 @@ pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// Whether `text` reads as an e-mail address: something before and after one `@`, no spaces.
+/// (Whether it reaches anyone is for the mail server to say.)
+pub fn is_email(text: &str) -> bool {
+    let mut parts = text.split('@');
+    matches!(
+        (parts.next(), parts.next(), parts.next()),
+        (Some(user), Some(host), None) if !user.is_empty() && !host.is_empty()
+    ) && !text.chars().any(char::is_whitespace)
+}
+
+/// A duration to the second, every unit given: `1 d 23 h 52 min 30 s` (where the rounding of
+/// [`human_duration`] would make the last retries of the window all read "2 d").
+pub fn exact_duration(d: Duration) -> String {
+    let mut left = d.as_secs() + u64::from(d.subsec_millis() >= 500);
+    if left == 0 {
+        return human_duration(d);
+    }
+    let mut parts = Vec::new();
+    for (unit, name) in [(86_400, "d"), (3_600, "h"), (60, "min"), (1, "s")] {
+        let v = left / unit;
+        left %= unit;
+        if v > 0 {
+            parts.push(format!("{v} {name}"));
+        }
+    }
+    parts.join(" ")
+}
+
 /// A human duration: `1.5 s`, `1 min 30 s`, `4 min 12 s`, `1 h 31 min`, `2 d`: under 10 s to
 /// the tenth, otherwise its two largest units, rounded to the smaller of them (so 47 h 59 min
 /// 59 s is `2 d`, not `1 d 23 h`).
@@ -390,6 +418,34 @@ pub fn human_duration(d: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_exact_duration_keeps_every_unit() {
+        use std::time::Duration;
+        let d = |s| super::exact_duration(Duration::from_secs(s));
+        assert_eq!(d(47 * 3600 + 52 * 60 + 30), "1 d 23 h 52 min 30 s");
+        assert_eq!(d(47 * 3600 + 37 * 60), "1 d 23 h 37 min");
+        assert_eq!(d(90), "1 min 30 s");
+        assert_eq!(d(0), "0 s");
+        assert_eq!(super::exact_duration(Duration::from_millis(1500)), "2 s");
+    }
+
+    #[test]
+    fn an_email_address_has_one_at_with_something_either_side() {
+        for ok in ["ops@example.com", "a@b"] {
+            assert!(super::is_email(ok), "{ok}");
+        }
+        for bad in [
+            "notanemail",
+            "@example.com",
+            "ops@",
+            "a@b@c",
+            "o ps@example.com",
+            "",
+        ] {
+            assert!(!super::is_email(bad), "{bad}");
+        }
+    }
+
     #[test]
     fn json_for_a_terminal_escapes_what_json_leaves_raw_and_means_the_same() {
         let v =

@@ -646,6 +646,20 @@ fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
     let updated = run(&["webhooks", "update", &id, "--invoke", "many"]);
     assert_eq!(updated["invokeOption"], "MANY");
     assert_eq!(updated["name"], "w", "the rest is kept");
+    // The list for people: a header over its columns, the way calls are made among them.
+    let out = bin()
+        .args(["webhooks", "list", "--api-url", &api, "--user", "demo"])
+        .env("HOOKSCOPE_API_PASSWORD", "demo")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = listed.lines().collect();
+    assert!(lines[0].trim_start().starts_with("ID  NAME"), "{listed}");
+    assert!(lines[0].contains("CALLS"), "{listed}");
+    assert!(
+        lines[1].contains(" inactive MANY  http://127.0.0.1:9/h"),
+        "{listed}"
+    );
     let back = run(&["webhooks", "update", &id, "--invoke", "ONE"]);
     assert_eq!(back["invokeOption"], "ONE");
     // `emulate inject` (as `inject`) hands a running emulator a message from a handset.
@@ -816,6 +830,7 @@ fn schedule_prints_the_projection() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["outcome"], "retry-temporary");
     assert_eq!(v["plan"]["retries"][0]["number"], 2);
+    assert_eq!(v["plan"]["retries"][0]["retry"], 1);
     assert_eq!(v["plan"]["retries"][0]["delay_secs"], 90.0);
     assert_eq!(v["plan"]["retries"][1]["delay_secs"], 180.0);
     assert_eq!(v["retry_after_seconds"], 300);

@@ -89,6 +89,13 @@ async fn every_webhook_call_round_trips() {
         .unwrap();
     assert!(check.inv.registration_check);
     assert_eq!(c.get_webhook(w.id).await.unwrap(), w);
+    // A contact that is not an e-mail address is refused, as the window refuses it.
+    let mut bad = WebhookEntry::from_webhook(&w);
+    bad.contact_email_address = Some("notanemail".into());
+    assert!(matches!(
+        c.update_webhook(w.id, &bad).await,
+        Err(ApiError::Validation { detail }) if detail.contains("'notanemail' is not an e-mail address")
+    ));
     let mut changed = WebhookEntry::from_webhook(&w);
     changed.name = "renamed".into();
     assert_eq!(
@@ -886,6 +893,24 @@ async fn errors_of_any_kind_have_the_documented_body() {
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
     assert_eq!(listed[0]["encoding"], "UNICODE");
 
+    // Credentials that cannot be read are not "no credentials".
+    let r = http
+        .get(format!("{base}/webhooks"))
+        .header("Authorization", "Basic !!!")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let v: serde_json::Value = r.json().await.unwrap();
+    check(401, &v);
+    assert!(
+        v["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("could not be verified"),
+        "{v}"
+    );
+
     // A large call is read whole (30,000 messages: more than the 5 credits), and one past the
     // API's limit is refused with the documented body too.
     let many: Vec<serde_json::Value> = (0..30_000)
@@ -1019,4 +1044,87 @@ async fn errors_of_any_kind_have_the_documented_body() {
     let r: serde_json::Value =
         get_json(&filtered("submission.date>=2020-01-01T00:00:00+02:00")).await;
     assert_eq!(r.as_array().map(Vec::len), Some(2), "{r}");
+}
+
+/// POST /v1/messages with `query`, as the demo account: the status and the JSON answer.
+async fn send_raw(
+    emu: &Emulator,
+    query: &str,
+    body: serde_json::Value,
+) -> (u16, serde_json::Value) {
+    let r = reqwest::Client::new()
+        .post(format!("{}/messages{query}", emu.base_url()))
+        .basic_auth("demo", Some("demo"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_message_waits_for_its_date_and_a_deduplication_id_sends_once() {
+    let emu = emulator(3600.0, |c| c.credits = 10.0).await;
+    let entry = serde_json::json!({"to": "+27001234567", "body": "now"});
+    let (status, sent) = send_raw(&emu, "", entry).await;
+    assert_eq!(status, 201);
+    // An hour on the emulator's clock from now: a second of real time at 3600x.
+    let now = chrono::DateTime::parse_from_rfc3339(sent[0]["submission"]["date"].as_str().unwrap())
+        .unwrap();
+    let at = (now + chrono::TimeDelta::hours(1)).to_rfc3339();
+    let query = format!("?schedule-date={}", at.replace('+', "%2B"));
+    let later = serde_json::json!({"to": "+27001234567", "body": "later"});
+    let (status, scheduled) = send_raw(&emu, &query, later).await;
+    assert_eq!(status, 201, "{scheduled}");
+    assert_eq!(scheduled[0]["status"]["type"], "SCHEDULED", "{scheduled}");
+    let id = scheduled[0]["id"].as_str().unwrap().to_owned();
+    let c = client(&emu);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let m = c.get_message(&id).await.unwrap();
+        if m.status.kind == "DELIVERED" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still {} after its date",
+            m.status.id
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // The same deduplication id again: the messages it made, nothing more sent or charged.
+    let twice = serde_json::json!({"to": ["+27001111111", "+27002222222"], "body": "once"});
+    let (status, first) = send_raw(&emu, "?deduplication-id=abc", twice.clone()).await;
+    assert_eq!(status, 201);
+    let credits = emu.credits();
+    let (status, again) = send_raw(&emu, "?deduplication-id=abc", twice.clone()).await;
+    assert_eq!(status, 201);
+    let ids = |v: &serde_json::Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&again), ids(&first));
+    assert_eq!(emu.credits(), credits);
+    // Another id sends them again.
+    let (_, other) = send_raw(&emu, "?deduplication-id=xyz", twice).await;
+    assert_ne!(ids(&other), ids(&first));
+    assert!(emu.credits() < credits);
+}
+
+#[tokio::test]
+async fn the_emulator_knows_its_webhooks_after_they_are_deleted() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let emu = emulator(60.0, |_| {}).await;
+    let c = client(&emu);
+    let w = c.create_webhook(&sent_hook(&rig, "mine")).await.unwrap();
+    assert!(emu.made_webhook(w.id));
+    c.delete_webhook(w.id).await.unwrap();
+    assert!(emu.made_webhook(w.id), "still its own once deleted");
+    assert!(!emu.made_webhook(w.id + 1), "not made yet");
+    assert!(!emu.made_webhook(234));
 }

@@ -44,25 +44,36 @@ Retry-After. 429 is retried on the same schedule; its slow-down affects the serv
 rate, not one message's timeline.";
 
 /// One planned attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Attempt {
     /// The number the service puts in the attempt header: 1 is the first call, 2 the 1st retry.
     pub number: u32,
     /// When it is due.
-    #[serde(serialize_with = "as_rfc3339_micros")]
     pub at: DateTime<Utc>,
     /// The wait since the failure before it (in JSON: `delay_secs`, seconds).
-    #[serde(rename = "delay_secs", serialize_with = "as_secs")]
     pub delay: Duration,
-}
-
-fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
 }
 
 /// Times in JSON as everywhere else in Hookscope's output: RFC 3339, UTC, microseconds.
 fn as_rfc3339_micros<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true))
+}
+
+/// In JSON: `number` (the attempt header's), `retry` (1 for the first retry), `at` (RFC 3339,
+/// UTC, microseconds, as everywhere in Hookscope's output) and `delay_secs`.
+impl Serialize for Attempt {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Attempt", 4)?;
+        st.serialize_field("number", &self.number)?;
+        st.serialize_field("retry", &self.retry())?;
+        st.serialize_field(
+            "at",
+            &self.at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        )?;
+        st.serialize_field("delay_secs", &self.delay.as_secs_f64())?;
+        st.end()
+    }
 }
 
 impl Attempt {

@@ -101,25 +101,39 @@ fn set_status(s: &Shared, id: &str, status: MessageStatus, cost: Option<f64>) ->
     Some(m.clone())
 }
 
-/// Accept a message for sending and play its life cycle: ACCEPTED -> SENT -> DELIVERED (or
-/// FAILED.HANDSET_ERROR for the test number), each change a status report.
-pub fn submit(
-    s: &Arc<Shared>,
-    from: &str,
-    to: &str,
-    body: &str,
-    user_supplied_id: Option<String>,
-    reports: &str,
-    encoding: &str,
-) -> Message {
-    let mut m = new_message(
-        s,
-        "SENT",
+/// One message to send, as a submission entry and the call's query give it.
+pub struct Outgoing<'a> {
+    pub from: &'a str,
+    pub to: &'a str,
+    pub body: &'a str,
+    pub user_supplied_id: Option<String>,
+    pub reports: &'a str,
+    pub encoding: &'a str,
+    /// `schedule-date`: not sent before then (on the emulator's clock).
+    pub scheduled: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Accept a message for sending and play its life cycle: ACCEPTED (or SCHEDULED until its
+/// schedule date) -> SENT -> DELIVERED (or FAILED.HANDSET_ERROR for the test number), each
+/// change from SENT on a status report.
+pub fn submit(s: &Arc<Shared>, sub: Outgoing<'_>) -> Message {
+    let Outgoing {
         from,
         to,
         body,
-        MessageStatus::new("ACCEPTED", None),
-    );
+        user_supplied_id,
+        reports,
+        encoding,
+        scheduled,
+    } = sub;
+    // A date already passed (on the emulator's clock) sends at once.
+    let scheduled = scheduled.filter(|at| *at > s.clock.now());
+    let first = if scheduled.is_some() {
+        "SCHEDULED"
+    } else {
+        "ACCEPTED"
+    };
+    let mut m = new_message(s, "SENT", from, to, body, MessageStatus::new(first, None));
     m.user_supplied_id = user_supplied_id;
     m.encoding = encoding.to_owned();
     if let Ok(key) = m.id.parse::<u128>()
@@ -129,7 +143,10 @@ pub fn submit(
         stored.encoding = m.encoding.clone();
     }
     let test = to.trim_start_matches('+') == TEST_NUMBER;
-    s.log(format!("message {} to {to} accepted", m.id));
+    match scheduled {
+        Some(at) => s.log(format!("message {} to {to} scheduled for {at}", m.id)),
+        None => s.log(format!("message {} to {to} accepted", m.id)),
+    }
     let (s2, id, reports) = (s.clone(), m.id.clone(), reports.to_owned());
     let cost = if test {
         0.0
@@ -137,6 +154,9 @@ pub fn submit(
         f64::from(super::routes::parts(body))
     };
     s2.rt.clone().spawn(async move {
+        if let Some(at) = scheduled {
+            s2.clock.sleep_until(at).await;
+        }
         let t = s2.clock.now() + chrono::TimeDelta::from_std(STEP).unwrap_or_default();
         s2.clock.sleep_until(t).await;
         if let Some(sent) = set_status(&s2, &id, MessageStatus::new("SENT", None), Some(cost))

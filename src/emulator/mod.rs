@@ -100,6 +100,9 @@ pub const ACTIVITY_KEPT: usize = 500;
 pub(crate) struct Data {
     pub webhooks: BTreeMap<u64, Webhook>,
     pub next_webhook: u64,
+    /// The first webhook id this emulator gave: every id from it to `next_webhook` is one of
+    /// its webhooks, deleted or not.
+    pub first_webhook: u64,
     pub messages: BTreeMap<u128, Message>,
     pub next_message: u128,
     pub next_delivery: u64,
@@ -111,6 +114,8 @@ pub(crate) struct Data {
     pub activity_seq: u64,
     /// Events waiting to be batched into one call, per webhook (invokeOption MANY).
     pub batches: HashMap<u64, Vec<Message>>,
+    /// The messages each `deduplication-id` made: the same id again sends nothing more.
+    pub deduplication: HashMap<String, Vec<u128>>,
 }
 
 /// Shared state of a running emulator.
@@ -216,6 +221,7 @@ impl Emulator {
                 let (next_webhook, next_message) = first_ids(Utc::now());
                 Data {
                     next_webhook,
+                    first_webhook: next_webhook,
                     next_message,
                     credits: config.credits,
                     ..Data::default()
@@ -283,6 +289,12 @@ impl Emulator {
 
     pub fn webhooks(&self) -> Vec<Webhook> {
         self.shared.data().webhooks.values().cloned().collect()
+    }
+
+    /// Whether webhook `id` is (or was, before it was deleted) one of this emulator's.
+    pub fn made_webhook(&self, id: u64) -> bool {
+        let d = self.shared.data();
+        (d.first_webhook..d.next_webhook).contains(&id)
     }
 
     pub fn credits(&self) -> f64 {

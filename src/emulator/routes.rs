@@ -94,6 +94,16 @@ fn credentials(headers: &HeaderMap) -> Option<Credentials> {
 /// HTTP Basic: none -> 401, wrong -> 401, the read-only principal changing anything -> 403.
 async fn auth(State(s): Shr, req: Request, next: Next) -> Response {
     let Some(given) = credentials(req.headers()) else {
+        if req.headers().contains_key(header::AUTHORIZATION) {
+            // Something was sent, but not Basic credentials that can be read.
+            return ApiErr(ErrorBody::new(
+                "unauthorized",
+                "Unauthorized",
+                401,
+                "The credentials could not be verified: send HTTP Basic authentication (username and password, or token id and secret).",
+            ))
+            .into_response();
+        }
         return ApiErr(ErrorBody::new(
             "unauthorized",
             "Unauthorized",
@@ -204,6 +214,16 @@ fn validate_entry(s: &Shared, entry: &WebhookEntry, id: Option<u64>) -> Result<W
     let url = reqwest::Url::parse(&entry.url)
         .map_err(|e| bad_request(format!("url '{}' is not a valid URI: {e}", entry.url)))?;
     check_target(&url, s.allow_remote()).map_err(bad_request)?;
+    if let Some(contact) = entry
+        .contact_email_address
+        .as_deref()
+        .map(str::trim)
+        .filter(|c| !c.is_empty() && !crate::text::is_email(c))
+    {
+        return Err(bad_request(format!(
+            "contactEmailAddress '{contact}' is not an e-mail address"
+        )));
+    }
     Ok(Webhook {
         id: id.unwrap_or(0),
         name: entry.name.clone(),
@@ -322,7 +342,7 @@ fn recipients(to: &Value) -> Result<Vec<String>, ApiErr> {
 #[derive(Deserialize)]
 struct SendQuery {
     #[serde(rename = "deduplication-id")]
-    _deduplication_id: Option<String>,
+    deduplication_id: Option<String>,
     #[serde(rename = "auto-unicode")]
     _auto_unicode: Option<bool>,
     #[serde(rename = "schedule-date")]
@@ -380,13 +400,18 @@ async fn send_messages(
     body: Body,
 ) -> Result<Response, ApiErr> {
     let Query(q) = q.map_err(query_error)?;
-    if let Some(date) = &q.schedule_date
-        && chrono::DateTime::parse_from_rfc3339(date).is_err()
-    {
-        return Err(bad_request(format!(
-            "schedule-date '{date}' is not an ISO 8601 date and time (e.g. 2026-11-22T14:00:00Z)"
-        )));
-    }
+    let scheduled = match &q.schedule_date {
+        None => None,
+        Some(date) => Some(
+            chrono::DateTime::parse_from_rfc3339(date)
+                .map(|d| d.with_timezone(&chrono::Utc))
+                .map_err(|_| {
+                    bad_request(format!(
+                        "schedule-date '{date}' is not an ISO 8601 date and time (e.g. 2026-11-22T14:00:00Z)"
+                    ))
+                })?,
+        ),
+    };
     let value: Value = json_body(body)?;
     let entries = match value {
         Value::Array(items) => items,
@@ -452,8 +477,28 @@ async fn send_messages(
         .filter(|(_, to, ..)| to.trim_start_matches('+') != crate::contract::TEST_NUMBER)
         .map(|(_, _, body, ..)| parts(body) as f64)
         .sum();
+    let dedup = q
+        .deduplication_id
+        .as_deref()
+        .map(str::trim)
+        .filter(|id| !id.is_empty());
     {
         let mut d = s.data();
+        // Sent before under this deduplication id: the messages it made, nothing sent again
+        // and nothing charged.
+        if let Some(ids) = dedup.and_then(|id| d.deduplication.get(id)) {
+            let earlier: Vec<Message> = ids
+                .iter()
+                .filter_map(|k| d.messages.get(k).cloned())
+                .collect();
+            drop(d);
+            s.log(format!(
+                "deduplication-id {} seen before: {} message(s) not sent again",
+                dedup.unwrap_or_default(),
+                earlier.len()
+            ));
+            return Ok((StatusCode::CREATED, axum::Json(earlier)).into_response());
+        }
         if cost > d.credits {
             return Err(ApiErr(ErrorBody::new(
                 "insufficient-credits",
@@ -470,8 +515,24 @@ async fn send_messages(
     let mut out = Vec::new();
     for (from, to, body, usid, reports, encoding) in planned {
         out.push(invoker::submit(
-            &s, &from, &to, &body, usid, &reports, encoding,
+            &s,
+            invoker::Outgoing {
+                from: &from,
+                to: &to,
+                body: &body,
+                user_supplied_id: usid,
+                reports: &reports,
+                encoding,
+                scheduled,
+            },
         ));
+    }
+    if let Some(id) = dedup {
+        let keys = out
+            .iter()
+            .filter_map(|m| m.id.parse::<u128>().ok())
+            .collect();
+        s.data().deduplication.insert(id.to_owned(), keys);
     }
     Ok((StatusCode::CREATED, axum::Json(out)).into_response())
 }
