@@ -63,6 +63,9 @@ pub enum State {
     },
     Discarded {
         at: DateTime<Utc>,
+        /// No retry fits because the last answer's Retry-After reaches past the window (the
+        /// schedule alone had retries left).
+        by_retry_after: bool,
     },
 }
 
@@ -371,7 +374,20 @@ pub fn analyze(
                     },
                     Some(plan),
                 ),
-                _ => (State::Discarded { at: last.at }, None),
+                _ => {
+                    let by_retry_after = last.retry_after.is_some()
+                        && !schedule
+                            .plan_from(ff, last_number, last.at, None)
+                            .retries
+                            .is_empty();
+                    (
+                        State::Discarded {
+                            at: last.at,
+                            by_retry_after,
+                        },
+                        None,
+                    )
+                }
             }
         }
     };
@@ -402,6 +418,10 @@ impl State {
                 "stopped: webhook cancelled by the 410 answer to another delivery at {}",
                 local(*at)
             ),
+            State::Discarded {
+                by_retry_after: true,
+                ..
+            } => "discarded: the Retry-After of the last answer reaches past the 2-day window, so no retry fits in it".to_owned(),
             State::Discarded { .. } => "discarded after the last retry".to_owned(),
             State::Retrying {
                 next_at,
@@ -689,10 +709,28 @@ mod tests {
         assert_eq!(
             d.state,
             State::Discarded {
-                at: t0() + TimeDelta::seconds(last)
+                at: t0() + TimeDelta::seconds(last),
+                by_retry_after: false,
             }
         );
         assert_eq!(d.state.describe(t0()), "discarded after the last retry");
+        // A Retry-After past the window on the first answer: no retry at all, and said why.
+        let d = run(&[call(1, 1, 0, 503, Some("200000"))]);
+        assert!(
+            matches!(
+                d.state,
+                State::Discarded {
+                    by_retry_after: true,
+                    ..
+                }
+            ),
+            "{:?}",
+            d.state
+        );
+        assert_eq!(
+            d.state.describe(t0()),
+            "discarded: the Retry-After of the last answer reaches past the 2-day window, so no retry fits in it"
+        );
     }
 
     #[test]

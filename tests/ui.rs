@@ -337,6 +337,9 @@ fn the_filter_narrows_the_list() {
     rig.harness.get_by_label("Search:").click();
     rig.harness.step();
     rig.harness.get_by_label("Search:").type_text("dlv-b");
+    rig.harness.step();
+    // Not searched on every key: once typing pauses.
+    assert!(rig.harness.state().state.list.search_typed_at.is_some());
     rig.until("one call matches", |app| {
         app.state.list.counted && app.state.list.count == 1 && app.state.list.row(0).is_some()
     });
@@ -487,6 +490,12 @@ fn a_recipe_answers_real_calls_and_a_bad_rule_file_is_refused_with_its_line() {
     assert!(n >= 1);
     rig.harness
         .get_by_label_contains(&format!("Answering by {n} rule"));
+    // Its last rule takes every call left: the fixed 200 is never used, and both say so.
+    rig.harness
+        .get_by_label_contains("(\"then succeed\" takes every call left)");
+    rig.harness.get_by_label_contains(
+        "The rule \"then succeed\" answers every call the rules before it do not",
+    );
 
     // Load a file through the (stand-in) dialog: a broken one is refused with its line.
     let dir = tempfile::tempdir().unwrap();
@@ -616,6 +625,21 @@ fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highligh
     });
     rig.harness.step();
     let id = rig.harness.state().state.service.webhooks[0].id;
+    // Its deliveries are read at the emulator's clock, also once a real service is chosen in
+    // the panel (it no longer lists the emulator's webhooks); another id is not the emulator's.
+    assert!(
+        rig.harness
+            .state()
+            .from_builtin_emulator(Some(&id.to_string()))
+    );
+    rig.harness.state_mut().state.settings.api_custom = true;
+    assert!(
+        rig.harness
+            .state()
+            .from_builtin_emulator(Some(&id.to_string()))
+    );
+    assert!(!rig.harness.state().from_builtin_emulator(Some("234")));
+    rig.harness.state_mut().state.settings.api_custom = false;
     assert!(
         rig.harness
             .query_all_by_label_contains(&format!("{id} hookscope-1"))
@@ -788,6 +812,43 @@ fn the_password_goes_to_the_keychain_only_when_asked_and_never_to_settings() {
     rig.until("the keychain forgets it", |_| {
         keychain.0.lock().unwrap().is_empty()
     });
+}
+
+/// A desktop without a keychain service.
+struct NoKeychain;
+
+impl hookscope::app::secrets::SecretStore for NoKeychain {
+    fn save(&self, _: &str, _: &str) -> Result<(), String> {
+        Err("The OS keychain is not available (no secret service provider).".into())
+    }
+    fn load(&self, _: &str) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+    fn forget(&self, _: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[test]
+fn without_a_keychain_remember_unticks_itself_and_says_why() {
+    let mut rig = start();
+    rig.harness
+        .state_mut()
+        .set_secret_store(std::sync::Arc::new(NoKeychain));
+    rig.harness.get_by_label("A real service").click();
+    rig.harness.step();
+    rig.harness.state_mut().state.service.password = "s3cret".into();
+    rig.harness.step();
+    rig.harness
+        .get_by_label("Remember in the OS keychain")
+        .click();
+    rig.until("the box unticks", |app| {
+        !app.state.settings.api_remember && app.state.service.status.is_some()
+    });
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("The password is not remembered: it stays for this session only.");
+    assert_eq!(rig.harness.state().state.service.password, "s3cret");
 }
 
 /// `what` ends before the Answer panel that begins at `x`.
@@ -1424,6 +1485,29 @@ fn the_emulator_clock_goes_as_fast_as_the_command_line_one() {
     rig.harness.step();
     rig.harness
         .get_by_label_contains("the first retry (90 s) comes after under 1 ms");
+}
+
+#[test]
+fn a_body_that_is_not_text_is_copied_as_hex_not_changed() {
+    let mut rig = start();
+    let req = post(
+        &rig.client,
+        &rig.url("/hook"),
+        &invoker_headers("status-report", "dlv-bytes", 1),
+        b"abc\xff\xfe\x00\x01".to_vec(),
+    );
+    let status = rig
+        .rt
+        .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
+        .unwrap();
+    assert_eq!(status, 200);
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("dlv-bytes").click();
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.step();
+    assert!(rig.harness.query_by_label("Copy body").is_none());
+    rig.harness.get_by_label("Copy body (hex)");
 }
 
 #[test]

@@ -71,6 +71,7 @@ impl HookscopeApp {
             match crate::rules::RuleSet::parse("saved rules", &state.settings.rules_json) {
                 Ok(rules) => {
                     state.rules.in_force = rules.rules.len();
+                    state.rules.catch_all = catch_all_name(&rules);
                     engine.responder.set_rules(rules);
                 }
                 Err(e) => state.rules.error = Some(e.to_string()),
@@ -96,15 +97,14 @@ impl HookscopeApp {
 
     /// Whether calls of `webhook_id` come from the built-in emulator (one of its webhooks).
     pub fn from_builtin_emulator(&self, webhook_id: Option<&str>) -> bool {
-        !self.state.settings.api_custom
-            && self.state.service.emulator.is_some()
-            && webhook_id.is_some_and(|id| {
-                self.state
-                    .service
-                    .webhooks
-                    .iter()
-                    .any(|w| w.id.to_string() == id)
-            })
+        // Asked of the emulator itself: its webhooks are its own whether the Service panel
+        // shows them (a real service chosen) or they were deleted since.
+        let Some(emu) = &self.state.service.emulator else {
+            return false;
+        };
+        webhook_id
+            .and_then(|id| id.trim().parse::<u64>().ok())
+            .is_some_and(|id| emu.made_webhook(id))
     }
 
     /// The schedule a delivery is read against: the contract's, shortened by the clock speed
@@ -304,6 +304,7 @@ impl HookscopeApp {
             self.state.settings.rules_json.clear();
             self.state.rules.text.clear();
             self.state.rules.in_force = 0;
+            self.state.rules.catch_all = None;
             self.state.rules.error = None;
             self.state.rules.note =
                 Some("Rules cleared: the fixed choice answers every call.".into());
@@ -313,6 +314,7 @@ impl HookscopeApp {
             Ok(rules) => {
                 let n = rules.rules.len();
                 self.state.rules.in_force = n;
+                self.state.rules.catch_all = catch_all_name(&rules);
                 self.engine.responder.set_rules(rules);
                 self.state.settings.rules_json = text.to_owned();
                 self.state.rules.text = text.to_owned();
@@ -604,6 +606,14 @@ impl HookscopeApp {
             }
             Msg::Secret(Ok(None)) => {}
             Msg::Secret(Err(e)) => self.state.service.status = Some(Err(e)),
+            // The keychain could not keep it: the box says what is true, unticked (and so is
+            // what is saved for the next start).
+            Msg::SecretSaved(Err(e)) if self.state.settings.api_remember => {
+                self.state.settings.api_remember = false;
+                self.state.service.status = Some(Err(format!(
+                    "{e} The password is not remembered: it stays for this session only."
+                )));
+            }
             Msg::SecretSaved(r) => {
                 self.state.service.status = Some(r);
             }
@@ -678,6 +688,11 @@ pub fn apply_look(ctx: &egui::Context, s: &Settings) {
     }
 }
 
+/// The name of the rule that answers every call, if one does.
+fn catch_all_name(rules: &crate::rules::RuleSet) -> Option<String> {
+    rules.catch_all().map(|(_, r)| r.name.clone())
+}
+
 /// A message written for the command line, in the window's words: its fields and controls,
 /// not the flags that set them there.
 pub fn in_window_words(text: &str) -> String {
@@ -710,6 +725,22 @@ impl eframe::App for HookscopeApp {
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         ui::app_ui(ui, self);
+    }
+
+    /// A screenshot shows the window as it is, not as wherever the display's pointer happens
+    /// to be (Xvfb puts it in the middle of the screen, over whatever is there): no hover.
+    fn raw_input_hook(&mut self, _ctx: &egui::Context, raw_input: &mut egui::RawInput) {
+        if self.screenshot.is_some() {
+            raw_input.events.retain(|e| {
+                !matches!(
+                    e,
+                    egui::Event::PointerMoved(_)
+                        | egui::Event::PointerButton { .. }
+                        | egui::Event::MouseMoved(_)
+                )
+            });
+            raw_input.events.push(egui::Event::PointerGone);
+        }
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

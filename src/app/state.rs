@@ -177,6 +177,10 @@ pub struct ListState {
     pub select_when_loaded: Option<u64>,
     /// The selected call does not match the filter: the list hides it while its detail stays.
     pub selected_hidden: bool,
+    /// When the search text was last typed in (egui time), while that search has not started:
+    /// it starts once typing pauses (or on Enter), not on every key, since a search reads the
+    /// bodies of the whole store.
+    pub search_typed_at: Option<f64>,
 }
 
 impl ListState {
@@ -444,7 +448,7 @@ impl WebhookForm {
             return Err("The URL must start with http:// or https://.".into());
         }
         let contact = self.contact.trim();
-        if !contact.is_empty() && (!contact.contains('@') || contact.contains(' ')) {
+        if !contact.is_empty() && !crate::text::is_email(contact) {
             return Err(format!("\"{contact}\" is not an e-mail address."));
         }
         let mut e =
@@ -488,6 +492,9 @@ pub struct ServiceState {
 pub struct RulesEditor {
     /// How many rules are in force (shown in the top bar beside the fixed answer).
     pub in_force: usize,
+    /// The rule in force that answers every call (no condition, never retiring), if one does:
+    /// the rules after it and the fixed answer are then never used.
+    pub catch_all: Option<String>,
     pub open: bool,
     pub text: String,
     pub error: Option<String>,
@@ -517,6 +524,8 @@ pub struct AppState {
     /// its body, content type and delay.
     pub confirm: Option<crate::responder::Answer>,
     pub show_settings: bool,
+    /// The window's first frame is being drawn (until `app_ui` ends it).
+    pub first_frame: bool,
     /// How wide the top bar's receiver status and its buttons were in the last frame, to lay
     /// it out on one line or two.
     pub top_bar_widths: [f32; 2],
@@ -562,6 +571,7 @@ impl AppState {
             detail_tab: DetailTab::default(),
             confirm: None,
             show_settings: false,
+            first_frame: true,
             top_bar_widths: [0.0; 2],
             settings_draft: None,
             pending_receiver: None,

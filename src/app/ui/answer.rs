@@ -12,9 +12,12 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.label("What the receiver answers to the next call, and what the service will do:");
     ui.add_space(4.0);
     let current = app.state.settings.answer.clone();
-    egui::ScrollArea::vertical()
-        .id_salt("answer_scroll")
-        .show(ui, |ui| {
+    let mut scroll = egui::ScrollArea::vertical().id_salt("answer_scroll");
+    if app.state.first_frame {
+        // egui keeps scroll positions across restarts: the presets start in sight.
+        scroll = scroll.vertical_scroll_offset(0.0);
+    }
+    scroll.show(ui, |ui| {
             for preset in Preset::ALL {
                 let outcome = preset.outcome();
                 let chosen = current == preset.answer();
@@ -64,7 +67,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 }
             }
             ui.add_space(8.0);
-            what_if_ui(ui, &current);
+            what_if_ui(ui, &current, &app.state.rules);
             ui.add_space(8.0);
             ui.separator();
             custom_ui(ui, app);
@@ -98,10 +101,36 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 }
 
 /// What the service would do with the current answer, if every attempt got it.
-fn what_if_ui(ui: &mut egui::Ui, answer: &crate::responder::Answer) {
+fn what_if_ui(
+    ui: &mut egui::Ui,
+    answer: &crate::responder::Answer,
+    rules: &crate::app::state::RulesEditor,
+) {
     let dark = ui.visuals().dark_mode;
     let outcome = answer.outcome();
     ui.strong("What if every attempt gets this answer");
+    // Rules answer first: what follows is only for the calls none of them takes.
+    let warn = super::severity_color(crate::contract::Severity::Warning, dark);
+    match (&rules.catch_all, rules.in_force) {
+        (_, 0) => {}
+        (Some(name), _) => {
+            ui.label(
+                RichText::new(format!(
+                    "The rule \"{name}\" answers every call the rules before it do not: this answer is never used while the rules are in force."
+                ))
+                .color(warn),
+            );
+        }
+        (None, n) => {
+            ui.label(
+                RichText::new(format!(
+                    "{} in force answer first: this is for the calls none of them matches.",
+                    crate::text::count(n as u64, "rule", "rules")
+                ))
+                .color(warn),
+            );
+        }
+    }
     if !outcome.is_retry() {
         ui.label(format!("No retries: {}.", outcome.describe()));
         return;

@@ -23,13 +23,24 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // the panel is narrow (or zoomed) instead of running under the buttons.
     ui.horizontal(|ui| {
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            super::copy_button(
-                ui,
-                &mut app.state.copied,
-                "Copy body",
-                "Copy the request body as received",
-                || String::from_utf8_lossy(&s.inv.body).into_owned(),
-            );
+            if std::str::from_utf8(&s.inv.body).is_ok() {
+                super::copy_button(
+                    ui,
+                    &mut app.state.copied,
+                    "Copy body",
+                    "Copy the request body as received",
+                    || String::from_utf8_lossy(&s.inv.body).into_owned(),
+                );
+            } else {
+                // As text its bytes would be changed (to U+FFFD) without a word.
+                super::copy_button(
+                    ui,
+                    &mut app.state.copied,
+                    "Copy body (hex)",
+                    "The body is not UTF-8 text: it is copied as its hex dump (Copy as curl sends the bytes exactly)",
+                    || crate::cli::hex_dump(&s.inv.body, usize::MAX),
+                );
+            }
             let base = match &app.state.listening {
                 Listening::On(addr) => format!("http://{addr}"),
                 _ => "http://127.0.0.1:8787".to_owned(),
@@ -179,12 +190,17 @@ fn delivery_ui(
             ),
     );
     ui.weak(format!(
-        "Delivery {} of webhook {}: {} seen. Hollow marks are the retries the contract's schedule still plans (hover for the rule assumed).",
+        "Delivery {} of webhook {}: {} seen. Hollow marks are the retries the contract's schedule still plans.",
         d.delivery,
         d.webhook_id.as_deref().unwrap_or("?"),
         crate::text::count(d.attempts.len() as u64, "attempt", "attempts")
-    ))
-    .on_hover_text(crate::contract::SCHEDULE_RULE);
+    ));
+    // The reading of the contract the projection rests on, in sight (not only on hover).
+    ui.label(
+        RichText::new(format!("Rule assumed: {}", crate::contract::SCHEDULE_RULE))
+            .small()
+            .weak(),
+    );
     match clock {
         Clock::Emulator(speed) => {
             ui.weak(format!(
@@ -281,7 +297,20 @@ fn delivery_ui(
                         .to_string(),
                 );
                 ui.label(a.gap.map_or("—".into(), crate::text::human_duration));
-                ui.label(a.status.to_string());
+                // With the Retry-After that moved the next attempt, when the service honours it.
+                ui.label(match a.retry_after {
+                    Some(crate::contract::RetryAfter::Wait(w)) => format!(
+                        "{}, Retry-After {}",
+                        a.status,
+                        crate::text::human_duration(w)
+                    ),
+                    Some(crate::contract::RetryAfter::Until(t)) => format!(
+                        "{}, Retry-After until {}",
+                        a.status,
+                        t.with_timezone(&chrono::Local).format("%-d %b %H:%M:%S")
+                    ),
+                    None => a.status.to_string(),
+                });
                 ui.label(
                     RichText::new(a.outcome.label()).color(super::outcome_color(a.outcome, dark)),
                 );

@@ -43,7 +43,20 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .desired_width(width),
             )
             .labelled_by(label.id);
-        changed |= r.changed();
+        let now = ui.input(|i| i.time);
+        if r.changed() {
+            app.state.list.search_typed_at = Some(now);
+        }
+        let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        if let Some(at) = app.state.list.search_typed_at {
+            let left = SEARCH_PAUSE - (now - at);
+            if entered || left <= 0.0 {
+                changed = true;
+            } else {
+                ui.ctx()
+                    .request_repaint_after(std::time::Duration::from_secs_f64(left));
+            }
+        }
         if !one_line {
             ui.end_row();
         }
@@ -119,6 +132,9 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ui.label(crate::text::count(l.count, "call", "calls"));
         } else {
             ui.spinner();
+            if !l.filter.text.trim().is_empty() {
+                ui.weak("Searching…");
+            }
         }
         if !app.state.settings.follow && l.newer > 0 {
             let n = l.newer;
@@ -129,9 +145,14 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     });
     if changed {
+        // Whatever else changed, the text typed so far is searched for now.
+        app.state.list.search_typed_at = None;
         app.refresh_list();
     }
 }
+
+/// How long typing in the search field pauses before the search starts (seconds).
+const SEARCH_PAUSE: f64 = 0.35;
 
 /// Arrow keys, j/k, Home/End and Enter, unless a text field has the keyboard.
 fn keyboard(ui: &mut egui::Ui, app: &mut HookscopeApp) {
@@ -315,8 +336,8 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     );
                 });
                 row.col(|ui| {
-                    ui.label(RichText::new(s.outcome.label()).color(color))
-                        .on_hover_text(s.outcome.describe());
+                    ui.label(RichText::new(list_label(s.outcome)).color(color))
+                        .on_hover_text(format!("{}: {}", s.outcome.label(), s.outcome.describe()));
                 });
                 row.col(|ui| {
                     if s.problems() > 0 {
@@ -352,6 +373,16 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             app.engine()
                 .load_page(generation, filter.clone(), top, page, PAGE);
         }
+    }
+}
+
+/// An outcome in the list's column, as short as "succeeded" so that none is cut short (the
+/// whole label and what it means are in the tooltip).
+fn list_label(o: Outcome) -> &'static str {
+    match o {
+        Outcome::WebhookCancelled => "cancelled",
+        Outcome::RetrySlowDown => "retry (429)",
+        other => other.label(),
     }
 }
 

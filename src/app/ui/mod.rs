@@ -112,6 +112,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     settings::settings_window(ui.ctx(), app);
     answer::confirm_modal(ui.ctx(), app);
     rules::rules_editor_window(ui.ctx(), app);
+    app.state.first_frame = false;
 }
 
 const SERVICE_MIN: f32 = 220.0;
@@ -198,8 +199,50 @@ pub fn dot(ui: &mut egui::Ui, color: Color32) {
 
 /// A call's time in the list: to the second (the detail and the tooltip have the date and the
 /// milliseconds), so the delivery ids keep the room.
+/// When a call came, as the list shows it: the time for today's calls, the day for older ones
+/// (a call from yesterday at 02:16 must not read as today's), the way a mail client does; the
+/// whole date and time are in its tooltip.
 pub fn local_time(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.with_timezone(&chrono::Local)
-        .format("%H:%M:%S")
-        .to_string()
+    list_time(t, chrono::Utc::now(), &chrono::Local)
+}
+
+fn list_time<Tz: chrono::TimeZone>(
+    t: chrono::DateTime<chrono::Utc>,
+    now: chrono::DateTime<chrono::Utc>,
+    zone: &Tz,
+) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    let (t, now) = (t.with_timezone(zone), now.with_timezone(zone));
+    if t.date_naive() == now.date_naive() {
+        t.format("%H:%M:%S").to_string()
+    } else {
+        t.format("%-d %b").to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    #[test]
+    fn the_list_gives_todays_calls_their_time_and_older_ones_their_day() {
+        let zone = chrono::FixedOffset::east_opt(2 * 3600).unwrap();
+        let now = chrono::Utc
+            .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
+            .unwrap();
+        let at = |h, m| chrono::Utc.with_ymd_and_hms(2026, 11, 22, h, m, 7).unwrap();
+        assert_eq!(super::list_time(at(9, 30), now, &zone), "11:30:07");
+        // 21:59 UTC on the 21st is 23:59 there: yesterday.
+        let late = chrono::Utc
+            .with_ymd_and_hms(2026, 11, 21, 21, 59, 0)
+            .unwrap();
+        assert_eq!(super::list_time(late, now, &zone), "21 Nov");
+        // 22:00 UTC on the 21st is midnight there: today.
+        let midnight = chrono::Utc
+            .with_ymd_and_hms(2026, 11, 21, 22, 0, 0)
+            .unwrap();
+        assert_eq!(super::list_time(midnight, now, &zone), "00:00:00");
+    }
 }

@@ -30,19 +30,21 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 ui.label(RichText::new(text).color(color));
             });
     }
-    egui::ScrollArea::vertical()
-        .id_salt("service_scroll")
-        .show(ui, |ui| {
-            connection_ui(ui, app);
+    let mut scroll = egui::ScrollArea::vertical().id_salt("service_scroll");
+    if app.state.first_frame {
+        scroll = scroll.vertical_scroll_offset(0.0);
+    }
+    scroll.show(ui, |ui| {
+        connection_ui(ui, app);
+        ui.separator();
+        webhooks_ui(ui, app);
+        ui.separator();
+        test_message_ui(ui, app);
+        if !app.state.settings.api_custom {
             ui.separator();
-            webhooks_ui(ui, app);
-            ui.separator();
-            test_message_ui(ui, app);
-            if !app.state.settings.api_custom {
-                ui.separator();
-                emulator_ui(ui, app);
-            }
-        });
+            emulator_ui(ui, app);
+        }
+    });
     delete_modal(ui.ctx(), app);
     remote_modal(ui.ctx(), app);
 }

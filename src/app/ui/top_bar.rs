@@ -223,13 +223,21 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
     let a = &app.state.settings.answer;
     let outcome = a.outcome();
     let rules = app.state.rules.in_force;
-    let text = match rules {
-        0 => format!("Answering {}", a.summary()),
-        1 => format!("Answering by 1 rule, else {}", a.summary()),
-        n => format!("Answering by {n} rules, else {}", a.summary()),
+    let catch_all = app.state.rules.catch_all.as_deref();
+    let text = match (rules, catch_all) {
+        (0, _) => format!("Answering {}", a.summary()),
+        (1, Some(name)) => format!("Answering by rule \"{name}\" (every call)"),
+        (n, Some(name)) => format!("Answering by {n} rules (\"{name}\" takes every call left)"),
+        (1, None) => format!("Answering by 1 rule, else {}", a.summary()),
+        (n, None) => format!("Answering by {n} rules, else {}", a.summary()),
     };
     let hover = if rules == 0 {
         format!("The service will treat this as: {}", outcome.describe())
+    } else if let Some(name) = catch_all {
+        format!(
+            "The rule \"{name}\" has no condition and never retires: it answers every call the rules before it do not, so the rules after it and the fixed answer ({}) are never used",
+            a.summary()
+        )
     } else {
         format!(
             "The first rule that matches a call chooses its answer; a call no rule matches gets {} ({})",
