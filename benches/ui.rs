@@ -2,7 +2,8 @@
 //! of a frame while the list scrolls, and resident memory.
 //!
 //! `cargo bench --bench ui` (options after `--`: `--rows N`, default 1,000,000; `--frames F`,
-//! default 300). Frames run through egui_kittest with no GPU: the figure is the app's own CPU
+//! default 300; `--keep DIR` fills the store in DIR and leaves it there, to open it in a real
+//! window with `hookscope --data-dir DIR`). Frames run through egui_kittest with no GPU: the figure is the app's own CPU
 //! work per frame (layout of every panel, the list's paging), not the GPU's painting. A frame
 //! while scrolling jumps the list by 37 rows, as a fast flick does, so new pages load all along.
 
@@ -52,8 +53,15 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open(dir.path(), Durability::Normal).expect("store");
+    let temp = tempfile::tempdir().expect("temp dir");
+    let args: Vec<String> = std::env::args().collect();
+    let kept = args
+        .iter()
+        .position(|a| a == "--keep")
+        .and_then(|i| args.get(i + 1))
+        .map(std::path::PathBuf::from);
+    let dir = kept.as_deref().unwrap_or(temp.path());
+    let store = Store::open(dir, Durability::Normal).expect("store");
     println!("ui benchmark: filling a store with {rows} invocations…");
     let body = serde_json::to_vec(&[Message::sample_status_report("1")]).unwrap_or_default();
     rt.block_on(async {
@@ -72,14 +80,14 @@ fn main() {
 
     // Launch: open the store, build the app, run frames until the first page of rows shows.
     let launch = Instant::now();
-    let store = Store::open(dir.path(), Durability::Normal).expect("store");
+    let store = Store::open(dir, Durability::Normal).expect("store");
     let (engine, rx) = Engine::new(rt.handle().clone(), store, Responder::default());
     let settings = Settings {
         port: 0,
         follow: false,
         ..Settings::default()
     };
-    let data_dir = dir.path().to_owned();
+    let data_dir = dir.to_owned();
     let mut harness = Harness::builder()
         .with_size([1280.0, 800.0])
         .build_eframe(move |cc| HookscopeApp::new(&cc.egui_ctx, engine, rx, settings, data_dir));
