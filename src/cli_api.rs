@@ -254,25 +254,54 @@ fn print_json(v: &impl serde::Serialize) -> Result<(), ApiCliError> {
     Ok(())
 }
 
-/// The columns of `webhooks list`, over its lines.
-const WEBHOOK_HEADER: &str = "   ID  NAME                 SCOPE    STATE    CALLS URL  CONTACT";
-
-fn webhook_line(w: &Webhook) -> String {
-    format!(
-        "{:>5}  {:<20} {:<8} {:<8} {:<5} {}  {}",
-        w.id,
-        escape_control(&w.name),
-        w.trigger_scope.as_str(),
-        if w.active { "active" } else { "inactive" },
-        match w.invoke_option {
-            InvokeOption::One => "ONE",
-            InvokeOption::Many => "MANY",
-        },
-        escape_control(&w.url),
-        w.contact_email_address
-            .as_deref()
-            .map_or(String::new(), escape_control)
-    )
+/// `webhooks list` for people: a header, then one line per webhook, each column as wide as
+/// its widest value (ids run to 10 digits), anything from the service escaped.
+fn webhook_table(list: &[Webhook]) -> Vec<String> {
+    let rows: Vec<[String; 7]> = list
+        .iter()
+        .map(|w| {
+            [
+                w.id.to_string(),
+                escape_control(&w.name),
+                w.trigger_scope.as_str().to_owned(),
+                if w.active { "active" } else { "inactive" }.to_owned(),
+                match w.invoke_option {
+                    InvokeOption::One => "ONE",
+                    InvokeOption::Many => "MANY",
+                }
+                .to_owned(),
+                escape_control(&w.url),
+                w.contact_email_address
+                    .as_deref()
+                    .map_or(String::new(), escape_control),
+            ]
+        })
+        .collect();
+    let header = ["ID", "NAME", "SCOPE", "STATE", "CALLS", "URL", "CONTACT"].map(str::to_owned);
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    std::iter::once(&header)
+        .chain(&rows)
+        .map(|r| {
+            let cells: Vec<String> = r
+                .iter()
+                .zip(widths)
+                .enumerate()
+                .map(|(i, (cell, w))| {
+                    if i == 0 {
+                        format!("{cell:>w$}")
+                    } else {
+                        format!("{cell:<w$}")
+                    }
+                })
+                .collect();
+            cells.join("  ").trim_end().to_owned()
+        })
+        .collect()
 }
 
 fn scope(s: &str) -> Result<TriggerScope, ApiCliError> {
@@ -296,10 +325,9 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
                 )?;
             }
             if !list.is_empty() {
-                writeln!(out, "{WEBHOOK_HEADER}")?;
-            }
-            for w in &list {
-                writeln!(out, "{}", webhook_line(w))?;
+                for line in webhook_table(&list) {
+                    writeln!(out, "{line}")?;
+                }
             }
             Ok(())
         }
@@ -365,7 +393,10 @@ fn show(api: &ApiArgs, w: Webhook) -> Result<(), ApiCliError> {
     if api.json {
         return print_json(&w);
     }
-    writeln!(std::io::stdout(), "{}", webhook_line(&w))?;
+    let mut out = std::io::stdout().lock();
+    for line in webhook_table(std::slice::from_ref(&w)) {
+        writeln!(out, "{line}")?;
+    }
     Ok(())
 }
 
@@ -576,6 +607,43 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_webhook_table_lines_up_whatever_the_widths() {
+        let mut w = Webhook {
+            id: 176_380_000_001,
+            name: "status".into(),
+            url: "http://127.0.0.1:8787/hook".into(),
+            trigger_scope: crate::contract::TriggerScope::Sent,
+            active: true,
+            contact_email_address: Some("ops@example.com".into()),
+            on_web_app: true,
+            invoke_option: InvokeOption::One,
+        };
+        let mut other = w.clone();
+        other.id = 7;
+        other.name = "in\u{1b}[2J".into();
+        other.url = "https://example.com/a/much/longer/path".into();
+        other.active = false;
+        other.contact_email_address = None;
+        other.invoke_option = InvokeOption::Many;
+        w.trigger_scope = crate::contract::TriggerScope::Received;
+        let lines = webhook_table(&[w, other]);
+        assert_eq!(lines.len(), 3);
+        // Every column starts where its title does.
+        for title in ["NAME", "SCOPE", "STATE", "CALLS", "URL"] {
+            let at = lines[0].find(title).unwrap();
+            for line in &lines[1..] {
+                let before = line.chars().nth(at - 1);
+                assert_eq!(before, Some(' '), "{title} in {line:?}");
+                assert_ne!(line.chars().nth(at), Some(' '), "{title} in {line:?}");
+            }
+        }
+        let contact = lines[0].find("CONTACT").unwrap();
+        assert_eq!(lines[1].find("ops@example.com"), Some(contact));
+        assert!(lines[2].contains("in\\u{1b}[2J"), "escaped: {}", lines[2]);
+        assert!(lines[1].trim_start().starts_with("176380000001"));
+    }
 
     #[test]
     fn a_fast_clock_says_how_to_read_its_deliveries() {

@@ -449,10 +449,14 @@ fn webhook_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, 
 
 /// A reader's reason in the words of the rule file, not of the Rust types behind it.
 fn plain_reason(reason: &str) -> String {
-    const PLAIN: [(&str, &str); 10] = [
-        ("expected u16", "expected a whole number"),
-        ("expected u32", "expected a whole number"),
-        ("expected u64", "expected a whole number"),
+    const PLAIN: [(&str, &str); 11] = [
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        (
+            "expected u32",
+            "expected a whole number from 0 to 4294967295",
+        ),
+        ("expected u64", "expected a whole number from 0"),
+        ("a map", "an object (a table in TOML)"),
         (
             "expected struct AttemptCond",
             "expected an attempt condition such as {\"at_most\": 2} (equals, at_most, at_least)",
@@ -1051,6 +1055,14 @@ body = "ok"
             (
                 r#"{"name": "n", "answer": 503}"#,
                 "expected an answer such as {\"status\": 503}",
+            ),
+            (
+                r#"{"name": "n", "answer": {"status": 99999}}"#,
+                "integer `99999`, expected a whole number from 0 to 65535",
+            ),
+            (
+                r#"{"name": "n", "when": "x", "answer": {"status": 503}}"#,
+                "expected a condition",
             ),
         ] {
             let e = one_rule(rule).unwrap_err();

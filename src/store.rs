@@ -48,7 +48,15 @@ pub enum StoreError {
     Commit(String),
     #[error("the store's writer has stopped; the invocation was not stored")]
     WriterGone,
+    #[error("the read was given up: a newer one took its place")]
+    Superseded,
 }
+
+/// Says, while a read runs, that nobody waits for it any more (a newer search replaced it).
+pub type Stale = Box<dyn FnMut() -> bool + Send>;
+
+/// How many SQLite instructions run between two looks at a read's [`Stale`].
+const STALE_CHECK_OPS: i32 = 1000;
 
 /// One header as received. `value` is the text (lossy when the bytes are not UTF-8, in which
 /// case `bytes_hex` keeps the exact bytes).
@@ -1051,9 +1059,34 @@ impl Store {
         &self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        self.with_reader_unless(None, f)
+    }
+
+    /// Read with the reader connection, giving up with [`StoreError::Superseded`] as soon as
+    /// `stale` says nobody waits any more: a search through a large store's bodies takes
+    /// seconds, and the window's other reads (a call's detail, the list without the search)
+    /// wait for the reader meanwhile.
+    fn with_reader_unless<T>(
+        &self,
+        stale: Option<Stale>,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         // A panic while holding the lock cannot leave the connection half-changed: reads only.
-        let conn = self.reader.lock().unwrap_or_else(|p| p.into_inner());
-        f(&conn)
+        let mut conn = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(stale) = stale else {
+            return f(&conn);
+        };
+        conn.progress_handler(STALE_CHECK_OPS, Some(stale))?;
+        let out = f(&conn);
+        conn.progress_handler(0, None::<fn() -> bool>)?;
+        match out {
+            Err(StoreError::Sql(e))
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted) =>
+            {
+                Err(StoreError::Superseded)
+            }
+            other => other,
+        }
     }
 
     /// How many invocations match.
@@ -1152,11 +1185,23 @@ impl Store {
         offset: u64,
         limit: u64,
     ) -> Result<Vec<Summary>, StoreError> {
+        self.page_at_unless(filter, top, offset, limit, None)
+    }
+
+    /// [`Store::page_at`], given up once `stale` says so.
+    pub fn page_at_unless(
+        &self,
+        filter: &Filter,
+        top: i64,
+        offset: u64,
+        limit: u64,
+        stale: Option<Stale>,
+    ) -> Result<Vec<Summary>, StoreError> {
         if filter.is_empty() {
             let from = top.saturating_sub(offset.min(i64::MAX as u64) as i64);
             return self.page_before(filter, Some(from.saturating_add(1)), limit);
         }
-        self.with_reader(|c| {
+        self.with_reader_unless(stale, |c| {
             let (clause, mut args) = filter.sql();
             args.push(rusqlite::types::Value::Integer(top));
             args.push(rusqlite::types::Value::Integer(limit.min(i64::MAX as u64) as i64));
@@ -1171,10 +1216,20 @@ impl Store {
 
     /// How many matching invocations have an id no greater than `top`.
     pub fn count_at(&self, filter: &Filter, top: i64) -> Result<u64, StoreError> {
+        self.count_at_unless(filter, top, None)
+    }
+
+    /// [`Store::count_at`], given up once `stale` says so.
+    pub fn count_at_unless(
+        &self,
+        filter: &Filter,
+        top: i64,
+        stale: Option<Stale>,
+    ) -> Result<u64, StoreError> {
         if filter.is_empty() {
             return Ok(top.max(0) as u64);
         }
-        self.with_reader(|c| {
+        self.with_reader_unless(stale, |c| {
             let (clause, mut args) = filter.sql();
             args.push(rusqlite::types::Value::Integer(top));
             let n: i64 = c.query_row(
@@ -1534,6 +1589,43 @@ mod tests {
         assert_eq!(store.count_at(&ok, 20).unwrap(), 10);
         let p = store.page_at(&ok, 20, 1, 2).unwrap();
         assert_eq!(p.iter().map(|s| s.id).collect::<Vec<_>>(), vec![17, 15]);
+    }
+
+    #[tokio::test]
+    async fn a_search_nobody_waits_for_is_given_up_and_the_reader_serves_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        for i in 0..3000 {
+            store
+                .insert(sample(&format!("d{i}"), 1, 200))
+                .await
+                .unwrap();
+        }
+        let search = Filter {
+            text: "no such text anywhere".into(),
+            ..Filter::default()
+        };
+        let top = store.last_id().unwrap().unwrap();
+        let given_up = store.count_at_unless(&search, top, Some(Box::new(|| true)));
+        assert!(
+            matches!(given_up, Err(StoreError::Superseded)),
+            "{given_up:?}"
+        );
+        let page = store.page_at_unless(&search, top, 0, 100, Some(Box::new(|| true)));
+        assert!(matches!(page, Err(StoreError::Superseded)), "{page:?}");
+        // Still wanted: read whole; and the reader works as before for everything else.
+        assert_eq!(
+            store
+                .count_at_unless(&search, top, Some(Box::new(|| false)))
+                .unwrap(),
+            0
+        );
+        let found = Filter {
+            text: "d2999".into(),
+            ..Filter::default()
+        };
+        assert_eq!(store.count_at(&found, top).unwrap(), 1);
+        assert!(store.get(top).unwrap().is_some());
     }
 
     #[tokio::test]

@@ -657,7 +657,7 @@ fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
     assert!(lines[0].trim_start().starts_with("ID  NAME"), "{listed}");
     assert!(lines[0].contains("CALLS"), "{listed}");
     assert!(
-        lines[1].contains(" inactive MANY  http://127.0.0.1:9/h"),
+        lines[1].contains(" inactive  MANY   http://127.0.0.1:9/h"),
         "{listed}"
     );
     let back = run(&["webhooks", "update", &id, "--invoke", "ONE"]);

@@ -943,7 +943,7 @@ fn a_1024_window_keeps_the_list_and_the_detail_between_the_side_panels() {
     // The detail's last tab and the delivery's sentence wrap inside the list's width.
     let tab = rig.harness.get_by_label("Answer sent").rect();
     assert!(tab.min.x >= service_panel_right && tab.max.x <= answer_panel_left);
-    let sentence = rig.harness.get_by_label_contains("Hollow marks").rect();
+    let sentence = rig.harness.get_by_label_contains("Delivery dlv-narrow of webhook").rect();
     ends_before("the delivery's sentence", sentence, answer_panel_left);
     // Both filters share a line, and end before the Answer panel.
     let event = rig.harness.get_by_label("Event:").rect();
@@ -957,8 +957,10 @@ fn the_top_bar_and_the_list_stay_readable_in_a_narrow_window_and_at_a_large_zoom
     for (size, zoom) in [
         ([720.0, 480.0], 1.0),
         ([860.0, 800.0], 1.0),
+        ([1280.0, 800.0], 1.0),
         ([1280.0, 800.0], 1.5),
         ([1280.0, 800.0], 1.7),
+        ([1280.0, 800.0], 2.0),
     ] {
         let mut rig = start_sized(size);
         for i in 1..=3 {
@@ -995,10 +997,26 @@ fn the_top_bar_and_the_list_stay_readable_in_a_narrow_window_and_at_a_large_zoom
                 );
             }
         }
-        // The list keeps rows in sight: the detail panel does not take the whole height.
-        assert!(
-            rig.harness.query_by_label("dlv-narrow-3").is_some(),
-            "the list shows its rows, {at}"
+        // The list keeps rows in sight, a call open below it: the detail panel does not take
+        // the whole height.
+        rig.harness.get_by_label("dlv-narrow-3").click();
+        rig.until("the detail loads", |app| app.state.detail.is_some());
+        for _ in 0..3 {
+            rig.harness.step();
+        }
+        for row in ["dlv-narrow-3", "dlv-narrow-2"] {
+            assert!(
+                rig.harness.query_by_label(row).is_some(),
+                "the list shows {row}, {at}"
+            );
+        }
+        // Both side panels and the list do not fit in 980 points: the Service panel steps
+        // aside (its button brings it back).
+        let points = size[0] / zoom;
+        assert_eq!(
+            rig.harness.state().state.show_service,
+            points >= 980.0,
+            "{at}"
         );
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::receiver::{self, ReceiverConfig, Recorded, Running};
 use crate::responder::{Answer, AnswerError, Responder};
-use crate::store::{Filter, Store, Stored, Summary};
+use crate::store::{Filter, Store, StoreError, Stored, Summary};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,6 +14,8 @@ use tokio::runtime::Handle;
 /// What the background side reports.
 #[derive(Debug)]
 pub enum Msg {
+    /// A read of the list that a newer one replaced was given up: nothing to show.
+    Superseded,
     Listening(SocketAddr),
     /// The receiver could not start; `still` is the address it still listens on, if the one
     /// that was running was kept.
@@ -101,6 +103,9 @@ pub struct Engine {
     running: Arc<tokio::sync::Mutex<Option<Running>>>,
     tx: Sender<Msg>,
     wake: Waker,
+    /// The newest list generation asked for: reads of the list for an older one are given up
+    /// (a search through a large store takes seconds and holds the reader).
+    wanted: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Engine {
@@ -113,6 +118,7 @@ impl Engine {
             running: Arc::default(),
             tx,
             wake: Arc::new(|| {}),
+            wanted: Arc::default(),
         };
         (engine, rx)
     }
@@ -196,28 +202,41 @@ impl Engine {
             .spawn_blocking(move || Engine::send(&tx, &wake, job(&store)));
     }
 
+    /// Whether a read of the list for `generation` is no longer wanted (a newer one was asked
+    /// for), checked while it runs.
+    fn stale(&self, generation: u64) -> crate::store::Stale {
+        let wanted = self.wanted.clone();
+        Box::new(move || wanted.load(std::sync::atomic::Ordering::Relaxed) > generation)
+    }
+
     pub fn load_count(&self, generation: u64, filter: Filter, top: i64) {
-        self.blocking(move |store| match store.count_at(&filter, top) {
-            Ok(count) => Msg::Count {
-                generation,
-                top,
-                count,
+        let stale = self.stale(generation);
+        self.blocking(
+            move |store| match store.count_at_unless(&filter, top, Some(stale)) {
+                Ok(count) => Msg::Count {
+                    generation,
+                    top,
+                    count,
+                },
+                Err(StoreError::Superseded) => Msg::Superseded,
+                Err(e) => Msg::Error(format!("cannot count the calls: {e}")),
             },
-            Err(e) => Msg::Error(format!("cannot count the calls: {e}")),
-        });
+        );
     }
 
     pub fn load_page(&self, generation: u64, filter: Filter, top: i64, index: u64, size: u64) {
-        self.blocking(
-            move |store| match store.page_at(&filter, top, index * size, size) {
+        let stale = self.stale(generation);
+        self.blocking(move |store| {
+            match store.page_at_unless(&filter, top, index * size, size, Some(stale)) {
                 Ok(rows) => Msg::Page {
                     generation,
                     index,
                     rows,
                 },
+                Err(StoreError::Superseded) => Msg::Superseded,
                 Err(e) => Msg::Error(format!("cannot read the calls: {e}")),
-            },
-        );
+            }
+        });
     }
 
     /// Whether the selected call `id` matches `filter`; the answer comes as
@@ -235,17 +254,22 @@ impl Engine {
 
     /// Ask for the newest id (answered as a count of everything).
     pub fn load_top(&self, generation: u64, filter: Filter) {
+        // From now on, reads for older generations are given up.
+        self.wanted
+            .fetch_max(generation, std::sync::atomic::Ordering::Relaxed);
+        let stale = self.stale(generation);
         self.blocking(move |store| {
             let top = match store.last_id() {
                 Ok(top) => top.unwrap_or(0),
                 Err(e) => return Msg::Error(format!("cannot read the store: {e}")),
             };
-            match store.count_at(&filter, top) {
+            match store.count_at_unless(&filter, top, Some(stale)) {
                 Ok(count) => Msg::Count {
                     generation,
                     top,
                     count,
                 },
+                Err(StoreError::Superseded) => Msg::Superseded,
                 Err(e) => Msg::Error(format!("cannot count the calls: {e}")),
             }
         });

@@ -456,6 +456,7 @@ impl HookscopeApp {
     fn handle(&mut self, msg: Msg) -> bool {
         let mut arrived = false;
         match msg {
+            Msg::Superseded => {}
             Msg::Listening(addr) => {
                 self.state.listening = Listening::On(addr);
                 self.state.port_text = addr.port().to_string();

@@ -111,6 +111,30 @@ impl Settings {
             ));
             self.brand = default.brand;
         }
+        if !(1..=crate::text::MAX_BODY_LIMIT >> 20).contains(&self.body_limit_mib) {
+            out.push(format!(
+                "The saved body limit of {} MiB cannot be used; using {} MiB.",
+                self.body_limit_mib, default.body_limit_mib
+            ));
+            self.body_limit_mib = default.body_limit_mib;
+        }
+        if !(self.emulator_speed.is_finite()
+            && (1.0..=crate::emulator::MAX_SPEED).contains(&self.emulator_speed))
+        {
+            out.push(format!(
+                "The saved emulator clock speed {} cannot be used; using {}.",
+                self.emulator_speed, default.emulator_speed
+            ));
+            self.emulator_speed = default.emulator_speed;
+        }
+        if !(self.other_speed.is_finite()
+            && (0.01..=crate::emulator::MAX_SPEED).contains(&self.other_speed))
+        {
+            self.other_speed = default.other_speed;
+        }
+        if !(0.5..=3.0).contains(&self.zoom) {
+            self.zoom = default.zoom;
+        }
         if !self.problems().is_empty() {
             // Only the public URL is left: it is optional.
             out.push(format!(
@@ -526,6 +550,8 @@ pub struct AppState {
     pub show_settings: bool,
     /// The window's first frame is being drawn (until `app_ui` ends it).
     pub first_frame: bool,
+    /// The last frame was too narrow for both side panels and the list.
+    pub was_narrow: bool,
     /// How wide the top bar's receiver status and its buttons were in the last frame, to lay
     /// it out on one line or two.
     pub top_bar_widths: [f32; 2],
@@ -572,6 +598,7 @@ impl AppState {
             confirm: None,
             show_settings: false,
             first_frame: true,
+            was_narrow: false,
             top_bar_widths: [0.0; 2],
             settings_draft: None,
             pending_receiver: None,
@@ -597,13 +624,24 @@ mod tests {
             brand: "Bad Word!".into(),
             public_url: "xyz".into(),
             port: 24567,
+            body_limit_mib: 0,
+            emulator_speed: -5.0,
+            other_speed: f64::NAN,
+            zoom: 40.0,
             ..Settings::default()
         };
         let said = s.repair();
-        assert_eq!(said.len(), 3, "{said:?}");
+        assert_eq!(said.len(), 5, "{said:?}");
         assert!(said[0].contains("\"not-an-ip\" is not an IP address; using 127.0.0.1"));
         assert!(said[1].contains("\"Bad Word!\""));
-        assert!(said[2].contains("public URL \"xyz\""));
+        assert!(said[2].contains("body limit of 0 MiB"));
+        assert!(said[3].contains("clock speed -5 cannot be used; using 60"));
+        assert!(said[4].contains("public URL \"xyz\""));
+        let d = Settings::default();
+        assert_eq!(
+            (s.body_limit_mib, s.emulator_speed, s.other_speed, s.zoom),
+            (d.body_limit_mib, d.emulator_speed, d.other_speed, d.zoom)
+        );
         assert!(s.problems().is_empty());
         assert_eq!(
             (s.bind.as_str(), s.brand.as_str()),

@@ -114,12 +114,14 @@ fn what_if_ui(
     match (&rules.catch_all, rules.in_force) {
         (_, 0) => {}
         (Some(name), _) => {
+            // Its projection would describe an answer no call gets: none is drawn.
             ui.label(
                 RichText::new(format!(
-                    "The rule \"{name}\" answers every call the rules before it do not: this answer is never used while the rules are in force."
+                    "The rule \"{name}\" answers every call the rules before it do not: this answer is never used while the rules are in force. Each delivery's Timeline shows what the rules did."
                 ))
                 .color(warn),
             );
+            return;
         }
         (None, n) => {
             ui.label(

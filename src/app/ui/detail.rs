@@ -189,11 +189,17 @@ fn delivery_ui(
                 last_outcome.map_or(ui.visuals().text_color(), |o| super::outcome_color(o, dark)),
             ),
     );
+    let planned = d.projection.as_ref().is_some_and(|p| !p.retries.is_empty());
     ui.weak(format!(
-        "Delivery {} of webhook {}: {} seen. Hollow marks are the retries the contract's schedule still plans.",
+        "Delivery {} of webhook {}: {} seen.{}",
         d.delivery,
         d.webhook_id.as_deref().unwrap_or("?"),
-        crate::text::count(d.attempts.len() as u64, "attempt", "attempts")
+        crate::text::count(d.attempts.len() as u64, "attempt", "attempts"),
+        if planned {
+            " Hollow marks are the retries the contract's schedule still plans."
+        } else {
+            ""
+        }
     ));
     // The reading of the contract the projection rests on, in sight (not only on hover).
     ui.label(

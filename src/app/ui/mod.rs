@@ -72,6 +72,14 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 
     egui::Panel::top("top_bar").show(ui, |ui| top_bar::top_bar_ui(ui, app));
     let width = ui.max_rect().width();
+    // Too narrow for both side panels and a list to read (a small window, a large zoom): the
+    // Service panel steps aside, once, as the window becomes that narrow; the Service button
+    // brings it back.
+    let narrow = width < SERVICE_MIN + ANSWER_MIN + LIST_MIN_WIDTH;
+    if narrow && !app.state.was_narrow {
+        app.state.show_service = false;
+    }
+    app.state.was_narrow = narrow;
     let (left, right) = side_widths(width);
     // Resizable, but never so wide that the list between them has no room, also when the
     // window is made narrower after the panels were laid out (they keep their width).
@@ -93,10 +101,13 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .default_size(right)
         .size_range(ANSWER_MIN..=widest.max(ANSWER_MIN))
         .show(ui, |ui| answer::answer_panel_ui(ui, app));
-    // The list keeps at least 45% of the height, whatever the zoom (Ctrl + for a demo makes
-    // every point larger, and a detail panel sized in points would leave the list no rows).
+    // The list keeps at least 45% of the height, and room for its filters and a few rows,
+    // whatever the zoom (Ctrl + for a demo makes every point larger, and a detail panel sized
+    // in points would leave the list no rows).
     let height = ui.available_rect_before_wrap().height();
-    let tallest = (height * 0.55).max(DETAIL_MIN_HEIGHT);
+    let tallest = (height * 0.55)
+        .min(height - LIST_MIN_HEIGHT)
+        .max(DETAIL_MIN_HEIGHT);
     egui::Panel::bottom("detail_panel")
         .resizable(true)
         .default_size(390.0_f32.min(height * 0.5))
@@ -120,6 +131,8 @@ const SERVICE_MIN: f32 = 220.0;
 const LIST_MIN_WIDTH: f32 = 500.0;
 /// The detail panel's least height.
 const DETAIL_MIN_HEIGHT: f32 = 120.0;
+/// The height the list keeps for its filters, its header and a few rows.
+const LIST_MIN_HEIGHT: f32 = 220.0;
 const ANSWER_MIN: f32 = 260.0;
 
 /// The side panels' widths in a window `width` points wide: as designed (280 and 320) from

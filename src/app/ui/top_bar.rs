@@ -36,9 +36,13 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let dark = ui.visuals().dark_mode;
     ui.add_space(4.0);
     let (text, hover, outcome) = answer_text(app);
-    let answer = RichText::new(text.clone())
-        .strong()
-        .color(super::outcome_color(outcome, dark));
+    // In the colour of what the service will do with the fixed answer, unless a rule takes
+    // every call (the fixed answer is then never sent).
+    let color = match app.state.rules.catch_all {
+        Some(_) => ui.visuals().strong_text_color(),
+        None => super::outcome_color(outcome, dark),
+    };
+    let answer = RichText::new(text.clone()).strong().color(color);
     let answer_width = super::widest_text(ui, egui::TextStyle::Body, [text.as_str()]);
     let full = ui.available_width();
     let [status_was, buttons_was] = app.state.top_bar_widths;
