@@ -943,7 +943,10 @@ fn a_1024_window_keeps_the_list_and_the_detail_between_the_side_panels() {
     // The detail's last tab and the delivery's sentence wrap inside the list's width.
     let tab = rig.harness.get_by_label("Answer sent").rect();
     assert!(tab.min.x >= service_panel_right && tab.max.x <= answer_panel_left);
-    let sentence = rig.harness.get_by_label_contains("Delivery dlv-narrow of webhook").rect();
+    let sentence = rig
+        .harness
+        .get_by_label_contains("Delivery dlv-narrow of webhook")
+        .rect();
     ends_before("the delivery's sentence", sentence, answer_panel_left);
     // Both filters share a line, and end before the Answer panel.
     let event = rig.harness.get_by_label("Event:").rect();

@@ -108,6 +108,25 @@ pub struct Engine {
     wanted: Arc<std::sync::atomic::AtomicU64>,
 }
 
+/// The list's count for `filter` under `top`, as the message the window takes.
+fn count_msg(
+    store: &Store,
+    filter: &Filter,
+    top: i64,
+    generation: u64,
+    stale: crate::store::Stale,
+) -> Msg {
+    match store.count_at_unless(filter, top, Some(stale)) {
+        Ok(count) => Msg::Count {
+            generation,
+            top,
+            count,
+        },
+        Err(StoreError::Superseded) => Msg::Superseded,
+        Err(e) => Msg::Error(format!("cannot count the calls: {e}")),
+    }
+}
+
 impl Engine {
     pub fn new(rt: Handle, store: Store, responder: Responder) -> (Engine, Receiver<Msg>) {
         let (tx, rx) = channel();
@@ -211,17 +230,7 @@ impl Engine {
 
     pub fn load_count(&self, generation: u64, filter: Filter, top: i64) {
         let stale = self.stale(generation);
-        self.blocking(
-            move |store| match store.count_at_unless(&filter, top, Some(stale)) {
-                Ok(count) => Msg::Count {
-                    generation,
-                    top,
-                    count,
-                },
-                Err(StoreError::Superseded) => Msg::Superseded,
-                Err(e) => Msg::Error(format!("cannot count the calls: {e}")),
-            },
-        );
+        self.blocking(move |store| count_msg(store, &filter, top, generation, stale));
     }
 
     pub fn load_page(&self, generation: u64, filter: Filter, top: i64, index: u64, size: u64) {
@@ -258,20 +267,9 @@ impl Engine {
         self.wanted
             .fetch_max(generation, std::sync::atomic::Ordering::Relaxed);
         let stale = self.stale(generation);
-        self.blocking(move |store| {
-            let top = match store.last_id() {
-                Ok(top) => top.unwrap_or(0),
-                Err(e) => return Msg::Error(format!("cannot read the store: {e}")),
-            };
-            match store.count_at_unless(&filter, top, Some(stale)) {
-                Ok(count) => Msg::Count {
-                    generation,
-                    top,
-                    count,
-                },
-                Err(StoreError::Superseded) => Msg::Superseded,
-                Err(e) => Msg::Error(format!("cannot count the calls: {e}")),
-            }
+        self.blocking(move |store| match store.last_id() {
+            Ok(top) => count_msg(store, &filter, top.unwrap_or(0), generation, stale),
+            Err(e) => Msg::Error(format!("cannot read the store: {e}")),
         });
     }
 
