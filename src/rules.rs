@@ -319,6 +319,12 @@ impl RuleSet {
             RuleFormat::Json => name_lines(text),
             RuleFormat::Toml => toml_name_lines(text),
         };
+        // The same text read as plain values, for what serde lets through: a list where a
+        // table belongs (`answer = [503]` reads as status 503), an answer with no status.
+        let plain: Option<Value> = match format {
+            RuleFormat::Json => serde_json::from_str(text).ok(),
+            RuleFormat::Toml => toml::from_str(text).ok(),
+        };
         for (i, r) in file.rules.iter().enumerate() {
             let invalid = |reason: String| RuleError::Invalid {
                 path: path.to_owned(),
@@ -327,6 +333,9 @@ impl RuleSet {
                 name: r.name.clone(),
                 reason,
             };
+            if let Some(rule) = plain.as_ref().and_then(|v| v.get("rules")?.get(i)) {
+                shape_of(rule).map_err(invalid)?;
+            }
             if r.name.trim().is_empty() {
                 return Err(invalid(
                     "a rule needs a name: each call records the rule that answered it".into(),
@@ -441,6 +450,38 @@ pub fn text_for(path: &Path, text: &str) -> Result<String, RuleError> {
         }
         _ => Ok(text.to_owned()),
     }
+}
+
+/// What a rule's parts must be: tables (objects), not lists, and an answer with its status.
+fn shape_of(rule: &Value) -> Result<(), String> {
+    let table = |v: Option<&Value>, what: &str| match v {
+        None | Some(Value::Object(_)) => Ok(()),
+        Some(_) => Err(format!(
+            "\"{what}\" must be an object (a table in TOML), such as {}",
+            match what {
+                "answer" => "{\"status\": 503}",
+                "attempt" => "{\"at_most\": 2}",
+                "message" => "{\"field\": \"to\", \"equals\": \"1111111\"}",
+                _ => "{\"attempt\": {\"at_most\": 2}}",
+            }
+        )),
+    };
+    if !rule.is_object() {
+        return Err("a rule must be an object (a table in TOML)".into());
+    }
+    table(rule.get("answer"), "answer")?;
+    table(rule.get("when"), "when")?;
+    if let Some(when) = rule.get("when") {
+        table(when.get("attempt"), "attempt")?;
+        table(when.get("message"), "message")?;
+    }
+    if rule
+        .get("answer")
+        .is_some_and(|a| a.get("status").is_none())
+    {
+        return Err("the answer needs a status, such as {\"status\": 503}".into());
+    }
+    Ok(())
 }
 
 fn webhook_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -1029,6 +1070,40 @@ body = "ok"
         // Both, when they agree, are fine.
         one_rule(
             r#"{"name": "n", "when": {"message": {"field": "to", "equals": "1111111", "contains": "111"}}, "answer": {"status": 503}}"#,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn lists_where_tables_belong_and_answers_without_a_status_are_refused() {
+        for (rule, says) in [
+            (
+                r#"{"name": "n", "answer": [503]}"#,
+                "\"answer\" must be an object",
+            ),
+            (
+                r#"{"name": "n", "answer": {}}"#,
+                "the answer needs a status",
+            ),
+            (
+                r#"{"name": "n", "when": {"attempt": [1, 2]}, "answer": {"status": 503}}"#,
+                "\"attempt\" must be an object",
+            ),
+        ] {
+            let e = one_rule(rule).unwrap_err();
+            assert!(e.contains(says), "{e}");
+            assert!(e.contains("rule 1 (\"n\")"), "{e}");
+        }
+        let e = RuleSet::parse("r.toml", "[[rules]]\nname = \"n\"\nanswer = [503]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("r.toml: line 2: rule 1"), "{e}");
+        assert!(e.contains("\"answer\" must be an object"), "{e}");
+        // Fine ones still load, in both formats.
+        one_rule(r#"{"name": "n", "answer": {"status": 503}}"#).unwrap();
+        RuleSet::parse(
+            "r.toml",
+            "[[rules]]\nname = \"n\"\nanswer = { status = 503 }\n",
         )
         .unwrap();
     }
