@@ -284,6 +284,10 @@ fn selecting_a_row_shows_its_messages_and_headers() {
             .query_by_label("YES, please deliver after 5pm")
             .is_some()
     );
+    // Every column is in sight, the last ending before the Answer panel.
+    rig.harness.step();
+    let last = rig.harness.get_by_label("Message id").rect();
+    ends_before("the messages' last column", last, rig.answer_panel_left());
     rig.harness.get_by_label("Headers").click();
     rig.harness.step();
     rig.harness.step();

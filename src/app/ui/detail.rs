@@ -383,24 +383,33 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored) {
         });
         return;
     }
+    // What a reader looks for first comes first; the widths shrink together to the panel's, so
+    // every column is in sight (a clipped cell shows the whole value on hover).
     const COLS: [(&str, &[&str], f32); 9] = [
+        ("Status", &["status", "id"], 150.0),
         ("From", &["from"], 110.0),
         ("To", &["to"], 110.0),
         ("Body", &["body"], 230.0),
-        ("Type", &["type"], 80.0),
-        ("Status", &["status", "id"], 160.0),
-        ("Submitted", &["submission", "date"], 170.0),
-        ("Credits", &["creditCost"], 60.0),
+        ("Type", &["type"], 75.0),
         ("Parts", &["numberOfParts"], 45.0),
+        ("Credits", &["creditCost"], 55.0),
+        ("Submitted", &["submission", "date"], 170.0),
         ("Message id", &["id"], 170.0),
     ];
+    let designed: f32 = COLS.iter().map(|(_, _, w)| w).sum();
+    let gaps = ui.spacing().item_spacing.x * COLS.len() as f32;
+    let scale = ((ui.available_width() - gaps) / designed).clamp(0.3, 1.0);
     let table = TableBuilder::new(ui)
-        .id_salt("messages_table")
+        .id_salt(("messages_table", (scale * 20.0).round() as i32))
         .striped(true)
         .resizable(true)
         .vscroll(false);
     let table = COLS.iter().fold(table, |t, (_, _, w)| {
-        t.column(Column::initial(*w).at_least(40.0).clip(true))
+        t.column(
+            Column::initial((w * scale).max(40.0))
+                .at_least(36.0)
+                .clip(true),
+        )
     });
     table
         .header(20.0, |mut h| {
@@ -415,7 +424,12 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored) {
                 body.row(18.0, |mut row| {
                     for (_, path, _) in COLS {
                         row.col(|ui| {
-                            ui.label(field(m, path));
+                            let text = field(m, path);
+                            if text.chars().count() > 12 {
+                                ui.label(&text).on_hover_text(&text);
+                            } else {
+                                ui.label(text);
+                            }
                         });
                     }
                 });
