@@ -354,10 +354,12 @@ pub fn analyze(
             },
             None,
         ),
-        // Retrying, but the webhook was cancelled meanwhile by a 410 to another delivery.
-        _ if let Some(c) = cancels
-            .iter()
-            .find(|c| c.at >= first.inv.received_at && !attempts.iter().any(|a| a.id == c.id)) =>
+        // Retrying, but the webhook was cancelled meanwhile by a 410 to another delivery, after
+        // the last attempt seen, and not set up again since (a webhook enabled again is called
+        // again).
+        _ if let Some(c) = cancels.iter().find(|c| {
+            c.at >= last.at && c.lifted.is_none() && !attempts.iter().any(|a| a.id == c.id)
+        }) =>
         {
             (State::StoppedByCancel { at: c.at }, None)
         }
@@ -876,6 +878,24 @@ mod tests {
         // A 410 before this delivery began (the webhook was enabled again since) leaves it be.
         let d = analyze_with(&[cancel(t0() - TimeDelta::seconds(60), 1, None)]);
         assert!(matches!(d.state, State::Retrying { .. }), "{:?}", d.state);
+        // Enabled again since: the retries go on.
+        let d = analyze_with(&[cancel(at, 7, Some(at + TimeDelta::seconds(30)))]);
+        assert!(matches!(d.state, State::Retrying { .. }), "{:?}", d.state);
+        // An attempt after the 410 (the webhook was set up again between): not stopped.
+        let later = [
+            call(5, 1, 0, 503, None),
+            call(6, 2, 90, 503, None),
+            call(8, 3, 290, 503, None),
+        ];
+        let d = analyze(
+            &later,
+            &Schedule::default(),
+            DEFAULT_TOLERANCE,
+            &[cancel(at, 7, Some(t0() + TimeDelta::seconds(200)))],
+        )
+        .unwrap();
+        assert!(matches!(d.state, State::Retrying { .. }), "{:?}", d.state);
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
         // A delivery that ended before the 410 keeps its own end.
         let done = [call(5, 1, 0, 503, None), call(6, 2, 90, 200, None)];
         let d = analyze(

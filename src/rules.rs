@@ -619,20 +619,48 @@ fn line_and_column(text: &str, at: usize) -> (usize, usize) {
 }
 
 /// The line of each rule's `name = ` in a TOML rule file, in order (`[[rules]]` tables, or
-/// inline tables with `name =` inside).
+/// inline tables with `name =` inside, several on a line), skipping multi-line strings.
 fn toml_name_lines(text: &str) -> Vec<usize> {
     let mut lines = Vec::new();
+    let mut in_string: Option<&str> = None;
     for (i, line) in text.lines().enumerate() {
         let mut rest = line;
-        while let Some(at) = rest.find("name") {
-            let before = rest[..at].trim_end();
-            let after = rest[at + 4..].trim_start();
-            let starts_key = before.is_empty() || before.ends_with('{') || before.ends_with(',');
-            if starts_key && after.starts_with('=') {
-                lines.push(i + 1);
-                break;
+        loop {
+            if let Some(quote) = in_string {
+                match rest.find(quote) {
+                    Some(at) => {
+                        rest = &rest[at + 3..];
+                        in_string = None;
+                    }
+                    None => break,
+                }
             }
-            rest = &rest[at + 4..];
+            let opens = ["\"\"\"", "\'\'\'"]
+                .into_iter()
+                .filter_map(|q| rest.find(q).map(|at| (at, q)))
+                .min();
+            let (code, after) = match opens {
+                Some((at, q)) => {
+                    in_string = Some(q);
+                    (&rest[..at], Some(&rest[at + 3..]))
+                }
+                None => (rest, None),
+            };
+            let mut scan = code;
+            while let Some(at) = scan.find("name") {
+                let before = scan[..at].trim_end();
+                let after_key = scan[at + 4..].trim_start();
+                let starts_key =
+                    before.is_empty() || before.ends_with('{') || before.ends_with(',');
+                if starts_key && after_key.starts_with('=') && !after_key.starts_with("==") {
+                    lines.push(i + 1);
+                }
+                scan = &scan[at + 4..];
+            }
+            match after {
+                Some(next) => rest = next,
+                None => break,
+            }
         }
     }
     lines
@@ -913,6 +941,17 @@ body = "ok"
         ] {
             assert_eq!(RuleFormat::of(path, text), format, "{path} {text:?}");
         }
+    }
+
+    #[test]
+    fn toml_rules_are_found_by_the_line_of_their_name() {
+        let text = "rules = [ {name = \"a\", answer = {status = 200}}, {name = \"b\", answer = {status = 200}},\n  {name = \"c\", answer = {status = 700}} ]\n";
+        assert_eq!(toml_name_lines(text), vec![1, 1, 2]);
+        let e = RuleSet::parse("r.toml", text).unwrap_err().to_string();
+        assert!(e.starts_with("r.toml: line 2: rule 3 (\"c\")"), "{e}");
+        // A name inside a multi-line string is not a rule's.
+        let text = "[[rules]]\nname = \"a\"\nanswer = { status = 200, body = \"\"\"\nname = x\n\"\"\" }\n[[rules]]\nname = \"b\"\n";
+        assert_eq!(toml_name_lines(text), vec![2, 7]);
     }
 
     #[test]

@@ -1074,6 +1074,8 @@ impl Store {
         // A panic while holding the lock cannot leave the connection half-changed: reads only.
         let mut conn = self.reader.lock().unwrap_or_else(|p| p.into_inner());
         let Some(stale) = stale else {
+            // None left over from a read that panicked may give this one up.
+            conn.progress_handler(0, None::<fn() -> bool>)?;
             return f(&conn);
         };
         conn.progress_handler(STALE_CHECK_OPS, Some(stale))?;
@@ -1267,15 +1269,19 @@ impl Store {
     pub fn cancels(&self, webhook_id: &str) -> Result<Vec<Cancel>, StoreError> {
         self.with_reader(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT received_at_us, id, path FROM invocations WHERE outcome = ?2 AND webhook_id = ?1 ORDER BY id LIMIT 100",
+                "SELECT received_at_us, id, path FROM invocations WHERE outcome = ?2 AND webhook_id = ?1 ORDER BY id DESC LIMIT 100",
             )?;
             let cancelled = Outcome::WebhookCancelled.as_str();
             let rows = stmt.query_map([webhook_id, cancelled], |r| {
                 Ok((micros_to_time(r.get(0)?), r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
             })?;
-            let found = rows.collect::<Result<Vec<_>, _>>()?;
+            // The newest 100, oldest first.
+            let mut found = rows.collect::<Result<Vec<_>, _>>()?;
+            found.reverse();
             let mut check = c.prepare_cached(
-                "SELECT received_at_us FROM invocations WHERE event IS NULL AND registration_check AND answer_status = 200 AND outcome = ?3 AND path = ?1 AND id > ?2 ORDER BY id LIMIT 1",
+                // `+outcome`: through the event index (checks have no event), never the outcome
+                // one, which would read every succeeded call after the 410.
+                "SELECT received_at_us FROM invocations WHERE event IS NULL AND registration_check AND answer_status = 200 AND +outcome = ?3 AND path = ?1 AND id > ?2 ORDER BY id LIMIT 1",
             )?;
             let passed = Outcome::Succeeded.as_str();
             let mut out = Vec::with_capacity(found.len());

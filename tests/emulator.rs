@@ -1069,10 +1069,11 @@ async fn a_scheduled_message_waits_for_its_date_and_a_deduplication_id_sends_onc
     let entry = serde_json::json!({"to": "+27001234567", "body": "now"});
     let (status, sent) = send_raw(&emu, "", entry).await;
     assert_eq!(status, 201);
-    // An hour on the emulator's clock from now: a second of real time at 3600x.
+    // Two hours on the emulator's clock from now: two seconds of real time at 3600x (its
+    // life cycle's 2 s steps take half a millisecond).
     let now = chrono::DateTime::parse_from_rfc3339(sent[0]["submission"]["date"].as_str().unwrap())
         .unwrap();
-    let at = (now + chrono::TimeDelta::hours(1)).to_rfc3339();
+    let at = (now + chrono::TimeDelta::hours(2)).to_rfc3339();
     let query = format!("?schedule-date={}", at.replace('+', "%2B"));
     let later = serde_json::json!({"to": "+27001234567", "body": "later"});
     let (status, scheduled) = send_raw(&emu, &query, later).await;
@@ -1080,6 +1081,16 @@ async fn a_scheduled_message_waits_for_its_date_and_a_deduplication_id_sends_onc
     assert_eq!(scheduled[0]["status"]["type"], "SCHEDULED", "{scheduled}");
     let id = scheduled[0]["id"].as_str().unwrap().to_owned();
     let c = client(&emu);
+    // Still waiting for its date a moment later (sent at once, it would be DELIVERED by now).
+    let sent_at_once = std::time::Instant::now();
+    loop {
+        let m = c.get_message(&id).await.unwrap();
+        assert_eq!(m.status.kind, "SCHEDULED", "before its date");
+        if sent_at_once.elapsed() > Duration::from_millis(100) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let m = c.get_message(&id).await.unwrap();

@@ -340,10 +340,15 @@ fn the_filter_narrows_the_list() {
     });
     rig.harness.get_by_label("Search:").click();
     rig.harness.step();
+    let before = rig.harness.state().state.list.generation;
     rig.harness.get_by_label("Search:").type_text("dlv-b");
     rig.harness.step();
-    // Not searched on every key: once typing pauses.
-    assert!(rig.harness.state().state.list.search_typed_at.is_some());
+    // Not searched on every key: once typing pauses. Meanwhile the list keeps its filter,
+    // even when a call arrives and the list is read again.
+    let state = &rig.harness.state().state;
+    assert!(state.list.search_typed_at.is_some());
+    assert_eq!(state.list.generation, before);
+    assert!(state.list.filter.text.is_empty());
     rig.until("one call matches", |app| {
         app.state.list.counted && app.state.list.count == 1 && app.state.list.row(0).is_some()
     });

@@ -79,6 +79,26 @@ impl Settings {
             || self.body_limit_mib != other.body_limit_mib
     }
 
+    /// The settings in force went from `was` to `now` while this draft was open (the top bar's
+    /// Listen, an Apply that took): every field not typed in since follows them.
+    pub fn rebase(&mut self, was: &Settings, now: &Settings) {
+        if self.bind == was.bind {
+            self.bind = now.bind.clone();
+        }
+        if self.port == was.port {
+            self.port = now.port;
+        }
+        if self.brand == was.brand {
+            self.brand = now.brand.clone();
+        }
+        if self.body_limit_mib == was.body_limit_mib {
+            self.body_limit_mib = now.body_limit_mib;
+        }
+        if self.public_url == was.public_url {
+            self.public_url = now.public_url.clone();
+        }
+    }
+
     /// Take the receiver's own settings from `from` (the port too, unless `keep_port`).
     pub fn take_receiver(&mut self, from: &Settings, keep_port: bool) {
         self.bind = from.bind.clone();
@@ -201,6 +221,9 @@ pub struct ListState {
     pub select_when_loaded: Option<u64>,
     /// The selected call does not match the filter: the list hides it while its detail stays.
     pub selected_hidden: bool,
+    /// What the search field holds: it becomes `filter.text` once typing pauses, so a half-
+    /// typed word is never searched for (by a refresh for a new call, or a page loading).
+    pub search_text: String,
     /// When the search text was last typed in (egui time), while that search has not started:
     /// it starts once typing pauses (or on Enter), not on every key, since a search reads the
     /// bodies of the whole store.
@@ -558,6 +581,8 @@ pub struct AppState {
     /// What the Settings window edits while it is open; nothing takes effect (or is saved)
     /// until its button applies it, and closing the window throws it away.
     pub settings_draft: Option<Settings>,
+    /// The settings in force when the draft was last brought up to date with them.
+    pub settings_draft_base: Option<Settings>,
     /// Receiver settings being tried: they become the settings in force (and saved) only once
     /// the receiver listens with them.
     pub pending_receiver: Option<Settings>,
@@ -601,6 +626,7 @@ impl AppState {
             was_narrow: false,
             top_bar_widths: [0.0; 2],
             settings_draft: None,
+            settings_draft_base: None,
             pending_receiver: None,
             error: None,
             recorded: 0,
@@ -617,6 +643,27 @@ impl AppState {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_draft_follows_the_settings_in_force_where_nothing_was_typed() {
+        let was = Settings::default();
+        let mut draft = Settings {
+            brand: "Acme".into(),
+            ..was.clone()
+        };
+        let now = Settings {
+            port: 9000,
+            brand: "Other".into(),
+            ..was.clone()
+        };
+        draft.rebase(&was, &now);
+        assert_eq!(draft.port, 9000, "not typed: follows");
+        assert_eq!(draft.brand, "Acme", "typed: kept");
+        assert!(!draft.receiver_differs(&Settings {
+            brand: "Acme".into(),
+            ..now.clone()
+        }));
+    }
+
     #[test]
     fn saved_settings_that_cannot_be_used_go_back_to_their_defaults() {
         let mut s = Settings {

@@ -511,6 +511,11 @@ async fn send_messages(
             )));
         }
         d.credits -= cost;
+        // Taken now, under the same lock as the check and the charge: a second call with this
+        // id arriving meanwhile sends and pays nothing (it gets the messages made so far).
+        if let Some(id) = dedup {
+            d.deduplication.insert(id.to_owned(), Vec::new());
+        }
     }
     let mut out = Vec::new();
     for (from, to, body, usid, reports, encoding) in planned {

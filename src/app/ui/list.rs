@@ -38,7 +38,7 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         };
         let r = ui
             .add(
-                egui::TextEdit::singleline(&mut app.state.list.filter.text)
+                egui::TextEdit::singleline(&mut app.state.list.search_text)
                     .hint_text("delivery, path, body text…")
                     .desired_width(width),
             )
@@ -147,6 +147,7 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     if changed {
         // Whatever else changed, the text typed so far is searched for now.
         app.state.list.search_typed_at = None;
+        app.state.list.filter.text = app.state.list.search_text.clone();
         app.refresh_list();
     }
 }

@@ -8,6 +8,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     if !app.state.show_settings {
         // Closed without applying: what was typed is thrown away.
         app.state.settings_draft = None;
+        app.state.settings_draft_base = None;
         return;
     }
     let mut open = true;
@@ -17,6 +18,14 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         .settings_draft
         .take()
         .unwrap_or_else(|| app.state.settings.clone());
+    let base = app
+        .state
+        .settings_draft_base
+        .get_or_insert_with(|| app.state.settings.clone());
+    if *base != app.state.settings {
+        draft.rebase(base, &app.state.settings);
+        *base = app.state.settings.clone();
+    }
     // Under the Settings button (top right), not over the listening URL.
     let screen = ctx.content_rect();
     egui::Window::new("Settings")
@@ -108,8 +117,16 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
             } else {
                 "Apply"
             };
-            let button = ui.add_enabled(changed && problems.is_empty(), egui::Button::new(label));
-            let button = if problems.is_empty() {
+            // One restart at a time: the settings it tries become the ones in force when it
+            // listens.
+            let starting = matches!(app.state.listening, Listening::Starting);
+            let button = ui.add_enabled(
+                changed && problems.is_empty() && !starting,
+                egui::Button::new(label),
+            );
+            let button = if starting {
+                button.on_disabled_hover_text("The receiver is starting; apply once it has")
+            } else if problems.is_empty() {
                 button.on_disabled_hover_text("Nothing to apply: these are the settings in force")
             } else {
                 button.on_disabled_hover_text(
