@@ -427,9 +427,9 @@ async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError>
         writeln!(
             out,
             "message {} to {} {}",
-            m.id,
+            escape_control(&m.id),
             escape_control(&m.to),
-            m.status.id
+            escape_control(&m.status.id)
         )?;
     }
     Ok(())

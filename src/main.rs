@@ -66,7 +66,9 @@ fn main() -> ExitCode {
         // `hookscope log --json | head -1`: the reader has all it wanted.
         Err(Failure::ClosedOutput) => ExitCode::SUCCESS,
         Err(Failure::Message(e)) => {
-            eprintln!("error: {e}");
+            // An error may quote what a service or a file said: never raw to the terminal.
+            let safe: Vec<String> = e.lines().map(hookscope::text::escape_control).collect();
+            eprintln!("error: {}", safe.join("\n"));
             ExitCode::FAILURE
         }
     }

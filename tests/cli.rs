@@ -943,3 +943,35 @@ async fn every_answered_call_survives_sigkill() {
     let missing: Vec<_> = answered.difference(&stored).take(5).collect();
     assert!(missing.is_empty(), "answered but not stored: {missing:?}");
 }
+
+/// What a service (or a proxy in front of it) says is quoted in errors and output, never
+/// written raw to the terminal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_service_says_cannot_drive_the_terminal() {
+    let rig = Rig::start(Answer {
+        body: Some(
+            r#"{"type":"https://x/#bad-request","title":"Bad Request","status":400,"detail":"bad \u001b[31mred\u001b]0;title\u0007 \u202e"}"#
+                .into(),
+        ),
+        content_type: Some("application/json".into()),
+        ..Answer::status(400)
+    })
+    .await;
+    let api = rig.url("/v1");
+    let out = tokio::task::spawn_blocking(move || {
+        bin()
+            .args(["webhooks", "list", "--api-url", &api, "--user", "demo"])
+            .env("HOOKSCOPE_API_PASSWORD", "demo")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(err.contains("bad \\u{1b}[31mred"), "{err}");
+    assert!(
+        !err.contains('\u{1b}') && !err.contains('\u{7}') && !err.contains('\u{202e}'),
+        "{err}"
+    );
+}

@@ -1518,6 +1518,34 @@ fn the_emulator_clock_goes_as_fast_as_the_command_line_one() {
 }
 
 #[test]
+fn a_call_with_a_string_of_megabytes_opens_without_laying_it_all_out() {
+    let mut rig = start();
+    let body = serde_json::to_vec(&["y".repeat(5 * 1024 * 1024)]).unwrap();
+    let req = post(
+        &rig.client,
+        &rig.url("/big"),
+        &invoker_headers("status-report", "dlv-big", 1),
+        body,
+    );
+    let status = rig
+        .rt
+        .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
+        .unwrap();
+    assert_eq!(status, 200);
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("dlv-big").click();
+    rig.until("the detail and its JSON load", |app| {
+        app.state.detail.is_some() && app.state.detail_json.is_some()
+    });
+    rig.harness.get_by_label("JSON").click();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("5240880 more characters; the Raw body tab has them all");
+}
+
+#[test]
 fn a_body_that_is_not_text_is_copied_as_hex_not_changed() {
     let mut rig = start();
     let req = post(

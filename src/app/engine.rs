@@ -35,7 +35,8 @@ pub enum Msg {
         top: i64,
         count: u64,
     },
-    Detail(Box<Stored>),
+    /// A call, and its body read as JSON (when it is).
+    Detail(Box<Stored>, Option<Box<serde_json::Value>>),
     /// Whether the selected call `id` matches the list's filter of `generation`.
     SelectedShown {
         generation: u64,
@@ -275,7 +276,10 @@ impl Engine {
 
     pub fn load_detail(&self, id: i64) {
         self.blocking(move |store| match store.get(id) {
-            Ok(Some(s)) => Msg::Detail(Box::new(s)),
+            Ok(Some(s)) => {
+                let json = serde_json::from_slice(&s.inv.body).ok().map(Box::new);
+                Msg::Detail(Box::new(s), json)
+            }
             Ok(None) => Msg::Error(format!("call {id} is not in the store")),
             Err(e) => Msg::Error(format!("cannot read call {id}: {e}")),
         });

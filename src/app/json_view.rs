@@ -31,6 +31,9 @@ fn palette(dark: bool) -> Palette {
     }
 }
 
+/// The most characters of one string the tree shows.
+const MAX_STRING: usize = 2000;
+
 pub fn json_ui(ui: &mut egui::Ui, value: &Value) {
     let p = palette(ui.visuals().dark_mode);
     let mut budget = MAX_NODES;
@@ -49,7 +52,17 @@ pub fn json_ui(ui: &mut egui::Ui, value: &Value) {
 
 fn scalar(v: &Value, p: &Palette) -> RichText {
     match v {
-        Value::String(s) => RichText::new(format!("{s:?}")).color(p.string),
+        // At most a few thousand characters: one long string (a body of megabytes) is not
+        // laid out whole on every frame.
+        Value::String(s) => RichText::new(match s.char_indices().nth(MAX_STRING) {
+            None => format!("{s:?}"),
+            Some((cut, _)) => format!(
+                "{:?}… ({} more characters; the Raw body tab has them all)",
+                &s[..cut],
+                s[cut..].chars().count()
+            ),
+        })
+        .color(p.string),
         Value::Number(n) => RichText::new(n.to_string()).color(p.number),
         Value::Bool(b) => RichText::new(b.to_string()).color(p.literal),
         Value::Null => RichText::new("null").color(p.literal),
@@ -117,6 +130,21 @@ fn node_ui(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_long_string_is_shown_cut() {
+        let p = super::palette(true);
+        let long = serde_json::Value::String("y".repeat(5 * 1024 * 1024));
+        let text = super::scalar(&long, &p).text().to_owned();
+        assert!(text.len() < 3000, "{} characters laid out", text.len());
+        assert!(
+            text.contains("5240880 more characters"),
+            "{}",
+            &text[text.len() - 80..]
+        );
+        let short = serde_json::Value::String("hi".into());
+        assert_eq!(super::scalar(&short, &p).text(), "\"hi\"");
+    }
+
     #[test]
     fn keys_keep_the_order_they_came_in() {
         // serde_json's preserve_order: the tree shows a message's fields as the service sent

@@ -553,13 +553,14 @@ impl HookscopeApp {
                     self.state.list.selected_hidden = !shown;
                 }
             }
-            Msg::Detail(stored) => {
+            Msg::Detail(stored, json) => {
                 if self.state.list.selected == Some(stored.id) {
                     match &stored.inv.delivery {
                         Some(d) => self.load_delivery(d.clone(), stored.inv.webhook_id.clone()),
                         None => self.state.delivery = None,
                     }
-                    self.state.detail = Some(stored);
+                    self.state.detail = Some(std::sync::Arc::from(stored));
+                    self.state.detail_json = json.map(std::sync::Arc::from);
                 }
             }
             Msg::Delivery(d) => {

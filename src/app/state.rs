@@ -562,7 +562,10 @@ pub struct AppState {
     pub data_dir: std::path::PathBuf,
     pub listening: Listening,
     pub list: ListState,
-    pub detail: Option<Box<Stored>>,
+    /// The selected call, shared (each frame draws it without copying its body).
+    pub detail: Option<std::sync::Arc<Stored>>,
+    /// Its body read as JSON, once, off the UI thread (`None`: not JSON).
+    pub detail_json: Option<std::sync::Arc<serde_json::Value>>,
     /// The delivery of the selected call, read against the schedule.
     pub delivery: Option<Box<crate::deliveries::Delivery>>,
     pub detail_tab: DetailTab,
@@ -618,6 +621,7 @@ impl AppState {
             listening: Listening::Starting,
             list: ListState::default(),
             detail: None,
+            detail_json: None,
             delivery: None,
             detail_tab: DetailTab::default(),
             confirm: None,

@@ -9,6 +9,7 @@ use egui_extras::{Column, TableBuilder};
 use serde_json::Value;
 
 pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+    let json = app.state.detail_json.clone();
     let Some(s) = app.state.detail.clone() else {
         ui.add_space(8.0);
         ui.weak(if app.state.list.selected.is_some() {
@@ -116,8 +117,8 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .id_salt("detail_scroll")
         .auto_shrink([false, false])
         .show(ui, |ui| match app.state.detail_tab {
-            DetailTab::Messages => messages_ui(ui, &s),
-            DetailTab::Json => json_tab_ui(ui, &s),
+            DetailTab::Messages => messages_ui(ui, &s, json.as_deref()),
+            DetailTab::Json => json_tab_ui(ui, &s, json.as_deref()),
             DetailTab::Headers => headers_ui(ui, &s),
             DetailTab::Raw => raw_ui(ui, &s.inv.body),
             DetailTab::Findings => findings_ui(ui, &s, &delivery_findings),
@@ -351,9 +352,19 @@ fn finding_ui(ui: &mut egui::Ui, f: &crate::contract::Finding, dark: bool) {
     });
 }
 
-fn parsed_body(s: &Stored) -> Option<Value> {
-    serde_json::from_slice(&s.inv.body).ok()
+/// A value as a cell or a line shows it: at most [`SHOWN_CHARS`] characters, so a body of a
+/// megabyte in one string is not laid out whole on every frame (the Raw body tab has it).
+fn shown(text: String) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        None => text,
+        Some((cut, _)) => {
+            let rest = text[cut..].chars().count();
+            format!("{}… ({rest} more characters)", &text[..cut])
+        }
+    }
 }
+
+const SHOWN_CHARS: usize = 2000;
 
 fn field(v: &Value, path: &[&str]) -> String {
     let mut cur = v;
@@ -370,8 +381,8 @@ fn field(v: &Value, path: &[&str]) -> String {
     }
 }
 
-fn messages_ui(ui: &mut egui::Ui, s: &Stored) {
-    let Some(Value::Array(items)) = parsed_body(s) else {
+fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
+    let Some(Value::Array(items)) = json else {
         ui.label("The body is not a JSON array of messages; see the Raw body and Findings tabs.");
         return;
     };
@@ -424,7 +435,7 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored) {
                 body.row(18.0, |mut row| {
                     for (_, path, _) in COLS {
                         row.col(|ui| {
-                            let text = field(m, path);
+                            let text = shown(field(m, path));
                             if text.chars().count() > 12 {
                                 ui.label(&text).on_hover_text(&text);
                             } else {
@@ -443,9 +454,10 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored) {
     }
 }
 
-fn json_tab_ui(ui: &mut egui::Ui, s: &Stored) {
-    match parsed_body(s) {
-        Some(v) => crate::app::json_view::json_ui(ui, &v),
+fn json_tab_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
+    let _ = s;
+    match json {
+        Some(v) => crate::app::json_view::json_ui(ui, v),
         None => {
             ui.label("The body is not JSON; see the Raw body tab.");
         }
@@ -605,6 +617,19 @@ pub fn curl_command(s: &Stored, base: &str) -> String {
 mod tests {
     use super::*;
     use crate::store::{Header, Invocation, SentAnswer};
+
+    #[test]
+    fn a_long_value_is_shown_cut_with_what_is_left() {
+        assert_eq!(shown("short".into()), "short");
+        let long = "é".repeat(SHOWN_CHARS + 500);
+        let cut = shown(long);
+        assert!(
+            cut.ends_with("… (500 more characters)"),
+            "{}",
+            &cut[cut.len() - 40..]
+        );
+        assert_eq!(cut.chars().filter(|c| *c == 'é').count(), SHOWN_CHARS);
+    }
 
     fn stored(body: &[u8]) -> Stored {
         Stored {
