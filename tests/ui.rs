@@ -127,6 +127,24 @@ impl UiRig {
         self.harness.step();
     }
 
+    /// A status report of `delivery` with `body`, answered 200, listed and clicked.
+    fn send_body_and_click(&mut self, delivery: &str, body: Vec<u8>) {
+        let req = post(
+            &self.client,
+            &self.url("/hook"),
+            &invoker_headers("status-report", delivery, 1),
+            body,
+        );
+        let status = self
+            .rt
+            .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
+            .unwrap();
+        assert_eq!(status, 200);
+        self.until("the call is listed", |app| app.state.list.row(0).is_some());
+        self.harness.step();
+        self.harness.get_by_label(delivery).click();
+    }
+
     /// A status report announced as an incoming message (one finding), waited for in the list.
     fn send_mislabelled(&mut self, delivery: &str) {
         let req = post(
@@ -1521,20 +1539,7 @@ fn the_emulator_clock_goes_as_fast_as_the_command_line_one() {
 fn a_call_with_a_string_of_megabytes_opens_without_laying_it_all_out() {
     let mut rig = start();
     let body = serde_json::to_vec(&["y".repeat(5 * 1024 * 1024)]).unwrap();
-    let req = post(
-        &rig.client,
-        &rig.url("/big"),
-        &invoker_headers("status-report", "dlv-big", 1),
-        body,
-    );
-    let status = rig
-        .rt
-        .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
-        .unwrap();
-    assert_eq!(status, 200);
-    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
-    rig.harness.step();
-    rig.harness.get_by_label("dlv-big").click();
+    rig.send_body_and_click("dlv-big", body);
     rig.until("the detail and its JSON load", |app| {
         app.state.detail.is_some() && app.state.detail_json.is_some()
     });
@@ -1548,20 +1553,7 @@ fn a_call_with_a_string_of_megabytes_opens_without_laying_it_all_out() {
 #[test]
 fn a_body_that_is_not_text_is_copied_as_hex_not_changed() {
     let mut rig = start();
-    let req = post(
-        &rig.client,
-        &rig.url("/hook"),
-        &invoker_headers("status-report", "dlv-bytes", 1),
-        b"abc\xff\xfe\x00\x01".to_vec(),
-    );
-    let status = rig
-        .rt
-        .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
-        .unwrap();
-    assert_eq!(status, 200);
-    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
-    rig.harness.step();
-    rig.harness.get_by_label("dlv-bytes").click();
+    rig.send_body_and_click("dlv-bytes", b"abc\xff\xfe\x00\x01".to_vec());
     rig.until("the detail loads", |app| app.state.detail.is_some());
     rig.harness.step();
     assert!(rig.harness.query_by_label("Copy body").is_none());
