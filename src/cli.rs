@@ -68,6 +68,17 @@ impl Cli {
     /// --data-dir D` (the subcommand's own option wins). An option that does nothing for the
     /// subcommand is an error, not silently ignored.
     pub fn settle_global_options(&mut self) -> Result<(), String> {
+        // A PNG is what is written: a .jpg name would hold PNG data without a word.
+        if let Some(shot) = &self.screenshot
+            && !shot
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("png"))
+        {
+            return Err(format!(
+                "--screenshot writes a PNG: give a file name ending in .png, not {}",
+                shot.display()
+            ));
+        }
         let Some(command) = &mut self.command else {
             return Ok(());
         };
@@ -187,7 +198,7 @@ pub struct ListenArgs {
     /// Print each call as a JSON line instead of a text line.
     #[arg(long)]
     pub json: bool,
-    /// Answer by the rules in this JSON file first (see assets/rules/); the chosen answer is the
+    /// Answer by the rules in this JSON or TOML file first (see assets/rules/); the chosen answer is the
     /// fallback.
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,

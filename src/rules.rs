@@ -291,6 +291,14 @@ impl RuleSet {
     /// Parse a rule file's text, JSON or TOML (by `path`'s extension, else by the text);
     /// errors name the line and the reason.
     pub fn parse(path: &str, text: &str) -> Result<RuleSet, RuleError> {
+        if text.trim().is_empty() {
+            return Err(RuleError::Syntax {
+                path: path.to_owned(),
+                line: 1,
+                column: 1,
+                reason: "the file is empty: a rule file is {\"rules\": [ ... ]} (or [[rules]] tables in TOML)".into(),
+            });
+        }
         let format = RuleFormat::of(path, text);
         let mut file: RuleFile = match format {
             RuleFormat::Json => parse_json(path, text)?,
@@ -491,7 +499,10 @@ fn webhook_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, 
 /// A reader's reason in the words of the rule file, not of the Rust types behind it.
 fn plain_reason(reason: &str) -> String {
     const PLAIN: [(&str, &str); 11] = [
-        ("expected u16", "expected a whole number from 0 to 65535"),
+        (
+            "expected u16",
+            "expected a whole number (a status code from 200 to 599)",
+        ),
         (
             "expected u32",
             "expected a whole number from 0 to 4294967295",
@@ -1114,6 +1125,14 @@ body = "ok"
     }
 
     #[test]
+    fn an_empty_file_says_so() {
+        for text in ["", "  \n"] {
+            let e = RuleSet::parse("r.json", text).unwrap_err().to_string();
+            assert!(e.contains("line 1, column 1: the file is empty"), "{e}");
+        }
+    }
+
+    #[test]
     fn lists_where_tables_belong_and_answers_without_a_status_are_refused() {
         for (rule, says) in [
             (
@@ -1172,7 +1191,7 @@ body = "ok"
             ),
             (
                 r#"{"name": "n", "answer": {"status": 99999}}"#,
-                "integer `99999`, expected a whole number from 0 to 65535",
+                "integer `99999`, expected a whole number (a status code from 200 to 599)",
             ),
             (
                 r#"{"name": "n", "when": "x", "answer": {"status": 503}}"#,

@@ -18,6 +18,10 @@ pub const DB_FILE: &str = "hookscope.sqlite3";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    #[error(
+        "{path} is a file, not a directory: give --data-dir a directory (it is created if need be)"
+    )]
+    NotADirectory { path: PathBuf },
     #[error("cannot create the data directory {path}: {source}")]
     CreateDir {
         path: PathBuf,
@@ -438,6 +442,11 @@ fn db_path(dir: &Path) -> PathBuf {
 }
 
 fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(StoreError::NotADirectory {
+            path: dir.to_owned(),
+        });
+    }
     std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
         path: dir.to_owned(),
         source,

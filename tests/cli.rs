@@ -698,6 +698,29 @@ fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
 }
 
 #[test]
+fn a_screenshot_is_a_png_and_a_data_dir_is_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["--screenshot"])
+        .arg(dir.path().join("shot.jpg"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--screenshot writes a PNG"), "{err}");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let out = bin()
+        .args(["listen", "--port", "0", "--data-dir"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is a file, not a directory"), "{err}");
+}
+
+#[test]
 fn log_on_a_mistyped_data_dir_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let typo = dir.path().join("hookscop");

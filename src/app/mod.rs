@@ -613,7 +613,8 @@ impl HookscopeApp {
             Msg::SecretSaved(Err(e)) if self.state.settings.api_remember => {
                 self.state.settings.api_remember = false;
                 self.state.service.status = Some(Err(format!(
-                    "{e} The password is not remembered: it stays for this session only."
+                    "{}. The password is not remembered: it stays for this session only.",
+                    e.trim_end_matches(['.', ' '])
                 )));
             }
             Msg::SecretSaved(r) => {
