@@ -686,7 +686,11 @@ async fn handle(
     }
 
     let answer = decision.answer;
-    let sent = sent_answer(&answer);
+    let mut sent = sent_answer(&answer);
+    // HTTP sends no body with an answer to HEAD (hyper drops it): the record says what was sent.
+    if parts.method == axum::http::Method::HEAD {
+        sent.body.clear();
+    }
     let inv = Invocation {
         received_at,
         method,

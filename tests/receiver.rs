@@ -199,6 +199,26 @@ async fn wrong_content_type_and_get_are_recorded() {
     assert!(codes.contains(&"missing-header".to_owned()));
 }
 
+#[tokio::test]
+async fn a_head_request_is_recorded_with_the_empty_body_http_sends() {
+    let rig = Rig::start(Answer {
+        body: Some("hello".into()),
+        ..Answer::status(200)
+    })
+    .await;
+    let resp = rig.client.head(rig.url("/h")).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.bytes().await.unwrap().is_empty());
+    let s = last(&rig).await;
+    assert_eq!(s.inv.method, "HEAD");
+    assert!(s.inv.answer.body.is_empty(), "recorded as sent: no body");
+    // A GET gets the body, and its record says so.
+    let resp = rig.client.get(rig.url("/g")).send().await.unwrap();
+    assert_eq!(resp.text().await.unwrap(), "hello");
+    let s = last(&rig).await;
+    assert_eq!(s.inv.answer.body, b"hello");
+}
+
 /// Send raw bytes over TCP and return the status line of the answer.
 async fn raw_call(addr: std::net::SocketAddr, request: &[u8]) -> String {
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
