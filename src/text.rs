@@ -350,6 +350,22 @@ pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `text` up to `max` characters, and how many characters were left out (0 when whole): what a
+/// window shows of a value that may be megabytes long.
+pub fn head_chars(text: &str, max: usize) -> (&str, usize) {
+    match text.char_indices().nth(max) {
+        None => (text, 0),
+        Some((cut, _)) => (&text[..cut], text[cut..].chars().count()),
+    }
+}
+
+/// `text` with each `(from, to)` replaced in turn.
+pub fn replace_each(text: &str, pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .fold(text.to_owned(), |out, (from, to)| out.replace(from, to))
+}
+
 /// Whether `text` reads as an e-mail address: something before and after one `@`, no spaces.
 /// (Whether it reaches anyone is for the mail server to say.)
 pub fn is_email(text: &str) -> bool {
@@ -418,6 +434,14 @@ pub fn human_duration(d: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_head_of_a_text_counts_what_it_leaves_out() {
+        assert_eq!(super::head_chars("short", 10), ("short", 0));
+        assert_eq!(super::head_chars("ééé", 3), ("ééé", 0));
+        assert_eq!(super::head_chars("éééé", 2), ("éé", 2));
+        assert_eq!(super::replace_each("a-b", &[("a", "b"), ("b", "c")]), "c-c");
+    }
+
     #[test]
     fn an_exact_duration_keeps_every_unit() {
         use std::time::Duration;

@@ -54,13 +54,11 @@ fn scalar(v: &Value, p: &Palette) -> RichText {
     match v {
         // At most a few thousand characters: one long string (a body of megabytes) is not
         // laid out whole on every frame.
-        Value::String(s) => RichText::new(match s.char_indices().nth(MAX_STRING) {
-            None => format!("{s:?}"),
-            Some((cut, _)) => format!(
-                "{:?}… ({} more characters; the Raw body tab has them all)",
-                &s[..cut],
-                s[cut..].chars().count()
-            ),
+        Value::String(s) => RichText::new(match crate::text::head_chars(s, MAX_STRING) {
+            (whole, 0) => format!("{whole:?}"),
+            (head, rest) => {
+                format!("{head:?}… ({rest} more characters; the Raw body tab has them all)")
+            }
         })
         .color(p.string),
         Value::Number(n) => RichText::new(n.to_string()).color(p.number),

@@ -354,30 +354,28 @@ fn finding_ui(ui: &mut egui::Ui, f: &crate::contract::Finding, dark: bool) {
 
 /// A value as a cell or a line shows it: at most [`SHOWN_CHARS`] characters, so a body of a
 /// megabyte in one string is not laid out whole on every frame (the Raw body tab has it).
-fn shown(text: String) -> String {
-    match text.char_indices().nth(SHOWN_CHARS) {
-        None => text,
-        Some((cut, _)) => {
-            let rest = text[cut..].chars().count();
-            format!("{}… ({rest} more characters)", &text[..cut])
-        }
+fn shown(text: &str) -> String {
+    match crate::text::head_chars(text, SHOWN_CHARS) {
+        (whole, 0) => whole.to_owned(),
+        (head, rest) => format!("{head}… ({rest} more characters)"),
     }
 }
 
 const SHOWN_CHARS: usize = 2000;
 
-fn field(v: &Value, path: &[&str]) -> String {
+/// A message's field at `path`, borrowed when it is a string (it may be megabytes long).
+fn field<'a>(v: &'a Value, path: &[&str]) -> std::borrow::Cow<'a, str> {
     let mut cur = v;
     for p in path {
         match cur.get(p) {
             Some(next) => cur = next,
-            None => return "—".to_owned(),
+            None => return "—".into(),
         }
     }
     match cur {
-        Value::String(s) => s.clone(),
-        Value::Null => "null".to_owned(),
-        other => other.to_string(),
+        Value::String(s) => s.as_str().into(),
+        Value::Null => "null".into(),
+        other => other.to_string().into(),
     }
 }
 
@@ -435,7 +433,7 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
                 body.row(18.0, |mut row| {
                     for (_, path, _) in COLS {
                         row.col(|ui| {
-                            let text = shown(field(m, path));
+                            let text = shown(&field(m, path));
                             if text.chars().count() > 12 {
                                 ui.label(&text).on_hover_text(&text);
                             } else {
@@ -620,9 +618,9 @@ mod tests {
 
     #[test]
     fn a_long_value_is_shown_cut_with_what_is_left() {
-        assert_eq!(shown("short".into()), "short");
+        assert_eq!(shown("short"), "short");
         let long = "é".repeat(SHOWN_CHARS + 500);
-        let cut = shown(long);
+        let cut = shown(&long);
         assert!(
             cut.ends_with("… (500 more characters)"),
             "{}",
