@@ -535,11 +535,7 @@ fn plain_reason(reason: &str) -> String {
         ),
         ("a sequence", "a list"),
     ];
-    let mut out = reason.to_owned();
-    for (rust, plain) in PLAIN {
-        out = out.replace(rust, plain);
-    }
-    out
+    crate::text::replace_each(reason, &PLAIN)
 }
 
 /// The two formats of a rule file.

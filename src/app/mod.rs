@@ -711,11 +711,7 @@ pub fn in_window_words(text: &str) -> String {
         ),
         ("--allow-remote", "\"Call other hosts than this machine\""),
     ];
-    let mut out = text.to_owned();
-    for (cli, window) in WORDS {
-        out = out.replace(cli, window);
-    }
-    out
+    crate::text::replace_each(text, &WORDS)
 }
 
 impl eframe::App for HookscopeApp {
