@@ -110,6 +110,18 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.add_space(2.0);
 }
 
+/// The receiver's state: a dot and a word in the colour of `like`.
+fn badge(
+    ui: &mut egui::Ui,
+    like: crate::contract::Outcome,
+    text: &str,
+    dark: bool,
+) -> egui::Response {
+    let color = super::outcome_color(like, dark);
+    super::dot(ui, color);
+    ui.label(RichText::new(text).color(color))
+}
+
 fn status_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool) {
     ui.heading(RichText::new("Hookscope").strong());
     ui.separator();
@@ -120,15 +132,8 @@ fn status_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool) {
         }
         Listening::On(addr) => {
             let url = format!("http://{addr}/");
-            super::dot(
-                ui,
-                super::outcome_color(crate::contract::Outcome::Succeeded, dark),
-            );
-            ui.label(RichText::new("Listening").color(super::outcome_color(
-                crate::contract::Outcome::Succeeded,
-                dark,
-            )))
-            .on_hover_text("Every call to this address is recorded and answered as chosen");
+            badge(ui, crate::contract::Outcome::Succeeded, "Listening", dark)
+                .on_hover_text("Every call to this address is recorded and answered as chosen");
             ui.label(RichText::new(&url).monospace().strong());
             super::copy_button(
                 ui,
@@ -139,14 +144,12 @@ fn status_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool) {
             );
         }
         Listening::Failed(_) => {
-            super::dot(
+            badge(
                 ui,
-                super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark),
-            );
-            ui.label(RichText::new("Not listening").color(super::outcome_color(
                 crate::contract::Outcome::WebhookCancelled,
+                "Not listening",
                 dark,
-            )));
+            );
             let label = ui.label("Port:");
             ui.add(egui::TextEdit::singleline(&mut app.state.port_text).desired_width(60.0))
                 .labelled_by(label.id);
