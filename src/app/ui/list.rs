@@ -262,6 +262,8 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         });
     }
     let mut table = table.min_scrolled_height(0.0);
+    // Read once a frame, not once a row: which calls are today's.
+    let now = chrono::Utc::now();
     if std::mem::take(&mut app.state.list.scroll_to_top) {
         table = table.scroll_to_row(0, Some(egui::Align::TOP));
     }
@@ -299,7 +301,7 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 row.set_selected(selected == Some(s.id));
                 let color = super::outcome_color(s.outcome, dark);
                 row.col(|ui| {
-                    ui.label(RichText::new(super::local_time(s.received_at)).monospace())
+                    ui.label(RichText::new(super::local_time(s.received_at, now)).monospace())
                         .on_hover_text(
                             s.received_at
                                 .with_timezone(&chrono::Local)

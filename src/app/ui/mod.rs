@@ -215,8 +215,8 @@ pub fn dot(ui: &mut egui::Ui, color: Color32) {
 /// When a call came, as the list shows it: the time for today's calls, the day for older ones
 /// (a call from yesterday at 02:16 must not read as today's), the way a mail client does; the
 /// whole date and time are in its tooltip.
-pub fn local_time(t: chrono::DateTime<chrono::Utc>) -> String {
-    list_time(t, chrono::Utc::now(), &chrono::Local)
+pub fn local_time(t: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>) -> String {
+    list_time(t, now, &chrono::Local)
 }
 
 fn list_time<Tz: chrono::TimeZone>(
