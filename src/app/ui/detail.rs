@@ -118,7 +118,7 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .auto_shrink([false, false])
         .show(ui, |ui| match app.state.detail_tab {
             DetailTab::Messages => messages_ui(ui, &s, json.as_deref()),
-            DetailTab::Json => json_tab_ui(ui, &s, json.as_deref()),
+            DetailTab::Json => json_tab_ui(ui, json.as_deref()),
             DetailTab::Headers => headers_ui(ui, &s),
             DetailTab::Raw => raw_ui(ui, &s.inv.body),
             DetailTab::Findings => findings_ui(ui, &s, &delivery_findings),
@@ -452,8 +452,7 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     }
 }
 
-fn json_tab_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
-    let _ = s;
+fn json_tab_ui(ui: &mut egui::Ui, json: Option<&Value>) {
     match json {
         Some(v) => crate::app::json_view::json_ui(ui, v),
         None => {
