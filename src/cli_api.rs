@@ -38,6 +38,7 @@ pub enum WebhooksCommand {
     /// Show one webhook.
     Get {
         /// The webhook's id (`webhooks list` shows it).
+        #[arg(value_parser = crate::text::parse_webhook_id, allow_hyphen_values = true)]
         id: u64,
         #[command(flatten)]
         api: ApiArgs,
@@ -52,6 +53,7 @@ pub enum WebhooksCommand {
     /// Change a webhook: the fields given replace the current ones.
     Update {
         /// The webhook's id (`webhooks list` shows it).
+        #[arg(value_parser = crate::text::parse_webhook_id, allow_hyphen_values = true)]
         id: u64,
         /// A new name, unique in the account.
         #[arg(long)]
@@ -75,6 +77,7 @@ pub enum WebhooksCommand {
     /// Delete a webhook.
     Delete {
         /// The webhook's id (`webhooks list` shows it).
+        #[arg(value_parser = crate::text::parse_webhook_id, allow_hyphen_values = true)]
         id: u64,
         #[command(flatten)]
         api: ApiArgs,
@@ -82,6 +85,7 @@ pub enum WebhooksCommand {
     /// Turn a webhook on (the URL is checked again).
     Enable {
         /// The webhook's id (`webhooks list` shows it).
+        #[arg(value_parser = crate::text::parse_webhook_id, allow_hyphen_values = true)]
         id: u64,
         #[command(flatten)]
         api: ApiArgs,
@@ -89,6 +93,7 @@ pub enum WebhooksCommand {
     /// Turn a webhook off.
     Disable {
         /// The webhook's id (`webhooks list` shows it).
+        #[arg(value_parser = crate::text::parse_webhook_id, allow_hyphen_values = true)]
         id: u64,
         #[command(flatten)]
         api: ApiArgs,

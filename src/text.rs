@@ -165,7 +165,24 @@ pub fn parse_status_code(s: &str) -> Result<u16, String> {
 /// A status code to answer with; which ones HTTP can send is checked with the rest of the
 /// answer (200 to 599).
 pub fn parse_answer_code(s: &str) -> Result<u16, String> {
-    whole_number(s, 0, 999, "a status code", "one from 200 to 599").map(|n| n as u16)
+    let code = whole_number(s, 0, 999, "a status code", "one from 200 to 599")? as u16;
+    if (200..=599).contains(&code) {
+        Ok(code)
+    } else {
+        // The same sentence the answer's own check gives, at the command line's exit code 2.
+        Err(crate::responder::AnswerError::Status(code).to_string())
+    }
+}
+
+/// A webhook id as the service gives it: a whole number.
+pub fn parse_webhook_id(s: &str) -> Result<u64, String> {
+    whole_number(
+        s,
+        0,
+        u64::MAX,
+        "a webhook id",
+        "the number in the first column of `hookscope webhooks list`",
+    )
 }
 
 /// A number of seconds, 0 or more.
@@ -558,12 +575,20 @@ mod tests {
             (parse_port("70000").map(|_| ()), "is not a port"),
             (parse_status_code("999").map(|_| ()), "100 to 599"),
             (parse_answer_code("abc").map(|_| ()), "200 to 599"),
+            (parse_answer_code("99").map(|_| ()), "use 200-599"),
+            (
+                parse_answer_code("150").map(|_| ()),
+                "1xx codes are informational",
+            ),
+            (parse_webhook_id("abc").map(|_| ()), "is not a webhook id"),
             (parse_seconds("-5").map(|_| ()), "0 or more"),
         ] {
             assert!(r.as_ref().is_err_and(|e| e.contains(says)), "{r:?}");
         }
         assert_eq!(parse_port("0"), Ok(0));
         assert_eq!(parse_status_code("503"), Ok(503));
+        assert_eq!(parse_answer_code("410"), Ok(410));
+        assert_eq!(parse_webhook_id(" 42 "), Ok(42));
         assert_eq!(parse_seconds("300"), Ok(300));
     }
 
