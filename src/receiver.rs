@@ -600,7 +600,7 @@ async fn handle(
         facts: crate::rules::CallFacts {
             event: validation.event_raw.as_deref(),
             webhook_id: validation.webhook_id.as_deref(),
-            path: parts.uri.path(),
+            path: request_target(&parts.uri),
             attempt: validation.attempt,
             body: &bytes,
         },
@@ -694,7 +694,7 @@ async fn handle(
     let inv = Invocation {
         received_at,
         method,
-        path: parts.uri.path().to_owned(),
+        path: request_target(&parts.uri).to_owned(),
         query: parts.uri.query().map(str::to_owned),
         headers,
         body: bytes,
@@ -944,6 +944,16 @@ async fn record(
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
             r
         }
+    }
+}
+
+/// What the request named as its target: the path, or for a target that has none the target
+/// itself (CONNECT's `host:port`). A proxy-style absolute URL keeps its path; the host is in
+/// the Host header.
+fn request_target(uri: &axum::http::Uri) -> &str {
+    match (uri.path(), uri.authority()) {
+        ("", Some(authority)) => authority.as_str(),
+        (path, _) => path,
     }
 }
 

@@ -276,6 +276,32 @@ async fn a_call_with_no_headers_and_odd_bytes_is_recorded() {
     assert!(finding_codes(&rig, s.id).contains(&"malformed-header".to_owned()));
 }
 
+/// A request whose target is not a path (CONNECT's host:port, a proxy's absolute URL, `*`) is
+/// recorded with the target it named.
+#[tokio::test]
+async fn a_target_that_is_not_a_path_is_recorded_as_sent() {
+    let rig = Rig::start(Answer::status(200)).await;
+    for (request, method, path) in [
+        (
+            &b"CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n"[..],
+            "CONNECT",
+            "example.test:443",
+        ),
+        (b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", "OPTIONS", "*"),
+        (
+            b"GET http://example.test/hook?a=1 HTTP/1.1\r\nHost: example.test\r\n\r\n",
+            "GET",
+            "/hook",
+        ),
+    ] {
+        let status = raw_call(rig.running.addr, request).await;
+        // Answered, so stored.
+        assert!(status.starts_with("HTTP/1.1 200"), "{method}: {status}");
+        let s = last(&rig).await;
+        assert_eq!((s.inv.method.as_str(), s.inv.path.as_str()), (method, path));
+    }
+}
+
 #[tokio::test]
 async fn a_40_mib_body_is_answered_413_and_recorded_with_its_size() {
     let rig = Rig::start(Answer::status(200)).await;
