@@ -570,6 +570,23 @@ fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
+/// Quote bytes that are not UTF-8 for bash and zsh (`$'...'`), each such byte as `\xHH`.
+fn sh_quote_bytes(bytes: &[u8]) -> String {
+    let mut out = String::from("$'");
+    for &b in bytes {
+        match b {
+            b'\'' | b'\\' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('\'');
+    out
+}
+
 /// A curl command that sends the call again to `base` (the receiver).
 pub fn curl_command(s: &Stored, base: &str) -> String {
     let inv = &s.inv;
@@ -593,7 +610,11 @@ pub fn curl_command(s: &Stored, base: &str) -> String {
             continue;
         }
         parts.push("-H".to_owned());
-        parts.push(sh_quote(&format!("{}: {}", h.name, h.value)));
+        parts.push(match h.bytes_hex {
+            // The exact bytes, not the text with U+FFFD in place of what is not UTF-8.
+            Some(_) => sh_quote_bytes(&[format!("{}: ", h.name).as_bytes(), &h.bytes()].concat()),
+            None => sh_quote(&format!("{}: {}", h.name, h.value)),
+        });
     }
     if !inv.body.is_empty() {
         match std::str::from_utf8(&inv.body) {
@@ -665,6 +686,12 @@ mod tests {
         assert_eq!(
             c,
             "curl -X POST 'http://127.0.0.1:1/hook?secret=it'\\''s' -H 'x-service-event: status-report' --data-binary '[\"it'\\''s\"]'"
+        );
+        let mut odd = stored(b"");
+        odd.inv.headers = vec![Header::new("x-odd", b"caf\xe9 'q' \\")];
+        assert_eq!(
+            curl_command(&odd, "http://h"),
+            "curl -X POST 'http://h/hook?secret=it'\\''s' -H $'x-odd: caf\\xe9 \\'q\\' \\\\'"
         );
         let c = curl_command(&stored(b"\xff\x00"), "http://h");
         assert!(c.starts_with("printf '\\xff\\x00' | curl"));
