@@ -314,6 +314,14 @@ impl Responder {
         self.rules.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// How many rules still answer calls (retired ones do not).
+    pub fn rules_in_force(&self) -> usize {
+        self.rules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .in_force()
+    }
+
     /// The registration check (if passed), else the first matching rule, else the fixed choice.
     pub fn decide(&self, call: CallInfo<'_>) -> Decision {
         let config = self.config.read().unwrap_or_else(|p| p.into_inner());

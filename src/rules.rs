@@ -242,6 +242,11 @@ impl RuleSet {
         self.used.get(i).copied().unwrap_or(0)
     }
 
+    /// How many rules still answer calls (those whose `times` are used up do not).
+    pub fn in_force(&self) -> usize {
+        (0..self.rules.len()).filter(|&i| !self.retired(i)).count()
+    }
+
     pub fn retired(&self, i: usize) -> bool {
         self.rules
             .get(i)
@@ -750,6 +755,11 @@ mod tests {
         let first = r.decide(&call(1)).unwrap().1;
         assert!(first.delay_ms > 30_000);
         assert!(r.retired(0));
+        assert_eq!(
+            r.in_force(),
+            r.rules.len() - 1,
+            "a retired rule is no longer in force"
+        );
         assert_eq!(
             r.decide(&call(1)),
             None,

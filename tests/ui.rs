@@ -634,6 +634,63 @@ fn rule_files_load_and_save_by_a_typed_path_when_no_dialog_opens() {
     );
 }
 
+/// A brand word applied in Settings is the one the built-in emulator's calls carry: its
+/// registration check is still recognised (and passed) while a failure is chosen, and its
+/// status reports carry the receiver's headers.
+#[test]
+fn a_new_brand_word_reaches_the_built_in_emulator() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.step();
+    if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {
+        draft.brand = "Acme".into();
+    }
+    rig.harness.step();
+    rig.harness
+        .get_by_label("Apply and restart the receiver")
+        .click();
+    rig.until("the receiver reads the new word", |app| {
+        app.state.settings.brand == "Acme" && matches!(app.state.listening, Listening::On(_))
+    });
+    rig.harness.state_mut().state.show_settings = false;
+    rig.harness
+        .state_mut()
+        .apply_answer(hookscope::responder::Answer::status(418));
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.step();
+    rig.harness.get_by_label("Create").click();
+    rig.until("the webhook is listed", |app| {
+        app.state.service.webhooks.len() == 1
+    });
+    // Created, so its check was answered 200 while 418 is chosen: recognised as a check.
+    rig.until(
+        "the check is listed, recognised under the new word",
+        |app| {
+            app.state
+                .list
+                .row(0)
+                .is_some_and(|r| r.registration_check && r.answer_status == 200)
+        },
+    );
+    rig.harness
+        .get_by_label("Send a test message to 1111111")
+        .click();
+    rig.until("a status report is listed", |app| {
+        app.state
+            .list
+            .row(0)
+            .is_some_and(|r| r.event.as_deref() == Some("status-report"))
+    });
+    let report = rig.harness.state().state.list.row(0).cloned().unwrap();
+    assert_eq!(report.answer_status, 418);
+    assert!(
+        report.delivery.is_some() && report.attempt == Some(1),
+        "{report:?}"
+    );
+}
+
 #[test]
 fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highlighted() {
     let mut rig = start();

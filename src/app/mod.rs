@@ -465,6 +465,10 @@ impl HookscopeApp {
                     let session_port = self.state.any_port_this_session;
                     self.state.settings.take_receiver(&next, session_port);
                 }
+                // The built-in emulator names its headers with the word the receiver reads.
+                if let Some(e) = &self.state.service.emulator {
+                    e.set_brand(Brand::new(&self.state.settings.brand));
+                }
             }
             Msg::ListenFailed { error, still } => {
                 let tried = self.state.pending_receiver.take();
@@ -590,10 +594,11 @@ impl HookscopeApp {
             // same for both: a desktop without a file-dialog service shows nothing).
             Msg::Cancelled => {
                 self.state.rules.note = Some(
-                    "No file chosen. If no dialog appeared, type the file's path in Edit rules… (File) and press Load or Save.".to_owned(),
+                    "No file chosen. If no dialog appeared, type the file's path in the rules editor's File field and press Load or Save.".to_owned(),
                 );
             }
             Msg::EmulatorStarted(e) => {
+                e.set_brand(Brand::new(&self.state.settings.brand));
                 self.state.service.emulator = Some(e);
                 if !self.state.settings.api_custom {
                     self.api(engine::ApiOp::List);
@@ -699,10 +704,14 @@ fn catch_all_name(rules: &crate::rules::RuleSet) -> Option<String> {
 /// A message written for the command line, in the window's words: its fields and controls,
 /// not the flags that set them there.
 pub fn in_window_words(text: &str) -> String {
-    const WORDS: [(&str, &str); 4] = [
+    const WORDS: [(&str, &str); 5] = [
         (
-            "is --api-url the API's base",
-            "is the API base URL the API's base",
+            "Raise the limit with --body-limit",
+            "Raise the limit with Body limit in Settings",
+        ),
+        (
+            "is --api-url the API's base, ending in /v1?",
+            "is the API base URL the service's base, the one that ends in /v1?",
         ),
         ("--api-url", "the API base URL"),
         (
@@ -765,8 +774,13 @@ mod tests {
         };
         let said = in_window_words(&not_json.to_string());
         assert!(
-            said.contains("is the API base URL the API's base, ending in /v1?"),
+            said.contains("is the API base URL the service's base, the one that ends in /v1?"),
             "{said}"
+        );
+        let too_large = "The body was 40 MiB, over the limit of 32 MiB: it was answered 413 and not kept. Raise the limit with --body-limit.";
+        assert_eq!(
+            in_window_words(too_large),
+            "The body was 40 MiB, over the limit of 32 MiB: it was answered 413 and not kept. Raise the limit with Body limit in Settings."
         );
         let remote = crate::emulator::check_target(
             &reqwest::Url::parse("https://example.com/hook").unwrap(),

@@ -102,7 +102,7 @@ impl Outcome {
             }
             Outcome::RetrySlowDown => "retried on the schedule, and the service slows down",
             Outcome::RetryUnavailable => {
-                "retried on the schedule, or later if the answer gives a Retry-After"
+                "retried on the schedule, and not before the Retry-After wait when the answer gives one"
             }
             Outcome::WebhookCancelled => {
                 "cancels the webhook, so the service stops calling it entirely"

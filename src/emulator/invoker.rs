@@ -26,7 +26,7 @@ pub async fn registration_check(s: &Shared, url: &str) -> Result<(), String> {
         .http
         .post(target)
         .header("Content-Type", "application/json")
-        .header("User-Agent", s.config.brand.user_agent())
+        .header("User-Agent", s.brand().user_agent())
         .body("[]")
         .timeout(s.clock.real(ANSWER_TIMEOUT).max(Duration::from_secs(2)))
         .send()
@@ -394,7 +394,7 @@ async fn call(
     attempt: u32,
     messages: &[Message],
 ) -> (Option<u16>, Option<Duration>) {
-    let b = &s.config.brand;
+    let b = &s.brand();
     let body = serde_json::to_vec(messages).unwrap_or_else(|_| b"[]".to_vec());
     // Err only if the semaphore were closed, which it never is.
     let _permit = s.calls.acquire().await.ok();

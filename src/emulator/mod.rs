@@ -127,6 +127,9 @@ pub(crate) struct Shared {
     pub http: reqwest::Client,
     /// Starts as `config.allow_remote`; the app may change it (after asking the user).
     pub remote: std::sync::atomic::AtomicBool,
+    /// Starts as `config.brand`; the app changes it with its receiver's, so the built-in
+    /// emulator's calls keep naming the headers the receiver reads.
+    pub brand: std::sync::RwLock<Brand>,
     /// Webhook calls in flight at once, at most [`CALLS_AT_ONCE`]: a burst of messages queues
     /// here instead of opening thousands of connections, and a call's 30 s only start once it
     /// is sent, so a receiver is never timed out for the emulator's own backlog.
@@ -145,6 +148,11 @@ pub const CALLS_AT_ONCE: usize = 32;
 impl Shared {
     pub fn allow_remote(&self) -> bool {
         self.remote.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The brand word its calls carry now.
+    pub fn brand(&self) -> Brand {
+        self.brand.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn data(&self) -> std::sync::MutexGuard<'_, Data> {
@@ -228,6 +236,7 @@ impl Emulator {
                 }
             }),
             remote: std::sync::atomic::AtomicBool::new(config.allow_remote),
+            brand: std::sync::RwLock::new(config.brand.clone()),
             config,
             http,
             calls: tokio::sync::Semaphore::new(CALLS_AT_ONCE),
@@ -262,6 +271,16 @@ impl Emulator {
     pub fn set_speed(&self, speed: f64) {
         self.shared.clock.set_speed(speed);
         self.shared.log(format!("clock speed set to {speed}x"));
+    }
+
+    /// Name its calls' headers and User-Agent with `brand` from now on.
+    pub fn set_brand(&self, brand: Brand) {
+        if self.shared.brand() == brand {
+            return;
+        }
+        self.shared
+            .log(format!("brand word set to {}", brand.word()));
+        *self.shared.brand.write().unwrap_or_else(|p| p.into_inner()) = brand;
     }
 
     /// Let the emulator call webhook URLs on other hosts (or stop it again).

@@ -125,10 +125,14 @@ fn what_if_ui(
         }
         (None, n) => {
             ui.label(
-                RichText::new(format!(
-                    "{} in force answer first: this is for the calls none of them matches.",
-                    crate::text::count(n as u64, "rule", "rules")
-                ))
+                RichText::new(if n == 1 {
+                    "1 rule in force answers first: this is for the calls it does not match."
+                        .to_owned()
+                } else {
+                    format!(
+                        "{n} rules in force answer first: this is for the calls none of them matches."
+                    )
+                })
                 .color(warn),
             );
         }
