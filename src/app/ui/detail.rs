@@ -347,7 +347,7 @@ fn finding_ui(ui: &mut egui::Ui, f: &crate::contract::Finding, dark: bool) {
                 .strong()
                 .color(super::severity_color(f.severity, dark)),
         );
-        ui.label(&f.message);
+        ui.label(crate::app::in_window_words(&f.message));
         ui.weak(format!("({})", f.code));
     });
 }
@@ -393,36 +393,48 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
         return;
     }
     // What a reader looks for first comes first; the widths shrink together to the panel's, so
-    // every column is in sight (a clipped cell shows the whole value on hover).
-    const COLS: [(&str, &[&str], f32); 9] = [
-        ("Status", &["status", "id"], 150.0),
-        ("From", &["from"], 110.0),
-        ("To", &["to"], 110.0),
-        ("Body", &["body"], 230.0),
-        ("Type", &["type"], 75.0),
-        ("Parts", &["numberOfParts"], 45.0),
-        ("Credits", &["creditCost"], 55.0),
-        ("Submitted", &["submission", "date"], 170.0),
-        ("Message id", &["id"], 170.0),
+    // every column is in sight (a cut cell shows the whole value on hover). The status keeps
+    // room for its longest value (FAILED.HANDSET_ERROR) before the others give up theirs.
+    const COLS: [(&str, &[&str], f32, f32); 9] = [
+        ("Status", &["status", "id"], 150.0, 60.0),
+        ("From", &["from"], 110.0, 56.0),
+        ("To", &["to"], 110.0, 56.0),
+        ("Body", &["body"], 230.0, 60.0),
+        ("Type", &["type"], 75.0, 40.0),
+        ("Parts", &["numberOfParts"], 45.0, 36.0),
+        ("Credits", &["creditCost"], 55.0, 40.0),
+        ("Submitted", &["submission", "date"], 170.0, 56.0),
+        ("Message id", &["id"], 170.0, 50.0),
     ];
-    let designed: f32 = COLS.iter().map(|(_, _, w)| w).sum();
+    let statuses: Vec<_> = items
+        .iter()
+        .take(50)
+        .map(|m| field(m, &["status", "id"]))
+        .collect();
+    let status_width = (super::widest_text(
+        ui,
+        egui::TextStyle::Body,
+        statuses.iter().map(|s| s.as_ref()),
+    ) + 4.0)
+        .min(220.0);
+    let mut designed = COLS.map(|(_, _, w, _)| w);
+    let mut least = COLS.map(|(_, _, _, l)| l);
+    designed[0] = designed[0].max(status_width);
+    least[0] = least[0].max(status_width);
     let gaps = ui.spacing().item_spacing.x * COLS.len() as f32;
-    let scale = ((ui.available_width() - gaps) / designed).clamp(0.3, 1.0);
+    let widths = super::fit_columns(designed, least, ui.available_width() - gaps);
     let table = TableBuilder::new(ui)
-        .id_salt(("messages_table", (scale * 20.0).round() as i32))
+        // Laid out afresh when the panel's width changes by 20 points or more.
+        .id_salt(("messages_table", (widths.iter().sum::<f32>() / 20.0) as i32))
         .striped(true)
         .resizable(true)
         .vscroll(false);
-    let table = COLS.iter().fold(table, |t, (_, _, w)| {
-        t.column(
-            Column::initial((w * scale).max(40.0))
-                .at_least(36.0)
-                .clip(true),
-        )
+    let table = widths.iter().zip(least).fold(table, |t, (w, l)| {
+        t.column(Column::initial(*w).at_least(l.min(36.0)).clip(true))
     });
     table
         .header(20.0, |mut h| {
-            for (title, _, _) in COLS {
+            for (title, _, _, _) in COLS {
                 h.col(|ui| {
                     ui.strong(title);
                 });
@@ -431,14 +443,11 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
         .body(|mut body| {
             for m in items.iter().take(1000) {
                 body.row(18.0, |mut row| {
-                    for (_, path, _) in COLS {
+                    for (_, path, _, _) in COLS {
                         row.col(|ui| {
-                            let text = shown(&field(m, path));
-                            if text.chars().count() > 12 {
-                                ui.label(&text).on_hover_text(&text);
-                            } else {
-                                ui.label(text);
-                            }
+                            // A value cut to the column's width shows whole on hover (egui's
+                            // own tooltip for elided text: a second one would stack on it).
+                            ui.add(egui::Label::new(shown(&field(m, path))).truncate());
                         });
                     }
                 });

@@ -138,7 +138,7 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
         if !app.state.settings.follow && l.newer > 0 {
             let n = l.newer;
-            let label = format!("{} new: show", crate::text::count(n, "call", "calls"));
+            let label = format!("Show {}", crate::text::count(n, "new call", "new calls"));
             if ui.button(label).clicked() {
                 changed = true;
             }
@@ -247,17 +247,28 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // zoom or a much narrower list lays them out afresh instead of keeping widths that no
     // longer fit.
     let zoom = (ui.ctx().zoom_factor() * 100.0).round() as i32;
+    // Shrunk columns are laid out afresh each 40 points of width, so that a narrower list
+    // never keeps widths that overflow it.
+    let shrunk_room = if short {
+        (ui.available_width() / 40.0) as i32
+    } else {
+        0
+    };
     let mut table = TableBuilder::new(ui)
-        .id_salt(("invocations", zoom, short))
+        .id_salt(("invocations", zoom, short, shrunk_room))
         .striped(true)
         .resizable(true)
         .sense(egui::Sense::click())
         .cell_layout(egui::Layout::left_to_right(egui::Align::Center));
     for (i, (_, _, least)) in COLUMNS.iter().enumerate() {
         table = table.column(match i {
-            // The delivery id takes whatever width is left (its full text is in the tooltip
-            // and the detail view).
-            DELIVERY => Column::remainder().at_least(*least).clip(true),
+            // The delivery id takes whatever width is left, every frame, so the table fills
+            // the list at any window size (its full text is in the tooltip and the detail
+            // view). Not resizable: a resizable column keeps the width it was first given.
+            DELIVERY => Column::remainder()
+                .at_least(*least)
+                .clip(true)
+                .resizable(false),
             _ => Column::initial(widths[i]).at_least(*least).clip(true),
         });
     }
@@ -301,13 +312,19 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 row.set_selected(selected == Some(s.id));
                 let color = super::outcome_color(s.outcome, dark);
                 row.col(|ui| {
-                    ui.label(RichText::new(super::local_time(s.received_at, now)).monospace())
-                        .on_hover_text(
-                            s.received_at
-                                .with_timezone(&chrono::Local)
-                                .format("%Y-%m-%d %H:%M:%S%.3f")
-                                .to_string(),
-                        );
+                    // One tooltip, ours (egui adds its own to a cut label).
+                    ui.add(
+                        egui::Label::new(
+                            RichText::new(super::local_time(s.received_at, now)).monospace(),
+                        )
+                        .show_tooltip_when_elided(false),
+                    )
+                    .on_hover_text(
+                        s.received_at
+                            .with_timezone(&chrono::Local)
+                            .format("%Y-%m-%d %H:%M:%S%.3f")
+                            .to_string(),
+                    );
                 });
                 row.col(|ui| {
                     let ev = if s.registration_check {
@@ -317,13 +334,15 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                             .clone()
                             .unwrap_or_else(|| format!("{} {}", s.method, s.path))
                     };
-                    // Whole in the tooltip when the column clips it.
-                    ui.label(&ev).on_hover_text(ev);
+                    // Whole in egui's tooltip when the column cuts it.
+                    ui.label(ev);
                 });
                 row.col(|ui| {
-                    let delivery = s.delivery.as_deref().unwrap_or("—");
-                    ui.label(RichText::new(delivery).monospace())
-                        .on_hover_text(delivery);
+                    match s.delivery.as_deref() {
+                        Some(delivery) => ui.label(RichText::new(delivery).monospace()),
+                        // The same dash as the other columns' (a monospace one is shorter).
+                        None => ui.label("—"),
+                    };
                 });
                 row.col(|ui| {
                     ui.label(s.attempt.map_or("—".into(), |a| a.to_string()));
@@ -339,8 +358,15 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     );
                 });
                 row.col(|ui| {
-                    ui.label(RichText::new(list_label(s.outcome)).color(color))
-                        .on_hover_text(format!("{}: {}", s.outcome.label(), s.outcome.describe()));
+                    ui.add(
+                        egui::Label::new(RichText::new(list_label(s.outcome)).color(color))
+                            .show_tooltip_when_elided(false),
+                    )
+                    .on_hover_text(format!(
+                        "{}: {}",
+                        s.outcome.label(),
+                        s.outcome.describe()
+                    ));
                 });
                 row.col(|ui| {
                     if s.problems() > 0 {
@@ -424,12 +450,13 @@ const DELIVERY_ROOM: f32 = 80.0;
 /// readable delivery id; shrunk in proportion otherwise, never below each column's narrowest.
 fn column_widths(room: f32) -> ([f32; 8], bool) {
     let designed: f32 = DESIGNED.iter().sum();
-    let scale = ((room - DELIVERY_ROOM) / designed).clamp(0.0, 1.0);
-    let mut widths = DESIGNED;
-    for (w, (_, _, least)) in widths.iter_mut().zip(COLUMNS) {
-        *w = (*w * scale).max(least);
-    }
-    (widths, scale < 1.0)
+    let short = room - DELIVERY_ROOM < designed;
+    // The delivery's own share is its narrowest here: it is the remainder column.
+    let least = COLUMNS.map(|(_, _, least)| least);
+    let mut wanted = DESIGNED;
+    wanted[DELIVERY] = least[DELIVERY];
+    let widths = super::fit_columns(wanted, least, room - DELIVERY_ROOM + least[DELIVERY]);
+    (widths, short)
 }
 
 /// An outcome as the filter offers it: the list's word for it, and the codes that lead to it

@@ -65,10 +65,34 @@ pub fn widest_text<'a>(
     })
 }
 
+/// Column widths that fit `room`: as designed when they fit; otherwise every column gives up
+/// the same share of what it has over its narrowest, so none goes under it and together they
+/// fill the room exactly (when even the narrowest do not fit, each keeps its narrowest).
+pub fn fit_columns<const N: usize>(designed: [f32; N], least: [f32; N], room: f32) -> [f32; N] {
+    let wanted: f32 = designed.iter().sum();
+    if wanted <= room {
+        return designed;
+    }
+    let floor: f32 = least.iter().sum();
+    let slack = wanted - floor;
+    let keep = if slack > 0.0 {
+        ((room - floor) / slack).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let mut out = least;
+    for (w, (d, l)) in out.iter_mut().zip(designed.iter().zip(least)) {
+        *w = l + (d - l).max(0.0) * keep;
+    }
+    out
+}
+
 pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // The zoom is changed with Ctrl +/- (egui) or the top bar; keep it for the next start.
     app.state.settings.zoom = ui.ctx().zoom_factor();
     app.state.typing = ui.ctx().egui_wants_keyboard_input();
+    // A rule whose `times` are used up no longer answers: the top bar and What-if say so.
+    app.state.rules.in_force = app.engine.responder.rules_in_force();
 
     egui::Panel::top("top_bar").show(ui, |ui| top_bar::top_bar_ui(ui, app));
     let width = ui.max_rect().width();
@@ -257,5 +281,17 @@ mod tests {
             .with_ymd_and_hms(2026, 11, 21, 22, 0, 0)
             .unwrap();
         assert_eq!(super::list_time(midnight, now, &zone), "00:00:00");
+    }
+
+    #[test]
+    fn columns_shrink_together_to_fill_the_room_and_never_under_their_narrowest() {
+        let designed = [100.0, 200.0, 50.0];
+        let least = [60.0, 40.0, 50.0];
+        assert_eq!(super::fit_columns(designed, least, 400.0), designed);
+        let fit = super::fit_columns(designed, least, 250.0);
+        assert!((fit.iter().sum::<f32>() - 250.0).abs() < 0.01, "{fit:?}");
+        // Each gave up the same share of its slack: 200 of 100 + 0, half of it.
+        assert_eq!(fit, [80.0, 120.0, 50.0]);
+        assert_eq!(super::fit_columns(designed, least, 10.0), least);
     }
 }

@@ -51,8 +51,12 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 
 /// A form field as wide as the panel leaves it (within reason), so a form never widens the
 /// panel and pushes the list's columns off screen.
-fn field_width(ui: &egui::Ui) -> f32 {
-    ui.available_width().clamp(120.0, 240.0)
+/// The width of a text field in a two-column grid of `labels` and fields laid out in `ui`: what
+/// the widest label leaves of the row, so that the grid never makes the panel wider (a field
+/// sized from a grid cell's own room pushed the panel wider each time the form opened).
+fn field_width(ui: &egui::Ui, labels: &[&str]) -> f32 {
+    let widest = super::widest_text(ui, egui::TextStyle::Body, labels.iter().copied());
+    (ui.available_width() - widest - ui.spacing().item_spacing.x).clamp(80.0, 240.0)
 }
 
 fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
@@ -79,12 +83,13 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     let s = &mut app.state.settings;
     if s.api_custom {
+        let field = field_width(ui, &["API base URL", "Username", "Password"]);
         egui::Grid::new("conn_grid").num_columns(2).show(ui, |ui| {
             let l = ui.label("API base URL");
             ui.add(
                 egui::TextEdit::singleline(&mut s.api_base_url)
                     .hint_text("https://host/v1")
-                    .desired_width(field_width(ui)),
+                    .desired_width(field),
             )
             .labelled_by(l.id);
             ui.end_row();
@@ -92,7 +97,7 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ui.add(
                 egui::TextEdit::singleline(&mut s.api_user)
                     .hint_text("user or token id")
-                    .desired_width(field_width(ui)),
+                    .desired_width(field),
             )
             .labelled_by(l.id);
             ui.end_row();
@@ -101,7 +106,7 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 egui::TextEdit::singleline(&mut app.state.service.password)
                     .password(true)
                     .hint_text("password or token secret")
-                    .desired_width(field_width(ui)),
+                    .desired_width(field),
             )
             .labelled_by(l.id)
             .on_hover_text(
@@ -171,7 +176,7 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     });
     if app.state.service.webhooks.is_empty() {
         ui.weak(if app.state.service.listed {
-            "No webhooks yet: New webhook points one at this receiver."
+            "No webhooks yet: New webhook creates one that calls this receiver."
         } else {
             "Not connected yet."
         });
@@ -250,12 +255,13 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             Some(id) => format!("Edit webhook {id}"),
             None => "New webhook".to_owned(),
         });
+        let field = field_width(ui, &["Name", "URL", "Scope", "Contact e-mail"]);
         egui::Grid::new("webhook_form").num_columns(2).show(ui, |ui| {
             let l = ui.label("Name");
-            ui.add(egui::TextEdit::singleline(&mut f.name).desired_width(field_width(ui))).labelled_by(l.id);
+            ui.add(egui::TextEdit::singleline(&mut f.name).desired_width(field)).labelled_by(l.id);
             ui.end_row();
             let l = ui.label("URL");
-            ui.add(egui::TextEdit::singleline(&mut f.url).desired_width(field_width(ui))).labelled_by(l.id);
+            ui.add(egui::TextEdit::singleline(&mut f.url).desired_width(field)).labelled_by(l.id);
             ui.end_row();
             ui.label("Scope");
             // One above the other: side by side they are wider than the panel.
@@ -265,7 +271,7 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             });
             ui.end_row();
             let l = ui.label("Contact e-mail");
-            ui.add(egui::TextEdit::singleline(&mut f.contact).hint_text("for problem reports").desired_width(field_width(ui)))
+            ui.add(egui::TextEdit::singleline(&mut f.contact).hint_text("for problem reports").desired_width(field))
                 .labelled_by(l.id);
             ui.end_row();
         });
