@@ -65,12 +65,16 @@ pub enum ReceiverError {
     },
 }
 
+/// What the window's top bar offers after a port it could not take (its port field and *Any
+/// free port*); a receiver that kept its old port says where it listens instead.
+pub const CHOOSE_ANOTHER_PORT: &str = " Choose another port, or any free port.";
+
 impl ReceiverError {
     /// The same, in the window's words (there are no flags there).
     pub fn for_window(&self) -> String {
         match self {
             ReceiverError::PortInUse { port, .. } => format!(
-                "Port {port} is already in use (another Hookscope, or another program). Choose another port, or any free port."
+                "Port {port} is already in use (another Hookscope, or another program).{CHOOSE_ANOTHER_PORT}"
             ),
             ReceiverError::Bind { addr, source } => {
                 format!("Cannot listen on {addr}: {source}. Check the address in Settings.")

@@ -691,6 +691,68 @@ fn a_new_brand_word_reaches_the_built_in_emulator() {
     );
 }
 
+/// The receiver moved to another port in Settings: the webhook still pointing at the old one
+/// says nothing listens there, the test message says its reports will not arrive, and one
+/// button (then Save) points the webhook at the receiver again.
+#[test]
+fn a_webhook_left_behind_by_a_port_change_says_so_and_is_pointed_back() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.step();
+    rig.harness.get_by_label("Create").click();
+    rig.until("the webhook is listed", |app| {
+        app.state.service.webhooks.len() == 1
+    });
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let new_port = free.local_addr().unwrap().port();
+    drop(free);
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.step();
+    apply_port(&mut rig, new_port);
+    rig.until(
+        "it listens on the new port",
+        move |app| matches!(app.state.listening, Listening::On(a) if a.port() == new_port),
+    );
+    rig.harness.state_mut().state.show_settings = false;
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("Nothing listens there now");
+    rig.harness
+        .get_by_label("Send a test message to 1111111")
+        .click();
+    rig.until("the service says where the reports go", |app| {
+        app.state.service.status.as_ref().is_some_and(|s| {
+            s.as_ref()
+                .is_err_and(|e| e.contains("point at a port the receiver has left"))
+        })
+    });
+    rig.harness.get_by_label("Point it at the receiver").click();
+    rig.until("the form opens on the new URL", move |app| {
+        app.state.service.form_open
+            && app
+                .state
+                .service
+                .form
+                .url
+                .contains(&format!(":{new_port}/"))
+    });
+    rig.harness.step();
+    rig.harness.get_by_label("Save").click();
+    rig.until("the webhook points at the receiver", move |app| {
+        app.state.service.webhooks[0]
+            .url
+            .contains(&format!(":{new_port}/"))
+    });
+    rig.harness.step();
+    assert!(
+        rig.harness
+            .query_by_label_contains("Nothing listens there now")
+            .is_none()
+    );
+}
+
 #[test]
 fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highlighted() {
     let mut rig = start();
@@ -1266,6 +1328,13 @@ fn a_restart_on_a_taken_port_keeps_the_receiver_that_works() {
     rig.until("the restart fails", |app| app.state.listen_notice.is_some());
     rig.harness.step();
     assert!(matches!(rig.harness.state().state.listening, Listening::On(a) if a == working));
+    let notice = rig.harness.state().state.listen_notice.clone().unwrap();
+    assert!(
+        notice.contains(&format!(
+            "Still listening on http://{working}/: choose another port in Settings"
+        )) && !notice.contains("any free port"),
+        "only what can be done here is offered: {notice}"
+    );
     rig.harness
         .get_by_label_contains(&format!("Still listening on http://{working}/"));
     // The calls still arrive.

@@ -209,6 +209,17 @@ impl HookscopeApp {
     }
 
     /// The URL a new webhook should call: the public tunnel URL if set, else the receiver.
+    /// The URL a webhook should have instead of `url`, if it points at a port this receiver
+    /// has left (see [`state::moved_receiver_url`]).
+    pub fn moved_url(&self, url: &str) -> Option<String> {
+        match self.state.listening {
+            Listening::On(now) if self.state.settings.public_url.trim().is_empty() => {
+                state::moved_receiver_url(url, &self.state.service.receiver_was, now)
+            }
+            _ => None,
+        }
+    }
+
     pub fn receiver_url(&self) -> String {
         let public = self.state.settings.public_url.trim();
         if !public.is_empty() {
@@ -223,6 +234,14 @@ impl HookscopeApp {
     fn api_reply(&mut self, op: engine::ApiOp, r: Result<engine::ApiReply, String>) {
         use engine::{ApiOp, ApiReply};
         self.state.service.busy = self.state.service.busy.saturating_sub(1);
+        // Webhooks pointing at a port the receiver has left, with where they should point.
+        let moved: Vec<(u64, String)> = self
+            .state
+            .service
+            .webhooks
+            .iter()
+            .filter_map(|w| self.moved_url(&w.url).map(|to| (w.id, to)))
+            .collect();
         let sv = &mut self.state.service;
         match (op, r) {
             (op, Err(e)) => {
@@ -263,9 +282,19 @@ impl HookscopeApp {
                     .iter()
                     .filter(|w| w.active && w.trigger_scope == crate::contract::TriggerScope::Sent)
                     .count();
+                let left_behind = sv
+                    .webhooks
+                    .iter()
+                    .filter(|w| w.active && w.trigger_scope == crate::contract::TriggerScope::Sent)
+                    .filter(|w| moved.iter().any(|(id, _)| *id == w.id))
+                    .count();
                 // Only a webhook the service calls with status reports can bring them here.
-                sv.awaiting_test = active > 0 || !sv.listed;
-                sv.status = Some(if sv.awaiting_test {
+                sv.awaiting_test = active > left_behind || !sv.listed;
+                sv.status = Some(if active > 0 && active == left_behind {
+                    Err(format!(
+                        "Test message {id} accepted, but the SENT webhooks point at a port the receiver has left: its status reports will not arrive here. Point them at the receiver (the button under each one) and send again."
+                    ))
+                } else if sv.awaiting_test {
                     Ok(format!(
                         "Test message {id} accepted. Its status reports will arrive at the SENT webhooks in a moment."
                     ))
@@ -399,6 +428,12 @@ impl HookscopeApp {
     pub fn start_listening_with(&mut self, next: Settings) {
         match self.receiver_config(&next) {
             Ok(config) => {
+                // Webhooks may still point at the port it leaves (the panel says so).
+                if let Listening::On(old) = self.state.listening
+                    && !self.state.service.receiver_was.contains(&old.port())
+                {
+                    self.state.service.receiver_was.push(old.port());
+                }
                 self.state.listening = Listening::Starting;
                 self.state.pending_receiver = Some(next);
                 self.engine.listen(config);
@@ -413,7 +448,15 @@ impl HookscopeApp {
 
     /// Why a restart did not happen, beside the receiver that kept working.
     fn still_listening(&mut self, error: &str, addr: SocketAddr) {
-        self.state.listen_notice = Some(format!("{error} Still listening on http://{addr}/."));
+        // The top bar's port controls are for a receiver that does not listen: this one does.
+        self.state.listen_notice = Some(
+            match error.strip_suffix(crate::receiver::CHOOSE_ANOTHER_PORT) {
+                Some(taken) => format!(
+                    "{taken} Still listening on http://{addr}/: choose another port in Settings."
+                ),
+                None => format!("{error} Still listening on http://{addr}/."),
+            },
+        );
     }
 
     /// Take a new snapshot of the list (newest first) with the current filter.
@@ -458,6 +501,10 @@ impl HookscopeApp {
         match msg {
             Msg::Superseded => {}
             Msg::Listening(addr) => {
+                self.state
+                    .service
+                    .receiver_was
+                    .retain(|p| *p != addr.port());
                 self.state.listening = Listening::On(addr);
                 self.state.port_text = addr.port().to_string();
                 self.state.listen_notice = None;

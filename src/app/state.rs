@@ -532,6 +532,27 @@ pub struct ServiceState {
     pub inject_text: String,
     /// Waiting for the user to confirm outbound calls to other hosts.
     pub confirm_remote: bool,
+    /// Ports the receiver listened on earlier in this session: a webhook still pointing at
+    /// one of them on this machine reaches nothing now, and the panel says so.
+    pub receiver_was: Vec<u16>,
+}
+
+/// Where a webhook's `url` should point now that the receiver listens at `now`, if it points
+/// at this machine on a port the receiver left (one of `was`): the same URL on the new port.
+/// A URL at another host, or at a port the receiver never had, is the user's business.
+pub fn moved_receiver_url(url: &str, was: &[u16], now: std::net::SocketAddr) -> Option<String> {
+    let mut parsed = url::Url::parse(url).ok()?;
+    let local = match parsed.host()? {
+        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(ip) => ip.is_loopback() || std::net::IpAddr::V4(ip) == now.ip(),
+        url::Host::Ipv6(ip) => ip.is_loopback() || std::net::IpAddr::V6(ip) == now.ip(),
+    };
+    let port = parsed.port_or_known_default()?;
+    if !local || parsed.scheme() != "http" || port == now.port() || !was.contains(&port) {
+        return None;
+    }
+    parsed.set_port(Some(now.port())).ok()?;
+    Some(parsed.to_string())
 }
 
 /// The rules editor.
@@ -647,6 +668,31 @@ impl AppState {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_webhook_left_behind_by_the_receiver_is_pointed_at_its_new_port() {
+        use super::moved_receiver_url as moved;
+        let now: std::net::SocketAddr = "127.0.0.1:28787".parse().unwrap();
+        let was = [8787];
+        assert_eq!(
+            moved("http://127.0.0.1:8787/hook?x=1", &was, now).as_deref(),
+            Some("http://127.0.0.1:28787/hook?x=1")
+        );
+        assert_eq!(
+            moved("http://localhost:8787/a", &was, now).as_deref(),
+            Some("http://localhost:28787/a")
+        );
+        // Already there, never the receiver's, another host, or not a URL: left alone.
+        for url in [
+            "http://127.0.0.1:28787/hook",
+            "http://127.0.0.1:3000/hook",
+            "http://example.com:8787/hook",
+            "https://127.0.0.1:8787/hook",
+            "not a url",
+        ] {
+            assert_eq!(moved(url, &was, now), None, "{url}");
+        }
+    }
+
     #[test]
     fn a_draft_follows_the_settings_in_force_where_nothing_was_typed() {
         let was = Settings::default();

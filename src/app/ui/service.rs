@@ -183,7 +183,9 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     let mut action: Option<ApiOp> = None;
     let mut edit: Option<crate::api::model::Webhook> = None;
+    let warn = super::severity_color(crate::contract::Severity::Warning, ui.visuals().dark_mode);
     for w in &app.state.service.webhooks {
+        let moved = app.moved_url(&w.url);
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.set_width(ui.available_width());
             ui.horizontal(|ui| {
@@ -209,6 +211,23 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 ui.label(RichText::new(text).color(color));
             });
             ui.label(RichText::new(&w.url).monospace().small());
+            if let Some(to) = &moved {
+                ui.label(
+                    RichText::new(
+                        "Nothing listens there now: the receiver has moved to another port.",
+                    )
+                    .color(warn),
+                );
+                if ui
+                    .small_button("Point it at the receiver")
+                    .on_hover_text(format!("Edit it with the URL {to}, ready to save"))
+                    .clicked()
+                {
+                    let mut w = w.clone();
+                    w.url = to.clone();
+                    edit = Some(w);
+                }
+            }
             if let Some(c) = &w.contact_email_address {
                 ui.label(RichText::new(format!("problem reports to {c}")).small());
             }
