@@ -634,6 +634,17 @@ fn rule_files_load_and_save_by_a_typed_path_when_no_dialog_opens() {
     );
 }
 
+/// Open *New webhook*, create it as prefilled (the receiver's URL), and wait until it is listed.
+fn create_webhook_from_form(rig: &mut UiRig) {
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.step();
+    rig.harness.get_by_label("Create").click();
+    rig.until("the webhook is listed", |app| {
+        app.state.service.webhooks.len() == 1
+    });
+}
+
 /// A brand word applied in Settings is the one the built-in emulator's calls carry: its
 /// registration check is still recognised (and passed) while a failure is chosen, and its
 /// status reports carry the receiver's headers.
@@ -657,13 +668,7 @@ fn a_new_brand_word_reaches_the_built_in_emulator() {
     rig.harness
         .state_mut()
         .apply_answer(hookscope::responder::Answer::status(418));
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
-    rig.harness.step();
-    rig.harness.get_by_label("Create").click();
-    rig.until("the webhook is listed", |app| {
-        app.state.service.webhooks.len() == 1
-    });
+    create_webhook_from_form(&mut rig);
     // Created, so its check was answered 200 while 418 is chosen: recognised as a check.
     rig.until(
         "the check is listed, recognised under the new word",
@@ -698,13 +703,7 @@ fn a_new_brand_word_reaches_the_built_in_emulator() {
 fn a_webhook_left_behind_by_a_port_change_says_so_and_is_pointed_back() {
     let mut rig = start();
     rig.until("the emulator answers", |app| app.state.service.listed);
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
-    rig.harness.step();
-    rig.harness.get_by_label("Create").click();
-    rig.until("the webhook is listed", |app| {
-        app.state.service.webhooks.len() == 1
-    });
+    create_webhook_from_form(&mut rig);
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let new_port = free.local_addr().unwrap().port();
     drop(free);
