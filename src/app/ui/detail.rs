@@ -640,6 +640,34 @@ pub fn curl_command(s: &Stored, base: &str) -> String {
     parts.join(" ")
 }
 
+/// A curl command that sends the receiver at `base` a status report as the service would:
+/// the contract's headers under `brand`, one delivered message, so it keeps to the contract.
+pub fn sample_curl(base: &str, brand: &crate::contract::Brand) -> String {
+    curl_command(
+        &Stored {
+            id: 0,
+            inv: sample_call(brand),
+        },
+        base,
+    )
+}
+
+fn sample_call(brand: &crate::contract::Brand) -> crate::store::Invocation {
+    use crate::store::Header;
+    let message = crate::contract::Message::sample_status_report("1000000000000000001");
+    let body = serde_json::to_vec(&[message]).unwrap_or_default();
+    let mut inv = crate::store::Invocation::synthetic(1, &body);
+    inv.headers = vec![
+        Header::new("Content-Type", b"application/json"),
+        Header::new("User-Agent", brand.user_agent().as_bytes()),
+        Header::new(brand.event_header(), b"status-report"),
+        Header::new(brand.delivery_header(), b"dlv-sample-1"),
+        Header::new(brand.attempt_header(), b"1"),
+        Header::new(brand.webhook_id_header(), b"1"),
+    ];
+    inv
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -686,6 +714,23 @@ mod tests {
                 took_us: 0,
                 rule: None,
             },
+        }
+    }
+
+    #[test]
+    fn the_sample_call_keeps_to_the_contract_under_any_brand() {
+        for word in ["Service", "Acme"] {
+            let brand = crate::contract::Brand::new(word);
+            let inv = sample_call(&brand);
+            let pairs: Vec<(&str, &[u8])> = inv
+                .headers
+                .iter()
+                .map(|h| (h.name.as_str(), h.value.as_bytes()))
+                .collect();
+            let v = crate::contract::validate(&brand, "POST", &pairs, &inv.body);
+            assert!(v.findings.is_empty(), "{word}: {:?}", v.findings);
+            let curl = sample_curl("http://127.0.0.1:1", &brand);
+            assert!(curl.contains(&format!("-H '{}: status-report'", brand.event_header())));
         }
     }
 

@@ -219,13 +219,21 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         ui.vertical_centered(|ui| {
             if app.state.list.filter.is_empty() {
                 ui.label(RichText::new("No calls yet.").heading());
-                if let crate::app::state::Listening::On(addr) = &app.state.listening {
-                    ui.label("Point a webhook at the URL above, or send one by hand:");
-                    ui.label(
-                        RichText::new(format!(
-                            "curl -X POST http://{addr}/hook -H 'Content-Type: application/json' -d '[]'"
-                        ))
-                        .monospace(),
+                if let crate::app::state::Listening::On(addr) = app.state.listening {
+                    ui.label(if app.state.show_service {
+                        "Point a webhook at the URL above, send a test message from the Service panel, or send a status report by hand:"
+                    } else {
+                        "Point a webhook at the URL above, or send a status report by hand:"
+                    });
+                    // A whole status report with the contract's headers: a first call that
+                    // keeps to the contract, not one full of findings.
+                    let brand = crate::contract::Brand::new(&app.state.settings.brand);
+                    super::copy_button(
+                        ui,
+                        &mut app.state.copied,
+                        "Copy a sample call as curl",
+                        "A curl command that sends this receiver a status report with the service's headers",
+                        || super::detail::sample_curl(&format!("http://{addr}"), &brand),
                     );
                 } else {
                     ui.label(
