@@ -1245,6 +1245,37 @@ fn the_detail_panel_keeps_its_height_on_a_short_tab_and_while_a_call_loads() {
     );
 }
 
+/// The detail's header is one line whatever the call: the tabs stay where they were from one
+/// call to the next (a long delivery id wrapped the header and moved them under the pointer).
+#[test]
+fn the_detail_tabs_stay_put_from_call_to_call() {
+    let mut rig = start();
+    rig.send_and_open("status-report", "dlv-short");
+    let tab_y = |rig: &UiRig| rig.harness.get_by_label("Timeline").rect().min.y;
+    let short = tab_y(&rig);
+    let long = format!("dlv-{}", "long-delivery-id-".repeat(12));
+    assert_eq!(rig.send("status-report", &long, 7), 200);
+    rig.until("the call is listed", |app| {
+        app.state
+            .list
+            .row(0)
+            .is_some_and(|r| r.delivery.as_deref() != Some("dlv-short"))
+    });
+    let id = rig.harness.state().state.list.row(0).map(|r| r.id).unwrap();
+    rig.harness.state_mut().select(id);
+    rig.until("the detail loads", move |app| {
+        app.state.detail.as_ref().is_some_and(|d| d.id == id)
+    });
+    rig.harness.step();
+    assert_eq!(tab_y(&rig), short, "the tabs moved");
+    // The whole header is still there, cut to the line.
+    assert!(
+        rig.harness
+            .query_by_label_contains(&format!("delivery {long}"))
+            .is_some()
+    );
+}
+
 #[test]
 fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -53,26 +53,34 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 "A curl command that sends this call again to the receiver",
                 || curl_command(&s, &base),
             );
-            let wrapping = egui::Layout::left_to_right(egui::Align::Center).with_main_wrap(true);
-            ui.with_layout(wrapping, |ui| {
+            // One line whatever the call, cut with the whole of it on hover: a header that
+            // wrapped for some calls moved the tabs under the pointer from call to call.
+            ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
                 let dark = ui.visuals().dark_mode;
                 let outcome = s.inv.outcome();
-                ui.label(RichText::new(format!("Call {}", s.id)).strong());
-                ui.label(RichText::new(format!("{} {}", s.inv.method, s.inv.path)).monospace());
+                let answer = match s.inv.unanswered() {
+                    Some(why) => format!("{} not sent: {why}", s.inv.answer.status),
+                    None => format!("answered {}: {}", s.inv.answer.status, outcome.label()),
+                };
+                let mut parts = vec![
+                    RichText::new(format!("Call {}", s.id)).strong(),
+                    RichText::new(format!("{} {}", s.inv.method, crate::text::head_chars(&s.inv.path, 200).0)).monospace(),
+                ];
                 if let Some(d) = &s.inv.delivery {
-                    ui.label(format!("delivery {d}"));
+                    parts.push(RichText::new(format!("delivery {d}")));
                 }
                 if let Some(a) = s.inv.attempt {
-                    ui.label(format!("attempt {a}"));
+                    parts.push(RichText::new(format!("attempt {a}")));
                 }
-                ui.label(
-                    RichText::new(format!(
-                        "answered {}: {}",
-                        s.inv.answer.status,
-                        outcome.label()
-                    ))
-                    .color(super::outcome_color(outcome, dark)),
-                );
+                parts.push(RichText::new(answer).color(super::outcome_color(outcome, dark)));
+                let mut job = egui::text::LayoutJob::default();
+                for (i, part) in parts.into_iter().enumerate() {
+                    if i > 0 {
+                        RichText::new("  ").append_to(&mut job, ui.style(), egui::FontSelection::Default, egui::Align::Center);
+                    }
+                    part.append_to(&mut job, ui.style(), egui::FontSelection::Default, egui::Align::Center);
+                }
+                ui.add(egui::Label::new(job).truncate());
             });
         });
     });
