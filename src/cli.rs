@@ -805,23 +805,29 @@ fn escape_control_keep_newlines(s: &str) -> String {
 pub fn hex_dump(bytes: &[u8], max: usize) -> String {
     let mut out = String::new();
     for (i, chunk) in bytes[..bytes.len().min(max)].chunks(16).enumerate() {
-        let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
-        let text: String = chunk
-            .iter()
-            .map(|&b| {
-                if b.is_ascii_graphic() || b == b' ' {
-                    b as char
-                } else {
-                    '.'
-                }
-            })
-            .collect();
-        out += &format!("{:08x}  {:<48} {}\n", i * 16, hex.join(" "), text);
+        out += &hex_line(i * 16, chunk);
+        out.push('\n');
     }
     if bytes.len() > max {
         out += &format!("... {} more bytes\n", bytes.len() - max);
     }
     out
+}
+
+/// One line of a hex dump: the offset, up to 16 bytes in hex, and those that are printable.
+pub fn hex_line(offset: usize, chunk: &[u8]) -> String {
+    let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
+    let text: String = chunk
+        .iter()
+        .map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                b as char
+            } else {
+                '.'
+            }
+        })
+        .collect();
+    format!("{offset:08x}  {:<48} {text}", hex.join(" "))
 }
 
 /// What the service plans after answering `code` (with `retry_after`, which it honours only

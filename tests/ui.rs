@@ -1704,6 +1704,53 @@ fn a_call_with_a_string_of_megabytes_opens_without_laying_it_all_out() {
     rig.harness.step();
     rig.harness
         .get_by_label_contains("5240880 more characters; the Raw body tab has them all");
+    // The Raw body tab has them all, laid out a row at a time: the first rows are on screen,
+    // and only as many as fit.
+    rig.harness.get_by_label("Raw body").click();
+    rig.harness.step();
+    rig.harness.step();
+    let rows = rig
+        .harness
+        .query_all_by_label_contains("yyyyyyyyyy")
+        .count();
+    assert!((1..100).contains(&rows), "{rows} rows laid out");
+    rig.harness.get_by_label_contains("[\"yyyy");
+}
+
+/// A body that is not text shows as a hex dump, whole: its last bytes are a scroll away.
+#[test]
+fn the_raw_tab_shows_a_large_binary_body_whole() {
+    let mut rig = start();
+    let mut body = vec![0xffu8; 1024 * 1024];
+    body.extend_from_slice(b"THE-END!");
+    rig.send_body_and_click("dlv-binary", body);
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("Raw body").click();
+    rig.harness.step();
+    let over = rig
+        .harness
+        .get_by_label_contains("00000000  ff ff")
+        .rect()
+        .center();
+    assert!(rig.harness.query_by_label_contains("THE-END!").is_none());
+    // Scrolled to the end, the last row is there.
+    for _ in 0..200 {
+        if rig.harness.query_by_label_contains("THE-END!").is_some() {
+            break;
+        }
+        rig.harness.event(egui::Event::PointerMoved(over));
+        rig.harness.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Page,
+            delta: egui::vec2(0.0, -1000.0),
+            modifiers: egui::Modifiers::NONE,
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Wheel,
+        });
+        rig.harness.step();
+    }
+    rig.harness
+        .get_by_label_contains("00100000  54 48 45 2d 45 4e 44 21");
 }
 
 #[test]

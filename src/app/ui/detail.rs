@@ -121,6 +121,11 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             egui::ScrollArea::vertical()
         }
     };
+    if app.state.detail_tab == DetailTab::Raw {
+        // Its own scroll area, which lays out only the rows in sight.
+        raw_ui(ui, s.id, &s.inv.body);
+        return;
+    }
     scroll
         .id_salt("detail_scroll")
         .auto_shrink([false, false])
@@ -128,7 +133,7 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             DetailTab::Messages => messages_ui(ui, &s, json.as_deref()),
             DetailTab::Json => json_tab_ui(ui, json.as_deref()),
             DetailTab::Headers => headers_ui(ui, &s),
-            DetailTab::Raw => raw_ui(ui, &s.inv.body),
+            DetailTab::Raw => {}
             DetailTab::Findings => findings_ui(ui, &s, &delivery_findings),
             DetailTab::Answer => answer_sent_ui(ui, &s),
             DetailTab::Delivery => {
@@ -511,20 +516,76 @@ fn headers_ui(ui: &mut egui::Ui, s: &Stored) {
     ));
 }
 
-fn raw_ui(ui: &mut egui::Ui, body: &[u8]) {
+/// Characters on one row of the Raw body tab; a longer line continues on the next row.
+const RAW_ROW_CHARS: usize = 160;
+
+/// The rows of `text` as the Raw body tab shows them: byte ranges of its lines (without their
+/// line break), each cut into rows of at most [`RAW_ROW_CHARS`] characters.
+fn text_rows(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut rows = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let shown = line.trim_end_matches(['\n', '\r']);
+        let mut start = offset;
+        for (n, (i, _)) in shown.char_indices().enumerate() {
+            if n > 0 && n % RAW_ROW_CHARS == 0 {
+                rows.push(start..offset + i);
+                start = offset + i;
+            }
+        }
+        rows.push(start..offset + shown.len());
+        offset += line.len();
+    }
+    rows
+}
+
+/// The body whole, text or hex dump, in a scroll area that lays out only the rows in sight:
+/// a body of megabytes costs the rows on screen, not a galley of millions of glyphs.
+fn raw_ui(ui: &mut egui::Ui, id: i64, body: &[u8]) {
     if body.is_empty() {
         ui.label("(empty body)");
         return;
     }
-    let text = match std::str::from_utf8(body) {
-        Ok(t) => t.chars().take(200_000).collect::<String>(),
-        Err(_) => crate::cli::hex_dump(body, 64 * 1024),
+    let text = std::str::from_utf8(body).ok();
+    // The rows of a text body, worked out once per call (a pass over the whole body).
+    let rows: std::sync::Arc<Vec<std::ops::Range<usize>>> = match text {
+        Some(t) => {
+            let key = egui::Id::unique(("raw_rows", id));
+            match ui.data(|d| d.get_temp(key)) {
+                Some(rows) => rows,
+                None => {
+                    let rows = std::sync::Arc::new(text_rows(t));
+                    ui.data_mut(|d| d.insert_temp(key, rows.clone()));
+                    rows
+                }
+            }
+        }
+        None => std::sync::Arc::new(Vec::new()),
     };
-    ui.add(
-        egui::Label::new(RichText::new(text).monospace())
-            .selectable(true)
-            .wrap(),
-    );
+    let count = match text {
+        Some(_) => rows.len(),
+        None => body.len().div_ceil(16),
+    };
+    let height = ui.text_style_height(&egui::TextStyle::Monospace);
+    egui::ScrollArea::both()
+        .id_salt(("raw_scroll", id))
+        .auto_shrink([false, false])
+        .show_rows(ui, height, count, |ui, range| {
+            for i in range {
+                let line = match text {
+                    Some(t) => t[rows[i].clone()].to_owned(),
+                    None => {
+                        let end = (i * 16 + 16).min(body.len());
+                        crate::cli::hex_line(i * 16, &body[i * 16..end])
+                    }
+                };
+                ui.add(
+                    egui::Label::new(RichText::new(line).monospace())
+                        .selectable(true)
+                        .extend(),
+                );
+            }
+        });
 }
 
 fn findings_ui(ui: &mut egui::Ui, s: &Stored, delivery: &[crate::contract::Finding]) {
@@ -740,6 +801,15 @@ mod tests {
             let curl = sample_curl("http://127.0.0.1:1", &brand);
             assert!(curl.contains(&format!("-H '{}: status-report'", brand.event_header())));
         }
+    }
+
+    #[test]
+    fn raw_rows_follow_the_lines_and_cut_long_ones() {
+        let text = format!("ab\r\n\n{}é\nlast", "x".repeat(RAW_ROW_CHARS * 2));
+        let rows: Vec<&str> = text_rows(&text).into_iter().map(|r| &text[r]).collect();
+        let long = "x".repeat(RAW_ROW_CHARS);
+        assert_eq!(rows, ["ab", "", long.as_str(), long.as_str(), "é", "last"]);
+        assert_eq!(text_rows("é").len(), 1);
     }
 
     #[test]
