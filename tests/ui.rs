@@ -550,6 +550,35 @@ impl hookscope::app::files::FilePicker for NoDialog {
     }
 }
 
+/// A recipe chosen while the editor holds changes never applied asks before replacing them.
+#[test]
+fn a_recipe_asks_before_it_replaces_changes_not_applied() {
+    let mut rig = start();
+    let mine = r#"{"rules": [{"name": "mine", "when": {"attempt": {"equals": 2}}, "answer": {"status": 500}}]}"#;
+    rig.harness.state_mut().state.rules.text = mine.to_owned();
+    rig.harness.step();
+    rig.harness
+        .get_by_label("Fail the first 2 attempts, then succeed")
+        .click();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label("Keep my changes").click();
+    rig.harness.step();
+    let state = &rig.harness.state().state;
+    assert_eq!(state.rules.text, mine);
+    assert_eq!(state.rules.in_force, 0, "nothing applied");
+    rig.harness
+        .get_by_label("Fail the first 2 attempts, then succeed")
+        .click();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label("Use the recipe").click();
+    rig.harness.step();
+    let state = &rig.harness.state().state;
+    assert_ne!(state.rules.text, mine);
+    assert!(state.rules.in_force > 0, "the recipe is in force");
+}
+
 #[test]
 fn rule_files_load_and_save_by_a_typed_path_when_no_dialog_opens() {
     let mut rig = start();

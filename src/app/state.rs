@@ -568,6 +568,9 @@ pub struct RulesEditor {
     pub error: Option<String>,
     pub note: Option<String>,
     pub file: Option<std::path::PathBuf>,
+    /// A recipe chosen while the editor holds changes not applied: it waits for the user to
+    /// say the changes may go (index into the recipes).
+    pub confirm_recipe: Option<usize>,
     /// The File field of the editor: a path typed by hand (or the last one loaded or saved),
     /// for desktops where no file dialog can open.
     pub path_text: String,

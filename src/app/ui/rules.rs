@@ -45,15 +45,20 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     }
     ui.label("Recipes:");
-    for (file, text) in RECIPES {
+    for (i, (file, text)) in RECIPES.iter().enumerate() {
         if ui
             .button(recipe_title(file))
             .on_hover_text(format!("assets/rules/{file}"))
             .clicked()
         {
-            app.apply_rules(text, file);
+            if unapplied_edits(app) {
+                app.state.rules.confirm_recipe = Some(i);
+            } else {
+                app.apply_rules(text, file);
+            }
         }
     }
+    confirm_recipe_modal(ui.ctx(), app);
     ui.horizontal(|ui| {
         if ui.button("Edit rules…").clicked() {
             app.state.rules.open = true;
@@ -76,6 +81,43 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ),
             e,
         );
+    }
+}
+
+/// The editor holds text that is not the rules in force: a recipe would replace it.
+fn unapplied_edits(app: &HookscopeApp) -> bool {
+    let text = app.state.rules.text.trim();
+    // A recipe the editor was opened with is nobody's work.
+    !text.is_empty()
+        && text != app.state.settings.rules_json.trim()
+        && !RECIPES.iter().any(|(_, recipe)| recipe.trim() == text)
+}
+
+/// A recipe chosen over changes not applied: ask before they are replaced.
+fn confirm_recipe_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
+    let Some((file, text)) = app.state.rules.confirm_recipe.and_then(|i| RECIPES.get(i)) else {
+        return;
+    };
+    let modal = egui::Modal::new(egui::Id::unique("confirm_recipe")).show(ctx, |ui| {
+        ui.set_max_width(380.0);
+        ui.heading(format!("Use \"{}\"?", recipe_title(file)));
+        ui.label(
+            "The rules editor holds changes that were never applied. The recipe replaces them, and they are lost.",
+        );
+        ui.add_space(8.0);
+        ui.horizontal(|ui| {
+            if ui.button("Use the recipe").clicked() {
+                app.state.rules.confirm_recipe = None;
+                app.apply_rules(text, file);
+            }
+            if ui.button("Keep my changes").clicked() {
+                app.state.rules.confirm_recipe = None;
+                app.state.rules.open = true;
+            }
+        });
+    });
+    if modal.should_close() {
+        app.state.rules.confirm_recipe = None;
     }
 }
 
