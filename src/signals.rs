@@ -1,5 +1,6 @@
-//! Stopping on Ctrl-C and on SIGTERM alike: a terminal's Ctrl-C, `kill`, a logout or a service
-//! manager all ask the same thing, and each gets the same orderly stop.
+//! Stopping on Ctrl-C, SIGTERM and SIGHUP alike: a terminal's Ctrl-C, `kill`, a closed terminal
+//! or a logout (SIGHUP), or a service manager all ask the same thing, and each gets the same
+//! orderly stop.
 
 /// The signals that ask the process to stop, registered when this is made (so one that arrives
 /// before anything waits for it is not lost). Make it inside the tokio runtime.
@@ -8,6 +9,8 @@ pub struct StopSignals {
     term: Option<tokio::signal::unix::Signal>,
     #[cfg(unix)]
     int: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    hup: Option<tokio::signal::unix::Signal>,
 }
 
 impl StopSignals {
@@ -18,14 +21,15 @@ impl StopSignals {
             StopSignals {
                 term: signal(SignalKind::terminate()).ok(),
                 int: signal(SignalKind::interrupt()).ok(),
+                hup: signal(SignalKind::hangup()).ok(),
             }
         }
         #[cfg(not(unix))]
         StopSignals {}
     }
 
-    /// Resolves at the next SIGINT or SIGTERM (Ctrl-C elsewhere); never if neither could be
-    /// registered.
+    /// Resolves at the next SIGINT, SIGTERM or SIGHUP (Ctrl-C elsewhere); never if none could
+    /// be registered.
     pub async fn next(&mut self) {
         #[cfg(unix)]
         {
@@ -41,6 +45,7 @@ impl StopSignals {
             tokio::select! {
                 _ = one(&mut self.term) => {}
                 _ = one(&mut self.int) => {}
+                _ = one(&mut self.hup) => {}
             }
         }
         #[cfg(not(unix))]

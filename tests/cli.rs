@@ -547,12 +547,18 @@ async fn ten_thousand_calls_at_once_are_all_answered_and_stored() {
     assert_eq!(store.count(&f).unwrap(), n);
 }
 
-/// `log` and `show` on a directory with no database say so, and create nothing.
-/// SIGTERM (a logout, `kill`, a service manager) stops `listen` as Ctrl-C does: in order,
-/// saying what it recorded, with exit status 0.
+/// SIGTERM (`kill`, a service manager) and SIGHUP (a closed terminal, a logout) stop `listen`
+/// as Ctrl-C does: in order, saying what it recorded, with exit status 0.
 #[cfg(unix)]
 #[tokio::test]
-async fn sigterm_stops_listen_in_order() {
+async fn sigterm_and_sighup_stop_listen_in_order() {
+    for signal in [libc::SIGTERM, libc::SIGHUP] {
+        stops_in_order_on(signal).await;
+    }
+}
+
+#[cfg(unix)]
+async fn stops_in_order_on(signal: libc::c_int) {
     let dir = tempfile::tempdir().unwrap();
     let (mut child, url, lines) = spawn_listen(dir.path(), &[]);
     let resp = post(
@@ -568,7 +574,7 @@ async fn sigterm_stops_listen_in_order() {
     next_line(&lines);
     let pid = libc::pid_t::try_from(child.child.id()).unwrap();
     // SAFETY: a signal to our own child, which is alive (not yet reaped).
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(status) = child.child.try_wait().unwrap() {
@@ -576,11 +582,11 @@ async fn sigterm_stops_listen_in_order() {
         }
         assert!(
             Instant::now() < deadline,
-            "listen is still running after SIGTERM"
+            "listen is still running after signal {signal}"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
-    assert!(status.success(), "{status:?}");
+    assert!(status.success(), "signal {signal}: {status:?}");
     // Everything it printed, up to the end of the pipe.
     let said: Vec<String> =
         std::iter::from_fn(|| child.stderr.recv_timeout(Duration::from_secs(30)).ok()).collect();

@@ -117,7 +117,7 @@ impl CloseRequest {
     }
 }
 
-/// Ctrl-C in the terminal, or SIGTERM (a logout, `kill`), closes the window as its close button
+/// Ctrl-C in the terminal, SIGTERM (`kill`) or SIGHUP (a closed terminal) closes the window as its close button
 /// would: the settings and the window's layout are saved on the way out, not lost.
 fn close_on_signal(rt: &tokio::runtime::Handle) -> std::sync::Arc<CloseRequest> {
     let request = std::sync::Arc::new(CloseRequest::default());
