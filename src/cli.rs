@@ -264,6 +264,12 @@ impl CliError {
     pub fn is_closed_output(&self) -> bool {
         matches!(self, CliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
     }
+
+    /// The flags given together make an answer HTTP cannot send (`--respond 304 --body x`):
+    /// a usage error, exit status 2 like every value the command line refuses on its own.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, CliError::Answer(_))
+    }
 }
 
 /// One line of `listen` for a recorded call, at local time of day. Everything from the request

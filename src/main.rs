@@ -66,24 +66,36 @@ fn main() -> ExitCode {
         // `hookscope log --json | head -1`: the reader has all it wanted.
         Err(Failure::ClosedOutput) => ExitCode::SUCCESS,
         Err(Failure::Message(e)) => {
-            // An error may quote what a service or a file said: never raw to the terminal.
-            let safe: Vec<String> = e.lines().map(hookscope::text::escape_control).collect();
-            eprintln!("error: {}", safe.join("\n"));
+            print_error(&e);
             ExitCode::FAILURE
         }
+        Err(Failure::Usage(e)) => {
+            print_error(&e);
+            ExitCode::from(2)
+        }
     }
+}
+
+/// An error may quote what a service or a file said: never raw to the terminal.
+fn print_error(e: &str) {
+    let safe: Vec<String> = e.lines().map(hookscope::text::escape_control).collect();
+    eprintln!("error: {}", safe.join("\n"));
 }
 
 /// How a command failed: with a message for the user, or because its output was closed.
 enum Failure {
     ClosedOutput,
     Message(String),
+    /// Flags that cannot be used together (exit status 2, as for one refused by itself).
+    Usage(String),
 }
 
 impl From<cli::CliError> for Failure {
     fn from(e: cli::CliError) -> Self {
         if e.is_closed_output() {
             Failure::ClosedOutput
+        } else if e.is_usage() {
+            Failure::Usage(e.to_string())
         } else {
             Failure::Message(e.to_string())
         }

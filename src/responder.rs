@@ -84,10 +84,13 @@ impl Default for Answer {
 pub enum AnswerError {
     #[error("{0} is not a status code an answer can have: use 200-599{why}", why = if (100..200).contains(.0) { " (1xx codes are informational and cannot end an HTTP exchange)" } else { "" })]
     Status(u16),
-    #[error("Retry-After \"{0}\" is not valid: give seconds (120) or an HTTP date")]
+    // Quoted with their escapes: a CR or LF in a value never reaches the terminal raw.
+    #[error("Retry-After {0:?} is not valid: give seconds (120) or an HTTP date")]
     RetryAfter(String),
-    #[error("the content type \"{0}\" cannot be sent as a header")]
+    #[error("the content type {0:?} cannot be sent as a header")]
     ContentType(String),
+    #[error("the content type is empty: leave it out (the answer then has none), or give one")]
+    EmptyContentType,
     #[error("a {0} answer carries no body in HTTP: leave the body out, or choose 200")]
     BodyNotAllowed(u16),
     #[error("the delay of {0} ms is longer than an hour")]
@@ -140,16 +143,21 @@ impl Answer {
         {
             return Err(AnswerError::RetryAfter(ra.clone()));
         }
-        if let Some(ct) = &self.content_type
-            && axum::http::HeaderValue::from_str(ct).is_err()
-        {
-            return Err(AnswerError::ContentType(ct.clone()));
+        if let Some(ct) = &self.content_type {
+            if ct.trim().is_empty() {
+                return Err(AnswerError::EmptyContentType);
+            }
+            if axum::http::HeaderValue::from_str(ct).is_err() {
+                return Err(AnswerError::ContentType(ct.clone()));
+            }
         }
         if self.delay_ms > 3_600_000 {
             return Err(AnswerError::Delay(self.delay_ms));
         }
         // HTTP sends no body with these: the record would claim one the caller never got.
-        if matches!(self.status, 204 | 304) && self.body.as_ref().is_some_and(|b| !b.is_empty()) {
+        if matches!(self.status, 204 | 205 | 304)
+            && self.body.as_ref().is_some_and(|b| !b.is_empty())
+        {
             return Err(AnswerError::BodyNotAllowed(self.status));
         }
         Ok(())
@@ -439,8 +447,16 @@ mod tests {
         assert!(r.set_answer(a).unwrap_err().to_string().contains("seconds"));
         let mut a = Answer::status(200);
         a.content_type = Some("text/plain\r\nX: y".into());
-        assert!(matches!(r.set_answer(a), Err(AnswerError::ContentType(_))));
-        for code in [204, 304] {
+        let e = r.set_answer(a).unwrap_err();
+        assert!(matches!(e, AnswerError::ContentType(_)));
+        assert!(
+            e.to_string().contains(r#""text/plain\r\nX: y""#),
+            "escaped, not raw: {e}"
+        );
+        let mut a = Answer::status(200);
+        a.content_type = Some(" ".into());
+        assert_eq!(r.set_answer(a), Err(AnswerError::EmptyContentType));
+        for code in [204, 205, 304] {
             let mut a = Answer::status(code);
             a.body = Some("hello".into());
             assert_eq!(

@@ -112,15 +112,40 @@ fn listen_on_a_port_in_use_is_a_clear_error() {
 #[test]
 fn listen_refuses_an_answer_http_cannot_send() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args(["listen", "--port", "0", "--respond", "99", "--data-dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    // A usage error, like every other value the command line refuses.
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("200-599"));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--respond"));
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["--respond", "99"], &["200-599", "--respond"]),
+        (
+            &["--respond", "205", "--body", "x"],
+            &["a 205 answer carries no body"],
+        ),
+        (
+            &["--respond", "304", "--body", "x"],
+            &["a 304 answer carries no body"],
+        ),
+        (&["--content-type", ""], &["the content type is empty"]),
+        // Quoted with its escapes: the CR and LF never reach the terminal raw.
+        (
+            &["--content-type", "text/html\r\nX-Evil: 1"],
+            &[r#""text/html\r\nX-Evil: 1" cannot be sent"#],
+        ),
+        (&["--delay", "2h"], &["longer than an hour"]),
+    ];
+    for (flags, says) in cases {
+        let out = bin()
+            .args(["listen", "--port", "0"])
+            .args(*flags)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        // A usage error, like every other value the command line refuses.
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
+        for said in *says {
+            assert!(err.contains(said), "{flags:?}: {err}");
+        }
+        assert!(!err.contains('\r'), "{flags:?}: {err:?}");
+    }
 }
 
 /// Values no command can use are refused before anything starts, each with a sentence that
