@@ -44,6 +44,10 @@ pub enum StoreError {
         "there is no Hookscope database in {dir}: nothing has been stored there (check --data-dir; `hookscope listen` or the window creates it)"
     )]
     NoDatabase { dir: PathBuf },
+    #[error(
+        "{path} is not a Hookscope database (it holds another program's tables), and is left as it is: give --data-dir a directory of its own"
+    )]
+    NotHookscope { path: PathBuf },
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error("a stored record is damaged: {0}")]
@@ -459,6 +463,8 @@ fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError>
     let conn = Connection::open(&path).map_err(open_err)?;
     conn.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(open_err)?;
+    // Before anything is written to it (the journal mode is written in the file).
+    schema_found(&conn, &path)?;
     conn.pragma_update(None, "journal_mode", "WAL")
         .map_err(open_err)?;
     let sync = match durability {
@@ -471,7 +477,9 @@ fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError>
     Ok(conn)
 }
 
-fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+/// The schema version of the database at `path`: 0 for an empty one. Another program's
+/// database (tables, and no version of ours) and a newer Hookscope's are refused, untouched.
+fn schema_found(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if found > schema_version() {
         return Err(StoreError::TooNew {
@@ -480,6 +488,23 @@ fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
             known: schema_version(),
         });
     }
+    if found == 0 {
+        let tables: i64 = conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+            [],
+            |r| r.get(0),
+        )?;
+        if tables > 0 {
+            return Err(StoreError::NotHookscope {
+                path: path.to_owned(),
+            });
+        }
+    }
+    Ok(found)
+}
+
+fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let found = schema_found(conn, path)?;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let version = i as i64 + 1;
         conn.execute_batch(&format!(
@@ -972,11 +997,28 @@ impl Store {
     /// Reading never creates anything: a directory without a database is an error (a mistyped
     /// `--data-dir` must not look like an empty store).
     pub fn open_read(dir: &Path) -> Result<Store, StoreError> {
-        if !db_path(dir).is_file() {
-            return Err(StoreError::NoDatabase {
-                dir: dir.to_owned(),
+        if dir.exists() && !dir.is_dir() {
+            return Err(StoreError::NotADirectory {
+                path: dir.to_owned(),
             });
         }
+        let path = db_path(dir);
+        let no_database = || StoreError::NoDatabase {
+            dir: dir.to_owned(),
+        };
+        if !path.is_file() {
+            return Err(no_database());
+        }
+        // An empty file is not a store either: reading must not make it one.
+        let probe = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|source| StoreError::Open {
+                path: path.clone(),
+                source,
+            })?;
+        if schema_found(&probe, &path)? == 0 {
+            return Err(no_database());
+        }
+        drop(probe);
         let reader = connect(dir, Durability::Normal)?;
         Ok(Store {
             dir: dir.to_owned(),
@@ -1772,6 +1814,40 @@ mod tests {
         let err = Store::open_read(dir.path()).unwrap_err();
         assert!(matches!(err, StoreError::NoDatabase { .. }));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        // An empty database file: still nothing stored, and it stays empty.
+        let db = dir.path().join(DB_FILE);
+        std::fs::write(&db, b"").unwrap();
+        let err = Store::open_read(dir.path()).unwrap_err();
+        assert!(matches!(err, StoreError::NoDatabase { .. }), "{err}");
+        assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
+        // A file where a directory is named: said so.
+        let err = Store::open_read(&db).unwrap_err();
+        assert!(matches!(err, StoreError::NotADirectory { .. }), "{err}");
+    }
+
+    #[test]
+    fn another_programs_database_is_refused_and_left_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join(DB_FILE);
+        {
+            let c = Connection::open(&db).unwrap();
+            c.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
+                .unwrap();
+        }
+        let before = std::fs::read(&db).unwrap();
+        for err in [
+            Store::open_read(dir.path()).map(|_| ()).unwrap_err(),
+            Store::open(dir.path(), Durability::Normal)
+                .map(|_| ())
+                .unwrap_err(),
+        ] {
+            assert!(matches!(err, StoreError::NotHookscope { .. }), "{err}");
+            assert!(
+                err.to_string().contains("another program's tables"),
+                "{err}"
+            );
+        }
+        assert_eq!(std::fs::read(&db).unwrap(), before, "left as it was");
     }
 
     #[tokio::test]
