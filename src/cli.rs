@@ -760,7 +760,7 @@ pub fn render_show(s: &Stored) -> String {
     );
     if let Some(why) = inv.unanswered() {
         t += &format!(
-            "  not received: {why}. {}\n",
+            "  no answer for the service: {why}. {}\n",
             crate::store::unanswered_consequence(inv.registration_check)
         );
     }
@@ -796,9 +796,17 @@ pub fn body_text(body: &[u8]) -> String {
         Ok(text) => escape_control_keep_newlines(
             &crate::text::pretty_json(text).unwrap_or_else(|| text.to_owned()),
         ),
-        Err(_) => hex_dump(body, 4096),
+        // A screenful of hex; the whole body is one flag away.
+        Err(_) if body.len() > SHOWN_HEX => format!(
+            "{}(the whole body, as hex: `hookscope show ID --json`, field body_hex)",
+            hex_dump(body, SHOWN_HEX)
+        ),
+        Err(_) => hex_dump(body, SHOWN_HEX),
     }
 }
+
+/// How much of a body that is not text `show` dumps in hex.
+const SHOWN_HEX: usize = 4096;
 
 fn escape_control_keep_newlines(s: &str) -> String {
     s.split('\n')
@@ -1176,6 +1184,12 @@ mod tests {
         assert!(body_text(b"[{\"a\":1}]").contains("\"a\": 1"));
         assert_eq!(body_text(b"plain"), "plain");
         assert!(body_text(b"\xff\x00").starts_with("00000000  ff 00"));
+        let big = body_text(&[0xff; SHOWN_HEX + 10]);
+        assert!(big.contains("... 10 more bytes"), "{big}");
+        assert!(
+            big.ends_with("`hookscope show ID --json`, field body_hex)"),
+            "{big}"
+        );
         assert_eq!(body_text(b"\x1b[31m"), "\\u{1b}[31m");
     }
 

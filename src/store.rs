@@ -232,7 +232,9 @@ impl Invocation {
         }
     }
 
-    /// Why the caller did not get the chosen answer in time, if it did not.
+    /// Why the chosen answer was no answer for the service, if it was not: the caller never got
+    /// it, or got it after the service stops waiting (a caller that waits longer still reads
+    /// it, but the service would not).
     pub fn unanswered(&self) -> Option<&'static str> {
         if self.findings.iter().any(|f| f.code == CALLER_HUNG_UP) {
             Some("the caller hung up before it was sent")

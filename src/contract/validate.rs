@@ -238,7 +238,11 @@ pub fn validate(
     let user_agent = header_values(headers, "user-agent")
         .first()
         .map(|b| String::from_utf8_lossy(b).trim().to_owned());
-    let invoker_agent = user_agent.as_deref() == Some(brand.user_agent());
+    // Letter case aside: a brand word typed in lower case (`--brand acme`) still knows the
+    // service's "Acme Invoker".
+    let invoker_agent = user_agent
+        .as_deref()
+        .is_some_and(|ua| ua.eq_ignore_ascii_case(brand.user_agent()));
     if !invoker_agent {
         f.push(Finding::new(
             Severity::Warning,
@@ -1063,6 +1067,10 @@ mod tests {
             ("User-Agent".to_owned(), b"Service Invoker".to_vec()),
         ];
         let v = run("POST", &h, b"[]");
+        assert!(v.registration_check);
+        assert_eq!(codes(&v), vec!["registration-check"]);
+        // The User-Agent in another letter case is the invoker's still.
+        let v = run("POST", &set(&h, "User-Agent", b"service invoker"), b"[]");
         assert!(v.registration_check);
         assert_eq!(codes(&v), vec!["registration-check"]);
         // Not from the invoker, or not empty: not the check.

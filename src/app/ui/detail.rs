@@ -59,7 +59,9 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 let dark = ui.visuals().dark_mode;
                 let outcome = s.inv.outcome();
                 let answer = match s.inv.unanswered() {
-                    Some(why) => format!("{} not sent: {why}", s.inv.answer.status),
+                    Some(why) => {
+                        format!("{}, no answer for the service: {why}", s.inv.answer.status)
+                    }
                     None => format!("answered {}: {}", s.inv.answer.status, outcome.label()),
                 };
                 let mut parts = vec![
@@ -619,7 +621,7 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
     );
     if let Some(why) = s.inv.unanswered() {
         ui.label(format!(
-            "Not received: {why}. {}",
+            "No answer for the service: {why}. {}",
             crate::store::unanswered_consequence(s.inv.registration_check)
         ));
     }
