@@ -126,6 +126,16 @@ fn delta(d: Duration) -> TimeDelta {
     TimeDelta::from_std(d).unwrap_or(TimeDelta::MAX)
 }
 
+/// The most attempts the contract's schedule makes for one delivery: the first call and every
+/// retry in the 2-day window (a Retry-After only spaces them further apart).
+pub fn max_attempts() -> u32 {
+    static MAX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        let plan = Schedule::default().plan(DateTime::<Utc>::UNIX_EPOCH, None);
+        plan.retries.last().map_or(1, |a| a.number)
+    })
+}
+
 impl Schedule {
     /// The schedule's delay before retry `n` (1-based: 1 is the first retry).
     pub fn delay_before_retry(&self, n: u32) -> Duration {
@@ -307,6 +317,7 @@ mod tests {
         assert_eq!(p.retries.len(), 194);
         assert_eq!(last.number, 195);
         assert_eq!(last.at, t0() + secs(1350 + 190 * 900));
+        assert_eq!(max_attempts(), 195);
     }
 
     #[test]

@@ -187,14 +187,27 @@ pub fn validate(
         let plain =
             !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) && !raw.starts_with('0');
         match raw.parse::<u32>() {
-            Ok(n) if plain => v.attempt = Some(n),
+            Ok(n) if plain => {
+                v.attempt = Some(n);
+                let most = super::max_attempts();
+                if n > most {
+                    f.push(Finding::new(
+                        Severity::Warning,
+                        "attempt-beyond-schedule",
+                        format!(
+                            "The {attempt_name} header is {n}: the contract's schedule makes at most {most} attempts for a delivery (the first call and its retries in the 2-day window)."
+                        ),
+                    ));
+                }
+            }
             Err(e) if plain && *e.kind() == std::num::IntErrorKind::PosOverflow => {
                 f.push(Finding::new(
                     Severity::Error,
                     "malformed-attempt",
                     format!(
-                        "The {attempt_name} header is \"{}\": no service makes that many attempts (at most a few hundred in the 2-day window).",
-                        raw.escape_debug()
+                        "The {attempt_name} header is \"{}\", too large a number to read: the contract's schedule makes at most {} attempts for a delivery.",
+                        raw.escape_debug(),
+                        super::max_attempts()
                     ),
                 ));
             }
@@ -888,10 +901,36 @@ mod tests {
         let v = run("POST", &h, &report_body());
         assert_eq!(codes(&v), vec!["malformed-attempt"]);
         assert!(
-            v.findings[0].message.contains("that many attempts"),
+            v.findings[0].message.contains("at most 195 attempts"),
             "{}",
             v.findings[0].message
         );
+    }
+
+    #[test]
+    fn an_attempt_past_the_schedules_last_is_a_warning_and_kept() {
+        for (n, finding) in [
+            (&b"195"[..], None),
+            (b"196", Some("attempt-beyond-schedule")),
+        ] {
+            let h = set(
+                &good_headers("status-report"),
+                "X-Service-Delivery-Attempt",
+                n,
+            );
+            let v = run("POST", &h, &report_body());
+            assert_eq!(codes(&v), finding.into_iter().collect::<Vec<_>>(), "{n:?}");
+            assert!(v.attempt.is_some());
+        }
+        let h = set(
+            &good_headers("status-report"),
+            "X-Service-Delivery-Attempt",
+            b"1000",
+        );
+        let v = run("POST", &h, &report_body());
+        assert_eq!(v.attempt, Some(1000));
+        assert_eq!(v.findings[0].severity, Severity::Warning);
+        assert!(v.findings[0].message.contains("at most 195 attempts"));
     }
 
     #[test]
