@@ -72,7 +72,13 @@ impl AttemptCond {
 #[serde(deny_unknown_fields)]
 pub struct FieldCond {
     pub field: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Text, or a number or true/false as the file writes it (`"equals": 0`); a number in the
+    /// message matches it by value (1 equals 1.0), and `"null"` matches a null.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "scalar_text"
+    )]
     pub equals: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contains: Option<String>,
@@ -93,7 +99,16 @@ impl FieldCond {
                 Value::Null => "null".to_owned(),
                 other => other.to_string(),
             };
-            self.equals.as_ref().is_none_or(|e| &text == e)
+            // A number by its value, not its spelling; text only ever by its text ("+27..."
+            // is not the number 27...).
+            let same_number = |e: &str| {
+                cur.as_f64()
+                    .zip(e.trim().parse::<f64>().ok())
+                    .is_some_and(|(a, b)| a == b)
+            };
+            self.equals
+                .as_ref()
+                .is_none_or(|e| &text == e || (cur.is_number() && same_number(e)))
                 && self
                     .contains
                     .as_ref()
@@ -497,6 +512,42 @@ fn shape_of(rule: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// A value to compare with: text, a number or true/false, kept as text.
+fn scalar_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    struct Visit;
+    impl<'de> serde::de::Visitor<'de> for Visit {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a value to compare with: text, a number, or true or false")
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(v.to_owned()))
+        }
+    }
+    d.deserialize_option(Visit)
+}
+
 fn webhook_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     crate::responder::text_or_whole_number(d, "a webhook id, such as 234 or \"234\"")
 }
@@ -722,6 +773,34 @@ mod tests {
             attempt: Some(attempt),
             body: b"[{\"to\":\"1111111\",\"status\":{\"type\":\"DELIVERED\"}}]",
         }
+    }
+
+    #[test]
+    fn a_message_value_is_compared_as_the_file_gives_it() {
+        let body =
+            br#"[{"to":"+27123","creditCost":1.0,"numberOfParts":2,"flag":true,"subtype":null}]"#;
+        let facts = CallFacts { body, ..call(1) };
+        let matches = |cond: &str| {
+            let text = format!(
+                r#"{{"rules": [{{"name": "n", "when": {{"message": {cond}}}, "answer": {{"status": 503}}}}]}}"#
+            );
+            let mut r = RuleSet::parse("x", &text).unwrap_or_else(|e| panic!("{cond}: {e}"));
+            r.decide(&facts).is_some()
+        };
+        // Numbers by value, given as numbers or as text.
+        assert!(matches(r#"{"field": "creditCost", "equals": 1}"#));
+        assert!(matches(r#"{"field": "creditCost", "equals": "1"}"#));
+        assert!(matches(r#"{"field": "numberOfParts", "equals": 2.0}"#));
+        assert!(!matches(r#"{"field": "numberOfParts", "equals": 3}"#));
+        // Text only by its text: "+27123" is not the number 27123.
+        assert!(!matches(r#"{"field": "to", "equals": 27123}"#));
+        assert!(matches(r#"{"field": "to", "equals": "+27123"}"#));
+        assert!(matches(r#"{"field": "flag", "equals": true}"#));
+        assert!(matches(r#"{"field": "subtype", "equals": "null"}"#));
+        // The same in TOML.
+        let toml = "[[rules]]\nname = \"n\"\nwhen.message = { field = \"numberOfParts\", equals = 2 }\nanswer = { status = 503 }\n";
+        let mut r = RuleSet::parse("x.toml", toml).unwrap();
+        assert!(r.decide(&facts).is_some());
     }
 
     fn recipe(name: &str) -> RuleSet {
