@@ -39,39 +39,75 @@ pub(crate) fn text_or_whole_number<'de, D: serde::Deserializer<'de>>(
     d: D,
     expecting: &'static str,
 ) -> Result<Option<String>, D::Error> {
-    struct Visit(&'static str);
-    impl<'de> serde::de::Visitor<'de> for Visit {
-        type Value = Option<String>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str(self.0)
-        }
-        fn visit_none<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_any(self)
-        }
-        fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
-            Ok(Some(n.to_string()))
-        }
-        // TOML's integers are signed.
-        fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Self::Value, E> {
-            match u64::try_from(n) {
-                Ok(n) => Ok(Some(n.to_string())),
-                Err(_) => Err(E::invalid_value(serde::de::Unexpected::Signed(n), &self)),
-            }
-        }
-        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-            Ok(Some(v.to_owned()))
-        }
-        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-            Ok(Some(v))
+    d.deserialize_option(ScalarText {
+        expecting,
+        any_scalar: false,
+    })
+}
+
+/// A value given as text, a number (whole or not, any sign) or true/false, kept as text.
+pub(crate) fn scalar_text<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    expecting: &'static str,
+) -> Result<Option<String>, D::Error> {
+    d.deserialize_option(ScalarText {
+        expecting,
+        any_scalar: true,
+    })
+}
+
+/// Reads a value into its text: a string, a whole number, and with `any_scalar` any number
+/// and true/false too. Null (or nothing) is `None`.
+struct ScalarText {
+    expecting: &'static str,
+    any_scalar: bool,
+}
+
+impl<'de> serde::de::Visitor<'de> for ScalarText {
+    type Value = Option<String>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(Some(n.to_string()))
+    }
+    // TOML's integers are signed.
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Self::Value, E> {
+        match u64::try_from(n) {
+            Ok(n) => Ok(Some(n.to_string())),
+            Err(_) if self.any_scalar => Ok(Some(n.to_string())),
+            Err(_) => Err(E::invalid_value(serde::de::Unexpected::Signed(n), &self)),
         }
     }
-    d.deserialize_option(Visit(expecting))
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        if self.any_scalar {
+            Ok(Some(v.to_string()))
+        } else {
+            Err(E::invalid_type(serde::de::Unexpected::Float(v), &self))
+        }
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        if self.any_scalar {
+            Ok(Some(v.to_string()))
+        } else {
+            Err(E::invalid_type(serde::de::Unexpected::Bool(v), &self))
+        }
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Some(v))
+    }
 }
 
 impl Default for Answer {

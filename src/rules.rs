@@ -514,38 +514,10 @@ fn shape_of(rule: &Value) -> Result<(), String> {
 
 /// A value to compare with: text, a number or true/false, kept as text.
 fn scalar_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    struct Visit;
-    impl<'de> serde::de::Visitor<'de> for Visit {
-        type Value = Option<String>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a value to compare with: text, a number, or true or false")
-        }
-        fn visit_none<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_any(self)
-        }
-        fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
-            Ok(Some(v.to_string()))
-        }
-        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
-            Ok(Some(v.to_string()))
-        }
-        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-            Ok(Some(v.to_string()))
-        }
-        fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-            Ok(Some(v.to_string()))
-        }
-        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-            Ok(Some(v.to_owned()))
-        }
-    }
-    d.deserialize_option(Visit)
+    crate::responder::scalar_text(
+        d,
+        "a value to compare with: text, a number, or true or false",
+    )
 }
 
 fn webhook_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
