@@ -110,8 +110,15 @@ pub const MAX_BODY_LIMIT: u64 = 512 << 20;
 
 /// A whole number from `min` to `max`, or a sentence saying what it is not and what to give.
 fn whole_number(s: &str, min: u64, max: u64, what: &str, give: &str) -> Result<u64, String> {
-    match s.trim().parse::<u64>() {
+    let digits = s.trim();
+    let all_digits = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    match digits.parse::<u64>() {
         Ok(n) if (min..=max).contains(&n) => Ok(n),
+        // A whole number, only too large: said so, not "not a whole number".
+        Ok(n) if n > max => Err(format!("\"{s}\" is too large for {what}: give {give}")),
+        Err(_) if all_digits => Err(format!(
+            "\"{s}\" is too large a number for {what} (at most {max}): give {give}"
+        )),
         _ => Err(format!("\"{s}\" is not {what}: give {give}")),
     }
 }
@@ -572,7 +579,11 @@ mod tests {
             (parse_limit("0").map(|_| ()), "is not a number of calls"),
             (parse_limit("-3").map(|_| ()), "1 or more"),
             (parse_port("-5").map(|_| ()), "0 to 65535"),
-            (parse_port("70000").map(|_| ()), "is not a port"),
+            (parse_port("70000").map(|_| ()), "is too large for a port"),
+            (
+                parse_limit("99999999999999999999").map(|_| ()),
+                "is too large a number for a number of calls (at most 18446744073709551615)",
+            ),
             (parse_status_code("999").map(|_| ()), "100 to 599"),
             (parse_answer_code("abc").map(|_| ()), "200 to 599"),
             (parse_answer_code("99").map(|_| ()), "use 200-599"),
