@@ -223,7 +223,18 @@ pub fn validate(
     }
     v.webhook_id = required_header(headers, brand.webhook_id_header(), f);
 
-    let content_type = header_values(headers, "content-type")
+    let content_types = header_values(headers, "content-type");
+    if content_types.len() > 1 {
+        f.push(Finding::new(
+            Severity::Warning,
+            "repeated-header",
+            format!(
+                "The Content-Type header appears {} times; the first is used, and a reader may take another.",
+                content_types.len()
+            ),
+        ));
+    }
+    let content_type = content_types
         .first()
         .map(|b| String::from_utf8_lossy(b).into_owned());
     let json_type = match &content_type {
@@ -864,6 +875,12 @@ mod tests {
         h.push(("X-Service-Delivery".into(), b"d-2".to_vec()));
         let v = run("POST", &h, &report_body());
         assert_eq!(codes(&v), vec!["repeated-header"]);
+        // Two content types: which one a reader takes is anyone's guess.
+        let mut h = good_headers("status-report");
+        h.push(("Content-Type".into(), b"text/plain".to_vec()));
+        let v = run("POST", &h, &report_body());
+        assert_eq!(codes(&v), vec!["repeated-header"]);
+        assert!(v.findings[0].message.contains("Content-Type"));
         assert_eq!(v.delivery.as_deref(), Some("d-1"));
     }
 
