@@ -900,11 +900,7 @@ fn retry_after_line(
     now: chrono::DateTime<chrono::Utc>,
 ) -> String {
     let given = match value {
-        // Past any window worth a unit count (a mistyped value): said so, not in 10^14 days.
-        RetryAfter::Wait(d) if d > std::time::Duration::from_secs(365 * 86_400) => {
-            format!("{} s, over a year", d.as_secs())
-        }
-        RetryAfter::Wait(d) => human_duration(d),
+        RetryAfter::Wait(d) => crate::text::wait_words(d),
         RetryAfter::Until(at) => format!("{} UTC", at.format("%a, %d %b %Y %H:%M:%S")),
     };
     let what = if !outcome.honours_retry_after() {
@@ -952,7 +948,7 @@ pub fn schedule_text(
                 a.number,
                 a.retry(),
                 local(a.at),
-                human_duration(a.delay),
+                crate::text::exact_duration(a.delay),
                 crate::text::exact_duration((a.at - now).to_std().unwrap_or_default())
             );
         } else if i == 6 {
@@ -1214,6 +1210,16 @@ mod tests {
         assert!(
             huge.contains(&format!("Retry-After: {} s, over a year", u64::MAX)),
             "{huge}"
+        );
+        // The delay and the time since the first failure to the same second, on one line.
+        let near = schedule_text(
+            503,
+            Some(RetryAfter::Wait(Duration::from_secs(172_799))),
+            now,
+        );
+        assert!(
+            near.contains("(+1 d 23 h 59 min 59 s after the failure before, 1 d 23 h 59 min 59 s after the first)"),
+            "{near}"
         );
         let t = schedule_text(400, None, now);
         assert!(t.contains("discarded"));

@@ -236,7 +236,7 @@ impl Answer {
         first_retry.is_none().then(|| {
             format!(
                 "A Retry-After of {} reaches past the service's 2-day retry window: no retry comes, and the message is discarded after its first attempt.",
-                crate::text::human_duration(wait)
+                crate::text::wait_words(wait)
             )
         })
     }
@@ -542,7 +542,10 @@ mod tests {
             far.contains("past the service's 2-day retry window"),
             "{far}"
         );
-        assert!(far.contains("2 d 8 h"), "{far}");
+        assert!(
+            far.contains("2 d 7 h 33 min 20 s"),
+            "to the second, as `schedule` says it: {far}"
+        );
         // A date: passed, or beyond the window.
         let mut passed = Answer::status(503);
         passed.retry_after = Some("Sun, 22 Nov 2026 09:00:00 GMT".into());

@@ -418,6 +418,16 @@ pub fn exact_duration(d: Duration) -> String {
     parts.join(" ")
 }
 
+/// A wait someone asked for (a Retry-After), to the second, in the same words wherever it is
+/// shown; past a year (a mistyped value) in seconds, with that said, not in 10^14 days.
+pub fn wait_words(d: Duration) -> String {
+    if d > Duration::from_secs(365 * 86_400) {
+        format!("{} s, over a year", d.as_secs())
+    } else {
+        exact_duration(d)
+    }
+}
+
 /// A human duration: `1.5 s`, `1 min 30 s`, `4 min 12 s`, `1 h 31 min`, `2 d`: under 10 s to
 /// the tenth, otherwise its two largest units, rounded to the smaller of them (so 47 h 59 min
 /// 59 s is `2 d`, not `1 d 23 h`).
