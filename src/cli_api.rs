@@ -271,8 +271,10 @@ fn webhook_table(list: &[Webhook]) -> Vec<String> {
                 w.trigger_scope.as_str().to_owned(),
                 if w.active { "active" } else { "inactive" }.to_owned(),
                 match w.invoke_option {
-                    InvokeOption::One => "ONE",
-                    InvokeOption::Many => "MANY",
+                    Some(InvokeOption::One) => "ONE",
+                    Some(InvokeOption::Many) => "MANY",
+                    // Not in the service's answer: not guessed.
+                    None => "?",
                 }
                 .to_owned(),
                 escape_control(&w.url),
@@ -375,6 +377,7 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
                     InvokeOption::One
                 });
             }
+            warn_unknown_invoke_option(&e, id);
             show(&api, c.update_webhook(id, &e).await?)
         }
         WebhooksCommand::Delete { id, api } => {
@@ -385,12 +388,23 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
             writeln!(std::io::stdout(), "Webhook {id} deleted.")?;
             Ok(())
         }
-        WebhooksCommand::Enable { id, api } => {
-            show(&api, client(&api)?.set_active(id, true).await?)
-        }
-        WebhooksCommand::Disable { id, api } => {
-            show(&api, client(&api)?.set_active(id, false).await?)
-        }
+        WebhooksCommand::Enable { id, api } => set_active(&api, id, true).await,
+        WebhooksCommand::Disable { id, api } => set_active(&api, id, false).await,
+    }
+}
+
+/// Enable or disable: an update with the webhook's own fields.
+async fn set_active(api: &ApiArgs, id: u64, active: bool) -> Result<(), ApiCliError> {
+    let c = client(api)?;
+    let mut e = WebhookEntry::from_webhook(&c.get_webhook(id).await?);
+    e.active = Some(active);
+    warn_unknown_invoke_option(&e, id);
+    show(api, c.update_webhook(id, &e).await?)
+}
+
+fn warn_unknown_invoke_option(e: &WebhookEntry, id: u64) {
+    if let Some(w) = e.unknown_invoke_option(id) {
+        eprintln!("note: {w}.");
     }
 }
 
@@ -473,13 +487,7 @@ fn no_webhook_warning(scope: crate::contract::TriggerScope) -> String {
 
 pub async fn inject(args: InjectArgs) -> Result<(), ApiCliError> {
     let c = client(&args.api)?;
-    let v = c
-        .raw(
-            reqwest::Method::POST,
-            "/emulator/incoming",
-            Some(serde_json::json!({"from": args.from, "to": args.to, "body": args.body})),
-        )
-        .await?;
+    let v = c.inject_incoming(&args.from, &args.to, &args.body).await?;
     warn_if_no_webhook(&c, crate::contract::TriggerScope::Received).await;
     if args.api.json {
         return print_json(&v);
@@ -622,8 +630,8 @@ mod tests {
             trigger_scope: crate::contract::TriggerScope::Sent,
             active: true,
             contact_email_address: Some("ops@example.com".into()),
-            on_web_app: true,
-            invoke_option: InvokeOption::One,
+            on_web_app: Some(true),
+            invoke_option: Some(InvokeOption::One),
         };
         let mut other = w.clone();
         other.id = 7;
@@ -631,7 +639,10 @@ mod tests {
         other.url = "https://example.com/a/much/longer/path".into();
         other.active = false;
         other.contact_email_address = None;
-        other.invoke_option = InvokeOption::Many;
+        other.invoke_option = Some(InvokeOption::Many);
+        let mut unknown = other.clone();
+        unknown.invoke_option = None;
+        assert!(webhook_table(&[unknown])[1].contains(" ? "), "not guessed");
         w.trigger_scope = crate::contract::TriggerScope::Received;
         let lines = webhook_table(&[w, other]);
         assert_eq!(lines.len(), 3);
@@ -648,6 +659,34 @@ mod tests {
         assert_eq!(lines[1].find("ops@example.com"), Some(contact));
         assert!(lines[2].contains("in\\u{1b}[2J"), "escaped: {}", lines[2]);
         assert!(lines[1].trim_start().starts_with("176380000001"));
+    }
+
+    /// service-api.md's Webhook response has no invokeOption: a webhook read without one is
+    /// written back without one (the service's default applies, and the CLI says so), never
+    /// with a guessed ONE.
+    #[test]
+    fn an_invoke_option_the_service_did_not_give_is_not_written_back() {
+        let documented = r#"{"id":5,"name":"m","url":"http://127.0.0.1/x","triggerScope":"SENT","active":true,"contactEmailAddress":null,"onWebApp":true}"#;
+        let w: Webhook = serde_json::from_str(documented).unwrap();
+        assert_eq!(w.invoke_option, None);
+        let e = WebhookEntry::from_webhook(&w);
+        let sent = serde_json::to_value(&e).unwrap();
+        assert!(sent.get("invokeOption").is_none(), "{sent}");
+        assert!(
+            e.unknown_invoke_option(5)
+                .is_some_and(|n| n.contains("--invoke MANY"))
+        );
+        // Given by the service: written back as it was, no note.
+        let many: Webhook =
+            serde_json::from_str(&documented.replace("}", r#","invokeOption":"MANY"}"#)).unwrap();
+        let e = WebhookEntry::from_webhook(&many);
+        assert_eq!(e.invoke_option, Some(InvokeOption::Many));
+        assert_eq!(e.unknown_invoke_option(5), None);
+        // A null onWebApp is not a reason to refuse the whole answer.
+        let null: Webhook =
+            serde_json::from_str(&documented.replace(r#""onWebApp":true"#, r#""onWebApp":null"#))
+                .unwrap();
+        assert_eq!(null.on_web_app, None);
     }
 
     #[test]

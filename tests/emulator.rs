@@ -79,7 +79,7 @@ async fn every_webhook_call_round_trips() {
     let w = c.create_webhook(&entry).await.unwrap();
     assert_eq!(w.name, "status");
     assert!(w.active, "active by default");
-    assert!(w.on_web_app, "onWebApp by default");
+    assert_eq!(w.on_web_app, Some(true), "onWebApp by default");
     assert_eq!(w.contact_email_address.as_deref(), Some("ops@example.com"));
     // The registration check reached the receiver and was marked.
     let check = rig
@@ -186,6 +186,40 @@ async fn the_registration_check_must_get_200() {
             .contains("Invoking the Webhook URL caused an error"),
         "{e}"
     );
+}
+
+/// A create is answered only after the service's registration check, which may take its
+/// whole wait: the client waits for it even when its own calls are given less time, so the
+/// check's answer (here a pass) arrives instead of a timeout of ours.
+#[tokio::test]
+async fn a_create_waits_for_the_registration_check() {
+    let rig = Rig::start(Answer {
+        delay_ms: 1_000,
+        ..Answer::status(200)
+    })
+    .await;
+    rig.responder.set_pass_registration_check(false);
+    let emu = emulator(1.0, |_| {}).await;
+    let c = client(&emu).with_timeout(Duration::from_millis(300));
+    let w = c
+        .create_webhook(&sent_hook(&rig, "slow-check"))
+        .await
+        .unwrap();
+    assert!(w.active);
+    // Other calls keep the time they were given.
+    rig.responder
+        .set_answer(Answer {
+            delay_ms: 1_000,
+            ..Answer::status(200)
+        })
+        .unwrap();
+    let receiver_as_api = ApiClient::new(&rig.url("/v1"), "demo", Some("demo".into()))
+        .unwrap()
+        .with_timeout(Duration::from_millis(300));
+    assert!(matches!(
+        receiver_as_api.list_webhooks().await,
+        Err(ApiError::Timeout { .. })
+    ));
 }
 
 #[tokio::test]
@@ -365,6 +399,16 @@ async fn every_error_kind_maps_to_a_message() {
     let e = api_at(&rig).list_webhooks().await.unwrap_err();
     assert!(matches!(e, ApiError::NotJson { .. }), "{e}");
     assert!(e.to_string().contains("<html>"), "{e}");
+    // A login page is no "deleted", and an empty 200 no injected message.
+    let e = api_at(&rig).delete_webhook(5).await.unwrap_err();
+    assert!(matches!(e, ApiError::NotJson { .. }), "{e}");
+    rig.responder.set_answer(Answer::status(200)).unwrap();
+    let e = api_at(&rig)
+        .inject_incoming("+27001", "+27002", "hi")
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ApiError::NotJson { .. }), "{e}");
+    api_at(&rig).delete_webhook(5).await.unwrap();
     // A proxy's HTML error page for a 5xx is a server error to retry, not a wrong base URL.
     rig.responder
         .set_answer(Answer {

@@ -147,12 +147,29 @@ impl ApiClient {
         req: reqwest::RequestBuilder,
         url: &str,
     ) -> Result<(u16, bytes::Bytes), ApiError> {
+        self.send_waiting(req, url, self.timeout).await
+    }
+
+    /// How long to wait for a create or update: the service answers it only after its
+    /// registration check, which waits up to 30 s for the URL; waiting longer lets the check's
+    /// own 400 arrive instead of a timeout of ours.
+    fn check_wait(&self) -> Duration {
+        self.timeout
+            .max(crate::contract::ANSWER_TIMEOUT + Duration::from_secs(15))
+    }
+
+    async fn send_waiting(
+        &self,
+        req: reqwest::RequestBuilder,
+        url: &str,
+        wait: Duration,
+    ) -> Result<(u16, bytes::Bytes), ApiError> {
         let req = match (&self.password, self.user.is_empty()) {
             (Some(p), false) => req.basic_auth(&self.user, Some(p)),
             _ => req,
         };
         let resp = req
-            .timeout(self.timeout)
+            .timeout(wait)
             .header("Content-Type", "application/json")
             .send()
             .await
@@ -227,7 +244,16 @@ impl ApiClient {
         req: reqwest::RequestBuilder,
         url: &str,
     ) -> Result<T, ApiError> {
-        let (status, body) = self.send(req, url).await?;
+        self.json_waiting(req, url, self.timeout).await
+    }
+
+    async fn json_waiting<T: serde::de::DeserializeOwned>(
+        &self,
+        req: reqwest::RequestBuilder,
+        url: &str,
+        wait: Duration,
+    ) -> Result<T, ApiError> {
+        let (status, body) = self.send_waiting(req, url, wait).await?;
         serde_json::from_slice(&body).map_err(|_| ApiError::NotJson {
             url: url.to_owned(),
             status,
@@ -271,18 +297,55 @@ impl ApiClient {
     pub async fn create_webhook(&self, entry: &WebhookEntry) -> Result<Webhook, ApiError> {
         let url = self.url("/webhooks");
         let body = serde_json::to_string(entry).unwrap_or_default();
-        self.json(self.http.post(&url).body(body), &url).await
+        self.json_waiting(self.http.post(&url).body(body), &url, self.check_wait())
+            .await
     }
 
     pub async fn update_webhook(&self, id: u64, entry: &WebhookEntry) -> Result<Webhook, ApiError> {
         let url = self.url(&format!("/webhooks/{id}"));
         let body = serde_json::to_string(entry).unwrap_or_default();
-        self.json(self.http.post(&url).body(body), &url).await
+        self.json_waiting(self.http.post(&url).body(body), &url, self.check_wait())
+            .await
     }
 
+    /// The service answers 200 with an empty body; anything else in the body but JSON (a
+    /// login page, a proxy's HTML) means this was not the service, and nothing was deleted.
     pub async fn delete_webhook(&self, id: u64) -> Result<(), ApiError> {
         let url = self.url(&format!("/webhooks/{id}"));
-        self.send(self.http.delete(&url), &url).await.map(|_| ())
+        let (status, body) = self.send(self.http.delete(&url), &url).await?;
+        let blank = body.iter().all(u8::is_ascii_whitespace);
+        if blank || serde_json::from_slice::<serde_json::Value>(&body).is_ok() {
+            Ok(())
+        } else {
+            Err(ApiError::NotJson {
+                url,
+                status,
+                snippet: snippet(&body),
+            })
+        }
+    }
+
+    /// The emulator's handset: an incoming message from `from` to `to`. Its answer is the
+    /// message, with its id; anything else was not the emulator.
+    pub async fn inject_incoming(
+        &self,
+        from: &str,
+        to: &str,
+        body: &str,
+    ) -> Result<serde_json::Value, ApiError> {
+        let url = self.url("/emulator/incoming");
+        let entry = serde_json::json!({"from": from, "to": to, "body": body});
+        let (status, bytes) = self
+            .send(self.http.post(&url).body(entry.to_string()), &url)
+            .await?;
+        match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Ok(v) if v.get("id").is_some_and(|i| i.is_string()) => Ok(v),
+            _ => Err(ApiError::NotJson {
+                url,
+                status,
+                snippet: snippet(&bytes),
+            }),
+        }
     }
 
     /// Turn a webhook on or off (an update with the same fields).

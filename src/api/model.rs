@@ -15,14 +15,13 @@ pub struct Webhook {
     pub active: bool,
     #[serde(default)]
     pub contact_email_address: Option<String>,
-    #[serde(default = "yes")]
-    pub on_web_app: bool,
-    #[serde(default)]
-    pub invoke_option: InvokeOption,
-}
-
-fn yes() -> bool {
-    true
+    /// As the service answers it; `None` when it does not say (or says null).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_web_app: Option<bool>,
+    /// service-api.md's Webhook response does not list it: `None` when the service does not
+    /// say, never a guess (an update would write the guess back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invoke_option: Option<InvokeOption>,
 }
 
 /// One message per call, or up to 10.
@@ -64,7 +63,9 @@ impl WebhookEntry {
         }
     }
 
-    /// The entry that recreates `w` (for enable, disable and edits).
+    /// The entry that recreates `w` (for enable, disable and edits). What the service did not
+    /// say is left out, so the service keeps to its own defaults (see
+    /// [`WebhookEntry::unknown_invoke_option`]).
     pub fn from_webhook(w: &Webhook) -> Self {
         WebhookEntry {
             name: w.name.clone(),
@@ -72,9 +73,19 @@ impl WebhookEntry {
             trigger_scope: w.trigger_scope.as_str().to_owned(),
             active: Some(w.active),
             contact_email_address: w.contact_email_address.clone(),
-            on_web_app: Some(w.on_web_app),
-            invoke_option: Some(w.invoke_option),
+            on_web_app: w.on_web_app,
+            invoke_option: w.invoke_option,
         }
+    }
+
+    /// An update sent without an invoke option takes the service's default (ONE), whatever the
+    /// webhook had: the warning to give when that is not known to be what it had.
+    pub fn unknown_invoke_option(&self, id: u64) -> Option<String> {
+        self.invoke_option.is_none().then(|| {
+            format!(
+                "the service does not say whether webhook {id} sends one message per call or up to 10, so the update sends neither and the service's default (ONE) applies; give --invoke MANY to keep up to 10 per call"
+            )
+        })
     }
 }
 

@@ -206,7 +206,7 @@ fn dispatch(s: &Arc<Shared>, scope: TriggerScope, message: Message) {
         let s2 = s.clone();
         let m = message.clone();
         s.rt.spawn(async move {
-            let batch = if w.invoke_option == InvokeOption::Many {
+            let batch = if w.invoke_option == Some(InvokeOption::Many) {
                 collect_batch(&s2, &w, m).await
             } else {
                 Some(vec![m])

@@ -234,8 +234,8 @@ fn validate_entry(s: &Shared, entry: &WebhookEntry, id: Option<u64>) -> Result<W
             .contact_email_address
             .clone()
             .filter(|e| !e.trim().is_empty()),
-        on_web_app: entry.on_web_app.unwrap_or(true),
-        invoke_option: entry.invoke_option.unwrap_or(InvokeOption::One),
+        on_web_app: Some(entry.on_web_app.unwrap_or(true)),
+        invoke_option: Some(entry.invoke_option.unwrap_or(InvokeOption::One)),
     })
 }
 

@@ -256,7 +256,7 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             url: w.url.clone(),
             scope: w.trigger_scope,
             contact: w.contact_email_address.clone().unwrap_or_default(),
-            many: w.invoke_option == crate::api::model::InvokeOption::Many,
+            many: w.invoke_option == Some(crate::api::model::InvokeOption::Many),
             active: w.active,
         };
         app.state.service.form_open = true;
