@@ -142,6 +142,11 @@ async fn webhook_validation_is_the_services() {
     remote.url = "http://192.0.2.10/hook".into();
     let e = c.create_webhook(&remote).await.unwrap_err();
     assert!(e.to_string().contains("--allow-remote"), "{e}");
+    // White space is no part of a URI: refused, not stored as given.
+    let mut spaced = sent_hook(&rig, "five");
+    spaced.url = format!("  {}  ", spaced.url);
+    let e = c.create_webhook(&spaced).await.unwrap_err();
+    assert!(e.to_string().contains("white space"), "{e}");
 }
 
 #[tokio::test]
@@ -186,6 +191,67 @@ async fn the_registration_check_must_get_200() {
             .contains("Invoking the Webhook URL caused an error"),
         "{e}"
     );
+}
+
+/// Changes that overlap while a registration check runs: names stay unique, and a webhook
+/// deleted during an update's check stays deleted.
+#[tokio::test]
+async fn changes_during_a_registration_check_keep_the_rules() {
+    let rig = Rig::start(Answer {
+        delay_ms: 400,
+        ..Answer::status(200)
+    })
+    .await;
+    rig.responder.set_pass_registration_check(false);
+    let emu = emulator(1.0, |_| {}).await;
+    let c = client(&emu);
+    let creates = (0..3).map(|_| {
+        let c = c.clone();
+        let entry = sent_hook(&rig, "race");
+        async move { c.create_webhook(&entry).await }
+    });
+    let results = futures_util::future::join_all(creates).await;
+    assert_eq!(
+        results.iter().filter(|r| r.is_ok()).count(),
+        1,
+        "{results:?}"
+    );
+    for e in results.iter().filter_map(|r| r.as_ref().err()) {
+        assert!(e.to_string().contains("already exists"), "{e}");
+    }
+    assert_eq!(c.list_webhooks().await.unwrap().len(), 1);
+
+    // An update whose check is held (by a listener of this test's own) while the webhook is
+    // deleted.
+    let held = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut off = sent_hook(&rig, "doomed");
+    off.url = format!("http://{}/hook", held.local_addr().unwrap());
+    off.active = Some(false);
+    let w = c.create_webhook(&off).await.unwrap();
+    let mut on = WebhookEntry::from_webhook(&w);
+    on.active = Some(true);
+    let update = {
+        let c = c.clone();
+        tokio::spawn(async move { c.update_webhook(w.id, &on).await })
+    };
+    let (mut check, _) = tokio::time::timeout(Duration::from_secs(10), held.accept())
+        .await
+        .expect("the update's check arrives")
+        .unwrap();
+    c.delete_webhook(w.id).await.unwrap();
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut request = [0u8; 1024];
+    let _ = check.read(&mut request).await.unwrap();
+    check
+        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+        .await
+        .unwrap();
+    let e = update.await.unwrap().unwrap_err();
+    assert!(matches!(e, ApiError::NotFound { .. }), "{e}");
+    assert!(matches!(
+        c.get_webhook(w.id).await,
+        Err(ApiError::NotFound { .. })
+    ));
 }
 
 /// A create is answered only after the service's registration check, which may take its

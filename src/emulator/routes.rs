@@ -1,6 +1,6 @@
 //! The emulator's HTTP API: `/v1/webhooks`, `/v1/messages`, and `/v1/emulator/*` controls.
 
-use super::{Credentials, MAX_MESSAGES_PER_REQUEST, Shared, check_target, invoker};
+use super::{Credentials, Data, MAX_MESSAGES_PER_REQUEST, Shared, check_target, invoker};
 use crate::api::model::{ErrorBody, InvokeOption, Webhook, WebhookEntry};
 use crate::contract::{Message, TriggerScope};
 use axum::Router;
@@ -189,28 +189,39 @@ async fn get_webhook(State(s): Shr, Path(id): Path<String>) -> Result<axum::Json
         .ok_or_else(|| not_found(format!("Webhook with id '{id}' does not exist")))
 }
 
+/// Names are unique per account: `name` is free for the webhook `id` (`None`: a new one).
+/// Asked again, under the same lock as the change, once a registration check is over (two
+/// creates with one name may both have passed the first look while their checks ran).
+fn name_free(d: &Data, name: &str, id: Option<u64>) -> Result<(), ApiErr> {
+    if d.webhooks
+        .values()
+        .any(|w| w.name == name && Some(w.id) != id)
+    {
+        return Err(bad_request(format!(
+            "A webhook named '{name}' already exists; names are unique per account"
+        )));
+    }
+    Ok(())
+}
+
 /// Validate an entry into a webhook with `id`; `None` id means create.
 fn validate_entry(s: &Shared, entry: &WebhookEntry, id: Option<u64>) -> Result<Webhook, ApiErr> {
     if entry.name.trim().is_empty() {
         return Err(bad_request("name must not be empty"));
     }
-    let taken = s
-        .data()
-        .webhooks
-        .values()
-        .any(|w| w.name == entry.name && Some(w.id) != id);
-    if taken {
-        return Err(bad_request(format!(
-            "A webhook named '{}' already exists; names are unique per account",
-            entry.name
-        )));
-    }
+    name_free(&s.data(), &entry.name, id)?;
     let scope = TriggerScope::parse(&entry.trigger_scope).ok_or_else(|| {
         bad_request(format!(
             "triggerScope must be SENT or RECEIVED (case-sensitive), not '{}'",
             entry.trigger_scope
         ))
     })?;
+    if entry.url.chars().any(char::is_whitespace) {
+        return Err(bad_request(format!(
+            "url '{}' is not a valid URI: it contains white space",
+            entry.url.escape_debug()
+        )));
+    }
     let url = reqwest::Url::parse(&entry.url)
         .map_err(|e| bad_request(format!("url '{}' is not a valid URI: {e}", entry.url)))?;
     check_target(&url, s.allow_remote()).map_err(bad_request)?;
@@ -249,6 +260,7 @@ async fn create_webhook(State(s): Shr, body: Body) -> Result<axum::Json<Webhook>
     }
     {
         let mut d = s.data();
+        name_free(&d, &w.name, None)?;
         w.id = d.next_webhook;
         d.next_webhook += 1;
         d.webhooks.insert(w.id, w.clone());
@@ -279,7 +291,15 @@ async fn update_webhook(
             .await
             .map_err(bad_request)?;
     }
-    s.data().webhooks.insert(n, w.clone());
+    {
+        // Deleted while its check ran: it stays deleted.
+        let mut d = s.data();
+        if !d.webhooks.contains_key(&n) {
+            return Err(not_found(format!("Webhook with id '{id}' does not exist")));
+        }
+        name_free(&d, &w.name, Some(n))?;
+        d.webhooks.insert(n, w.clone());
+    }
     s.log(format!(
         "webhook {n} \"{}\" updated (active: {})",
         w.name, w.active
