@@ -254,6 +254,49 @@ async fn changes_during_a_registration_check_keep_the_rules() {
     ));
 }
 
+/// A receiver that never answers holds up only its own webhook's calls: another webhook gets
+/// every status report at once, not after the hung calls' 30 s.
+#[tokio::test]
+async fn a_hung_receiver_holds_up_only_its_own_webhook() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rig = Rig::start(Answer::status(200)).await;
+    let emu = emulator(1.0, |_| {}).await;
+    let c = client(&emu);
+    // Answers the registration check, then accepts every call and never answers (bounded:
+    // the calls this test makes).
+    let hung = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut hung_hook = sent_hook(&rig, "hung");
+    hung_hook.url = format!("http://{}/hook", hung.local_addr().unwrap());
+    tokio::spawn(async move {
+        if let Ok((mut check, _)) = hung.accept().await {
+            let mut request = [0u8; 2048];
+            let _ = check.read(&mut request).await;
+            let _ = check
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .await;
+        }
+        let mut held = Vec::new();
+        while held.len() < 200 {
+            match hung.accept().await {
+                Ok((conn, _)) => held.push(conn),
+                Err(_) => break,
+            }
+        }
+    });
+    c.create_webhook(&hung_hook).await.unwrap();
+    c.create_webhook(&sent_hook(&rig, "healthy")).await.unwrap();
+    // 20 messages to the test number: two reports each (SENT, then FAILED) to every webhook,
+    // more than the calls one webhook may have in flight.
+    let many: Vec<SubmissionEntry> = (0..20)
+        .map(|i| SubmissionEntry::to_number("1111111", &format!("m{i}")))
+        .collect();
+    c.send_messages(&many).await.unwrap();
+    // The healthy webhook's 40 arrive on the message steps (seconds), well before the hung
+    // calls' 30 s would free a shared slot.
+    let got = calls(&rig, 40, 15).await;
+    assert_eq!(got.len(), 40);
+}
+
 /// A create is answered only after the service's registration check, which may take its
 /// whole wait: the client waits for it even when its own calls are given less time, so the
 /// check's answer (here a pass) arrives instead of a timeout of ours.

@@ -396,8 +396,9 @@ async fn call(
 ) -> (Option<u16>, Option<Duration>) {
     let b = &s.brand();
     let body = serde_json::to_vec(messages).unwrap_or_else(|_| b"[]".to_vec());
+    let calls = s.calls_to(w.id);
     // Err only if the semaphore were closed, which it never is.
-    let _permit = s.calls.acquire().await.ok();
+    let _permit = calls.acquire().await.ok();
     let r = s
         .http
         .post(&w.url)

@@ -130,10 +130,11 @@ pub(crate) struct Shared {
     /// Starts as `config.brand`; the app changes it with its receiver's, so the built-in
     /// emulator's calls keep naming the headers the receiver reads.
     pub brand: std::sync::RwLock<Brand>,
-    /// Webhook calls in flight at once, at most [`CALLS_AT_ONCE`]: a burst of messages queues
-    /// here instead of opening thousands of connections, and a call's 30 s only start once it
-    /// is sent, so a receiver is never timed out for the emulator's own backlog.
-    pub calls: tokio::sync::Semaphore,
+    /// Calls in flight at once to each webhook, at most [`CALLS_AT_ONCE`] each: a burst of
+    /// messages queues here instead of opening thousands of connections, a call's 30 s only
+    /// start once it is sent (a receiver is never timed out for the emulator's own backlog),
+    /// and a slow receiver holds up only its own webhook's calls, never another's schedule.
+    pub calls: Mutex<std::collections::HashMap<u64, Arc<tokio::sync::Semaphore>>>,
     /// The runtime the emulator was started on: its work is spawned there, so the app may
     /// steer it (inject a message) from the UI thread, which is outside any runtime.
     pub rt: tokio::runtime::Handle,
@@ -142,12 +143,22 @@ pub(crate) struct Shared {
 /// The fastest the emulator's clock runs (2 days in 0.17 s).
 pub const MAX_SPEED: f64 = 1_000_000.0;
 
-/// How many webhook calls the emulator makes at once.
+/// How many calls the emulator makes at once to one webhook.
 pub const CALLS_AT_ONCE: usize = 32;
 
 impl Shared {
     pub fn allow_remote(&self) -> bool {
         self.remote.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The calls to webhook `id` that may be in flight (see [`Shared::calls`]).
+    pub fn calls_to(&self, id: u64) -> Arc<tokio::sync::Semaphore> {
+        self.calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(id)
+            .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(CALLS_AT_ONCE)))
+            .clone()
     }
 
     /// The brand word its calls carry now.
@@ -239,7 +250,7 @@ impl Emulator {
             brand: std::sync::RwLock::new(config.brand.clone()),
             config,
             http,
-            calls: tokio::sync::Semaphore::new(CALLS_AT_ONCE),
+            calls: Mutex::default(),
             rt: tokio::runtime::Handle::current(),
         });
         let app = routes::router(shared.clone());
