@@ -3,18 +3,27 @@
 use serde::{Deserialize, Serialize};
 
 /// One message as the service sends it. Unknown fields are ignored (the service adds fields over
-/// time); ids stay strings because they can exceed 2^53.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// time); ids stay strings because they can exceed 2^53. Read from an answer, only the id is
+/// required: a field missing or null reads as empty (a client must not call the answer to a
+/// send that was accepted, and charged, a failure for a field it does not use). The contract
+/// checks of a webhook call do not go through this type ([`super::validate`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     pub id: String,
-    #[serde(rename = "type")]
+    #[serde(rename = "type", default, deserialize_with = "null_as_default")]
     pub kind: String,
+    #[serde(default, deserialize_with = "null_as_default")]
     pub from: String,
+    #[serde(default, deserialize_with = "null_as_default")]
     pub to: String,
+    #[serde(default, deserialize_with = "null_as_default")]
     pub body: String,
+    #[serde(default, deserialize_with = "null_as_default")]
     pub encoding: String,
+    #[serde(default, deserialize_with = "null_as_default")]
     pub protocol_id: i64,
+    #[serde(default, deserialize_with = "null_as_default")]
     pub message_class: i64,
     /// May be null while the message is still being accepted.
     pub number_of_parts: Option<i64>,
@@ -22,20 +31,31 @@ pub struct Message {
     pub credit_cost: Option<f64>,
     #[serde(default)]
     pub user_supplied_id: Option<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
     pub submission: Submission,
+    #[serde(default, deserialize_with = "null_as_default")]
     pub status: MessageStatus,
     #[serde(default)]
     pub related_sent_message_id: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A field that may be missing or null: its empty value then.
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Submission {
     pub id: String,
     /// ISO 8601 UTC timestamp, kept as the service wrote it.
     pub date: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MessageStatus {
     /// `type.subtype`, with `null` for a missing subtype.
     pub id: String,
@@ -127,6 +147,22 @@ mod tests {
         assert_eq!(back["protocolId"], 0);
         assert_eq!(back["status"]["id"], "DELIVERED.null");
         assert!(back.get("somethingNew").is_none());
+    }
+
+    /// An accepted send whose answer leaves out, or nulls, a field the client does not use is
+    /// still read: only the id is needed.
+    #[test]
+    fn only_the_id_is_needed_to_read_an_answer() {
+        let json = r#"[{"id":"7","type":"SENT","to":"+27001","protocolId":null,"messageClass":null,
+            "from":null,"status":{"id":"ACCEPTED.null","type":"ACCEPTED","subtype":null}}]"#;
+        let m: Vec<Message> = serde_json::from_str(json).unwrap();
+        assert_eq!((m[0].id.as_str(), m[0].to.as_str()), ("7", "+27001"));
+        assert_eq!((m[0].protocol_id, m[0].from.as_str()), (0, ""));
+        assert_eq!(m[0].status.id, "ACCEPTED.null");
+        assert!(
+            serde_json::from_str::<Message>(r#"{"type":"SENT"}"#).is_err(),
+            "no id"
+        );
     }
 
     #[test]
