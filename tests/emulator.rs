@@ -353,6 +353,38 @@ async fn messages_send_list_filter_and_get() {
         .await
         .unwrap();
     assert_eq!(raw.as_array().unwrap().len(), 3);
+    // The submission's own fields are the message's; those it cannot take are refused.
+    let post = |entry: serde_json::Value| {
+        let c = c.clone();
+        async move { c.raw(reqwest::Method::POST, "/messages", Some(entry)).await }
+    };
+    let classed =
+        post(serde_json::json!({"to": "+27001", "body": "x", "messageClass": 1, "protocolId": 64}))
+            .await
+            .unwrap();
+    assert_eq!(
+        (
+            classed[0]["messageClass"].as_i64(),
+            classed[0]["protocolId"].as_i64()
+        ),
+        (Some(1), Some(64))
+    );
+    for (entry, says) in [
+        (
+            serde_json::json!({"to": "+27001", "body": "x", "userSuppliedId": 123}),
+            "userSuppliedId must be text",
+        ),
+        (
+            serde_json::json!({"to": "+27001", "body": "a".repeat(400), "longMessageMaxParts": 1}),
+            "more than longMessageMaxParts 1",
+        ),
+    ] {
+        let e = post(entry).await.unwrap_err();
+        assert!(
+            matches!(&e, ApiError::Validation { detail } if detail.contains(says)),
+            "{e}"
+        );
+    }
     let got = c.get_message(&sent[0].id).await.unwrap();
     assert_eq!(got.body, "hello");
     assert!(matches!(
@@ -373,7 +405,7 @@ async fn messages_send_list_filter_and_get() {
         .list_messages(None, true, Some(&format!("id>{}", sent[0].id)))
         .await
         .unwrap();
-    assert_eq!(after.len(), 3);
+    assert_eq!(after.len(), 4, "the three above and the classed one");
     // The life cycle moves on by the fast clock: ACCEPTED -> SENT -> DELIVERED.
     let id = sent[0].id.clone();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);

@@ -109,6 +109,9 @@ pub struct Outgoing<'a> {
     pub user_supplied_id: Option<String>,
     pub reports: &'a str,
     pub encoding: &'a str,
+    /// As submitted (the service's defaults, 2 and 0, when not).
+    pub message_class: i64,
+    pub protocol_id: i64,
     /// `schedule-date`: not sent before then (on the emulator's clock).
     pub scheduled: Option<chrono::DateTime<chrono::Utc>>,
 }
@@ -124,6 +127,8 @@ pub fn submit(s: &Arc<Shared>, sub: Outgoing<'_>) -> Message {
         user_supplied_id,
         reports,
         encoding,
+        message_class,
+        protocol_id,
         scheduled,
     } = sub;
     // A date already passed (on the emulator's clock) sends at once.
@@ -136,11 +141,15 @@ pub fn submit(s: &Arc<Shared>, sub: Outgoing<'_>) -> Message {
     let mut m = new_message(s, "SENT", from, to, body, MessageStatus::new(first, None));
     m.user_supplied_id = user_supplied_id;
     m.encoding = encoding.to_owned();
+    m.message_class = message_class;
+    m.protocol_id = protocol_id;
     if let Ok(key) = m.id.parse::<u128>()
         && let Some(stored) = s.data().messages.get_mut(&key)
     {
         stored.user_supplied_id = m.user_supplied_id.clone();
         stored.encoding = m.encoding.clone();
+        stored.message_class = message_class;
+        stored.protocol_id = protocol_id;
     }
     let test = to.trim_start_matches('+') == TEST_NUMBER;
     match scheduled {
