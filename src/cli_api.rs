@@ -173,7 +173,10 @@ pub fn exposure_warning(bind: IpAddr, default_password: bool) -> Option<String> 
     })
 }
 
+/// The options start an emulator; `emulate inject` talks to one already running, so they are
+/// refused beside it (its `--api-url` says where that emulator is), not ignored.
 #[derive(Debug, Clone, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct EmulateArgs {
     /// Address to listen on. The default keeps the emulator on this machine; anything else lets
     /// other machines use its API (with the demo password unless HOOKSCOPE_API_PASSWORD is set).
@@ -223,12 +226,21 @@ pub enum ApiCliError {
     Input(String),
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
+    #[error(
+        "nothing to change in webhook {0}: give what to change (--name, --url, --scope, --contact, --invoke; --contact \"\" removes the contact)"
+    )]
+    NothingToChange(u64),
 }
 
 impl ApiCliError {
     /// The reader of the output went away (`| head`): nothing to report.
     pub fn is_closed_output(&self) -> bool {
         matches!(self, ApiCliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
+    /// The command line asks for nothing that can be done: exit status 2, as clap's refusals.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, ApiCliError::NothingToChange(_))
     }
 }
 
@@ -355,6 +367,12 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
             invoke,
             api,
         } => {
+            if [&name, &url, &sc, &contact, &invoke]
+                .iter()
+                .all(|given| given.is_none())
+            {
+                return Err(ApiCliError::NothingToChange(id));
+            }
             let c = client(&api)?;
             let current = c.get_webhook(id).await?;
             let mut e = WebhookEntry::from_webhook(&current);

@@ -106,6 +106,8 @@ impl From<hookscope::cli_api::ApiCliError> for Failure {
     fn from(e: hookscope::cli_api::ApiCliError) -> Self {
         if e.is_closed_output() {
             Failure::ClosedOutput
+        } else if e.is_usage() {
+            Failure::Usage(e.to_string())
         } else {
             Failure::Message(e.to_string())
         }

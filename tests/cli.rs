@@ -162,6 +162,15 @@ fn bad_flag_values_are_refused_with_a_reason() {
         (&["emulate", "--speed", "1e-300"], "from 0.01 to 1000000"),
         (&["show", "abc"], "is not an invocation id"),
         (&["webhooks", "get", "abc"], "is not a webhook id"),
+        (
+            &["webhooks", "update", "5"],
+            "nothing to change in webhook 5",
+        ),
+        // Options that start an emulator, beside the action that talks to a running one.
+        (
+            &["emulate", "--port", "33907", "inject", "--body", "hi"],
+            "cannot be used with '--port",
+        ),
         (&["webhooks", "delete", "-1"], "is not a webhook id"),
         (
             &["emulate", "--credits", "-5"],

@@ -523,6 +523,13 @@ async fn every_error_kind_maps_to_a_message() {
         api_at(&rig).list_webhooks().await,
         Err(ApiError::Server { status: 500, .. })
     ));
+    // A 4xx the contract does not name is a refusal, not a failure to wait out.
+    rig.responder
+        .set_answer(json_error(409, "conflict"))
+        .unwrap();
+    let e = api_at(&rig).list_webhooks().await.unwrap_err();
+    assert!(matches!(e, ApiError::Refused { status: 409, .. }), "{e}");
+    assert!(!e.to_string().contains("try again later"), "{e}");
     rig.responder
         .set_answer(json_error(403, "insufficient-quota"))
         .unwrap();

@@ -35,6 +35,10 @@ pub enum ApiError {
     },
     #[error("the service failed ({status}): {detail}; try again later")]
     Server { status: u16, detail: String },
+    /// A 4xx the contract does not name (409, 418...): the call was refused, and sending it
+    /// again as it is will not help.
+    #[error("the service refused the call ({status}): {detail}")]
+    Refused { status: u16, detail: String },
     #[error(
         "cannot connect to {url}: nothing answers there (is the emulator or the service running, and is --api-url right?)"
     )]
@@ -206,6 +210,14 @@ impl ApiClient {
                 snippet: snippet(body),
             };
         }
+        // What the service said, or failing that what it sent.
+        let or_body = |detail: String| {
+            if detail.is_empty() {
+                snippet(body)
+            } else {
+                detail
+            }
+        };
         match status {
             401 if self.password.is_none() || self.user.is_empty() => ApiError::MissingCredentials,
             401 => ApiError::WrongCredentials {
@@ -228,13 +240,13 @@ impl ApiClient {
                 status,
                 retry_after,
             },
+            400..=499 => ApiError::Refused {
+                status,
+                detail: or_body(detail),
+            },
             _ => ApiError::Server {
                 status,
-                detail: if detail.is_empty() {
-                    snippet(body)
-                } else {
-                    detail
-                },
+                detail: or_body(detail),
             },
         }
     }

@@ -309,6 +309,10 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
         let outcome = status.map_or(Outcome::RetryTemporary, outcome_of);
         let retry_after = retry_after.filter(|_| outcome.honours_retry_after());
         let answered = status.map_or("no answer".to_owned(), |c| c.to_string());
+        // For the outbox's sentences: "was answered 503", "got no answer in time".
+        let was_answered = status.map_or("got no answer in time".to_owned(), |c| {
+            format!("was answered {c}")
+        });
         s.log(format!(
             "delivery {delivery} attempt {attempt} to webhook {}: {answered} ({})",
             hook.id,
@@ -325,7 +329,7 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
                     &hook,
                     "message discarded",
                     format!(
-                        "Delivery {delivery} to {} was answered {answered}: the message was discarded.",
+                        "Delivery {delivery} to {} {was_answered}: the message was discarded.",
                         hook.url
                     ),
                 );
@@ -370,7 +374,7 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
             &hook,
             "message retrying",
             format!(
-                "Delivery {delivery} to {} was answered {answered}; it will be retried.",
+                "Delivery {delivery} to {} {was_answered}; it will be retried.",
                 hook.url
             ),
         );
