@@ -735,6 +735,10 @@ async fn a_message_injected_from_a_thread_outside_the_runtime_is_delivered() {
     let got = calls(&rig, 1, 30).await;
     assert_eq!(got[0].inv.event.as_deref(), Some("incoming-message"));
     assert!(String::from_utf8_lossy(&got[0].inv.body).contains(&injected.id));
+    // A status from service-api.md's list: received, so delivered (RECEIVED is its type).
+    assert_eq!(injected.kind, "RECEIVED");
+    assert_eq!(injected.status.id, "DELIVERED.null");
+    assert!(got[0].inv.findings.is_empty(), "{:?}", got[0].inv.findings);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -120,7 +120,7 @@ impl Message {
                 id: format!("sub-{id}"),
                 date: "2026-11-21T14:05:40Z".to_owned(),
             },
-            status: MessageStatus::new("RECEIVED", None),
+            status: MessageStatus::new("DELIVERED", None),
             related_sent_message_id: Some("1000000000000000001".to_owned()),
         }
     }

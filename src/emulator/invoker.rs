@@ -193,9 +193,9 @@ pub fn submit(s: &Arc<Shared>, sub: Outgoing<'_>) -> Message {
 
 /// A message from a handset arrives.
 pub fn receive(s: &Arc<Shared>, from: &str, to: &str, body: &str) -> Message {
-    let mut status = MessageStatus::new("DELIVERED", None);
-    status.kind = "RECEIVED".into();
-    status.id = crate::contract::status_id("RECEIVED", None);
+    // Received, so delivered to the service: service-api.md's status.type list has no
+    // RECEIVED (that is the message's type).
+    let status = MessageStatus::new("DELIVERED", None);
     let m = new_message(s, "RECEIVED", from, to, body, status);
     s.log(format!("message {} received from {from}", m.id));
     dispatch(s, TriggerScope::Received, m.clone());
