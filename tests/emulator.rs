@@ -523,6 +523,16 @@ async fn every_error_kind_maps_to_a_message() {
         api_at(&rig).list_webhooks().await,
         Err(ApiError::Server { status: 500, .. })
     ));
+    // The emulator without its /v1: the list is not there, so the base URL is named.
+    let no_v1 = ApiClient::new(base.trim_end_matches("/v1"), "demo", Some("demo".into())).unwrap();
+    let e = no_v1.list_webhooks().await.unwrap_err();
+    assert!(matches!(e, ApiError::NotFound { .. }), "{e}");
+    assert!(e.to_string().contains("is --api-url the API's base"), "{e}");
+    // A query would swallow the paths put after the base: refused before any call.
+    assert!(matches!(
+        ApiClient::new(&format!("{base}?x=1"), "demo", None),
+        Err(ApiError::BadBase { .. })
+    ));
     // A 4xx the contract does not name is a refusal, not a failure to wait out.
     rig.responder
         .set_answer(json_error(409, "conflict"))

@@ -58,7 +58,7 @@ pub enum ApiError {
     #[error("the call to {url} failed: {detail}")]
     Other { url: String, detail: String },
     #[error(
-        "the API base URL \"{base}\" is not a whole http(s) address: give it as https://host/v1 (the emulator's is http://127.0.0.1:PORT/v1)"
+        "the API base URL \"{base}\" is not a whole http(s) address (a scheme, a host, a port up to 65535, no query): give it as https://host/v1 (the emulator's is http://127.0.0.1:PORT/v1)"
     )]
     BadBase { base: String },
 }
@@ -106,9 +106,13 @@ impl std::fmt::Debug for ApiClient {
 impl ApiClient {
     /// `base` is the API's base URL, e.g. `http://127.0.0.1:8788/v1`.
     pub fn new(base: &str, user: &str, password: Option<String>) -> Result<Self, ApiError> {
-        let whole = url::Url::parse(base.trim())
-            .ok()
-            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+        // A query or fragment would swallow the paths put after the base.
+        let whole = url::Url::parse(base.trim()).ok().filter(|u| {
+            matches!(u.scheme(), "http" | "https")
+                && u.host().is_some()
+                && u.query().is_none()
+                && u.fragment().is_none()
+        });
         if whole.is_none() {
             return Err(ApiError::BadBase {
                 base: base.trim().to_owned(),
@@ -228,6 +232,12 @@ impl ApiClient {
             403 => ApiError::AccessDenied {
                 user: self.user.clone(),
                 detail: (!detail.is_empty()).then_some(detail),
+            },
+            // The lists are always there: a 404 for one is a base URL that is not the API's.
+            404 if url.ends_with("/webhooks") || url.ends_with("/messages") => ApiError::NotFound {
+                detail: format!(
+                    "{detail} (nothing is at {url}: is --api-url the API's base, ending in /v1?)"
+                ),
             },
             404 => ApiError::NotFound { detail },
             400 if fragment.contains("too-many")
