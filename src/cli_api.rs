@@ -230,6 +230,8 @@ pub enum ApiCliError {
         "nothing to change in webhook {0}: give what to change (--name, --url, --scope, --contact, --invoke; --contact \"\" removes the contact)"
     )]
     NothingToChange(u64),
+    #[error("{0}")]
+    Options(String),
 }
 
 impl ApiCliError {
@@ -240,7 +242,10 @@ impl ApiCliError {
 
     /// The command line asks for nothing that can be done: exit status 2, as clap's refusals.
     pub fn is_usage(&self) -> bool {
-        matches!(self, ApiCliError::NothingToChange(_))
+        matches!(
+            self,
+            ApiCliError::NothingToChange(_) | ApiCliError::Options(_)
+        )
     }
 }
 
@@ -531,6 +536,17 @@ fn unseen_activity(activity: &[Activity], shown: u64) -> (&[Activity], u64) {
 pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
     if let Some(EmulateAction::Inject(inject_args)) = args.action {
         return inject(inject_args).await;
+    }
+    if args.user.trim().is_empty() {
+        return Err(ApiCliError::Options(
+            "--user cannot be empty: the account needs a name (demo by default)".into(),
+        ));
+    }
+    if args.read_only_user.as_deref() == Some(args.user.as_str()) {
+        return Err(ApiCliError::Options(format!(
+            "--read-only-user cannot be the account itself ({}): give the read-only principal a name of its own",
+            args.user
+        )));
     }
     let password = std::env::var(PASSWORD_ENV).unwrap_or_else(|_| "demo".into());
     let default_password = std::env::var(PASSWORD_ENV).is_err();

@@ -397,7 +397,7 @@ pub fn is_email(text: &str) -> bool {
     matches!(
         (parts.next(), parts.next(), parts.next()),
         (Some(user), Some(host), None) if !user.is_empty() && !host.is_empty()
-    ) && !text.chars().any(char::is_whitespace)
+    ) && !text.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 /// A duration to the second, every unit given: `1 d 23 h 52 min 30 s` (where the rounding of
@@ -498,6 +498,7 @@ mod tests {
             "ops@",
             "a@b@c",
             "o ps@example.com",
+            "a\u{1b}[2J@b.c",
             "",
         ] {
             assert!(!super::is_email(bad), "{bad}");

@@ -166,6 +166,11 @@ fn bad_flag_values_are_refused_with_a_reason() {
             &["webhooks", "update", "5"],
             "nothing to change in webhook 5",
         ),
+        (&["emulate", "--user", ""], "--user cannot be empty"),
+        (
+            &["emulate", "--read-only-user", "demo"],
+            "cannot be the account itself",
+        ),
         // Options that start an emulator, beside the action that talks to a running one.
         (
             &["emulate", "--port", "33907", "inject", "--body", "hi"],

@@ -428,6 +428,15 @@ async fn messages_send_list_filter_and_get() {
         .await
         .unwrap();
     assert!(delivered.iter().any(|m| m.id == id));
+    // The enumerations are case-sensitive: another spelling is a mistake said, not [].
+    let e = c
+        .list_messages(None, false, Some("status.type=delivered"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, ApiError::Validation { detail } if detail.contains("case-sensitive")),
+        "{e}"
+    );
 }
 
 #[tokio::test]

@@ -334,7 +334,10 @@ fn recipients(to: &Value) -> Result<Vec<String>, ApiErr> {
                     400,
                     format!(
                         "Recipient group '{}' was specified but no such group was found",
-                        o.get("name").and_then(Value::as_str).unwrap_or("?")
+                        o.get("name")
+                            .or_else(|| o.get("address"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("?")
                     ),
                 ))),
                 Some(other) => Err(bad_request(format!("unknown recipient type '{other}'"))),
@@ -347,7 +350,7 @@ fn recipients(to: &Value) -> Result<Vec<String>, ApiErr> {
         other => vec![one(other)?],
     };
     for n in &list {
-        let digits = n.trim_start_matches('+');
+        let digits = n.strip_prefix('+').unwrap_or(n);
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad_request(format!("'{n}' is not a phone number")));
         }
@@ -428,7 +431,7 @@ async fn send_messages(
                 .map(|d| d.with_timezone(&chrono::Utc))
                 .map_err(|_| {
                     bad_request(format!(
-                        "schedule-date '{date}' is not an ISO 8601 date and time (e.g. 2026-11-22T14:00:00Z)"
+                        "schedule-date '{date}' is not an ISO 8601 date and time with its time zone (e.g. 2026-11-22T14:00:00Z or 2026-11-22T16:00:00+02:00): without one, the time is ambiguous"
                     ))
                 })?,
         ),
@@ -632,6 +635,26 @@ fn clause_matches(m: &Message, clause: &str) -> Result<bool, ApiErr> {
             ops.join(" ")
         )));
     }
+    // The enumerations of service-api.md, in their letter case: another value matches nothing
+    // ever, which is a mistake to say, not an empty list.
+    let enumeration: &[&str] = match field {
+        "type" => &["SENT", "RECEIVED"],
+        "status.type" => &[
+            "ACCEPTED",
+            "SCHEDULED",
+            "SENT",
+            "DELIVERED",
+            "UNKNOWN",
+            "FAILED",
+        ],
+        _ => &[],
+    };
+    if !enumeration.is_empty() && !enumeration.contains(&value) {
+        return Err(bad_request(format!(
+            "filter on '{field}' takes one of {} (case-sensitive), not '{value}'",
+            enumeration.join(", ")
+        )));
+    }
     if field == "id" && (value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit())) {
         return Err(bad_request(format!(
             "filter on 'id' compares with a message id (digits), not '{value}'"
@@ -794,5 +817,12 @@ mod tests {
                 .contains("no such group")
         );
         assert!(r(serde_json::json!("abc")).is_err());
+        assert!(r(serde_json::json!("++1")).is_err(), "one plus at most");
+        // A group given by its address is named by it.
+        assert!(
+            r(serde_json::json!([{"type": "GROUP", "address": "staff"}]))
+                .unwrap_err()
+                .contains("'staff'")
+        );
     }
 }
