@@ -599,6 +599,10 @@ async fn every_error_kind_maps_to_a_message() {
     .unwrap();
     let e = tls.list_webhooks().await.unwrap_err();
     assert!(matches!(e, ApiError::Tls { .. }), "{e:?}");
+    assert!(
+        e.to_string().contains("does not speak TLS"),
+        "in words: {e}"
+    );
     // Nothing listening.
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = dead.local_addr().unwrap().port();

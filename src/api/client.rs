@@ -459,11 +459,20 @@ fn transport_error(url: &str, e: &reqwest::Error) -> ApiError {
         // The TCP connection was made; the secure handshake on top of it failed.
         ApiError::Tls {
             url: url.to_owned(),
-            detail: chain.rsplit(": ").next().unwrap_or(&chain).to_owned(),
+            detail: plain_tls(&chain),
         }
     } else if e.is_connect() {
         ApiError::ConnectionRefused {
             url: url.to_owned(),
+        }
+    } else if lower.contains("connection reset") || lower.contains("connection closed before") {
+        ApiError::Other {
+            url: url.to_owned(),
+            detail: if url.starts_with("http:") {
+                "the server closed the connection without an answer (if it speaks https, the URL must start with https://)".to_owned()
+            } else {
+                "the server closed the connection without an answer".to_owned()
+            },
         }
     } else {
         ApiError::Other {
@@ -473,9 +482,68 @@ fn transport_error(url: &str, e: &reqwest::Error) -> ApiError {
     }
 }
 
+/// Why a secure connection failed, in words (rustls names its reasons in Rust).
+fn plain_tls(chain: &str) -> String {
+    const REASONS: [(&str, &str); 6] = [
+        (
+            "UnknownIssuer",
+            "its certificate is not signed by an authority this machine trusts (a self-signed or private certificate)",
+        ),
+        (
+            "CaUsedAsEndEntity",
+            "it shows a certificate authority's certificate, not a server's",
+        ),
+        (
+            "NotValidForName",
+            "its certificate is for another host name",
+        ),
+        ("Expired", "its certificate has expired"),
+        (
+            "InvalidContentType",
+            "what answered does not speak TLS (is the URL https:// where the server speaks http://?)",
+        ),
+        (
+            "corrupt message",
+            "what answered does not speak TLS (is the URL https:// where the server speaks http://?)",
+        ),
+    ];
+    REASONS
+        .iter()
+        .find(|(code, _)| chain.contains(code))
+        .map_or_else(
+            || chain.rsplit(": ").next().unwrap_or(chain).to_owned(),
+            |(_, words)| (*words).to_owned(),
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_handshake_is_said_in_words() {
+        for (chain, says) in [
+            (
+                "error sending request: invalid peer certificate: UnknownIssuer",
+                "not signed by an authority",
+            ),
+            (
+                "invalid peer certificate: Other(OtherError(CaUsedAsEndEntity))",
+                "certificate authority's",
+            ),
+            (
+                "received corrupt message of type InvalidContentType",
+                "does not speak TLS",
+            ),
+            ("something new: the reason", "the reason"),
+        ] {
+            assert!(
+                plain_tls(chain).contains(says),
+                "{chain}: {}",
+                plain_tls(chain)
+            );
+        }
+    }
 
     #[test]
     fn a_base_url_that_is_not_a_whole_http_address_is_named() {
