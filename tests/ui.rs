@@ -117,6 +117,39 @@ impl UiRig {
         });
     }
 
+    /// Scroll the control labelled `label` into sight (the answer panel scrolls), then click it
+    /// as a user would.
+    fn click_in_sight(&mut self, label: &str) {
+        let bottom = self.harness.ctx.content_rect().bottom();
+        for _ in 0..20 {
+            let at = self.harness.get_by_label(label).rect();
+            if at.bottom() <= bottom {
+                break;
+            }
+            // The wheel over the panel that holds it, as a user scrolls.
+            self.wheel(
+                egui::pos2(at.center().x, bottom / 2.0),
+                egui::MouseWheelUnit::Point,
+                -(at.bottom() - bottom + 40.0),
+            );
+            self.harness.step();
+        }
+        self.harness.get_by_label(label).click();
+    }
+
+    /// Turn the mouse wheel by `dy` (in `unit`s, negative: down) with the pointer `over` a spot.
+    fn wheel(&mut self, over: egui::Pos2, unit: egui::MouseWheelUnit, dy: f32) {
+        self.harness.event(egui::Event::PointerMoved(over));
+        self.harness.event(egui::Event::MouseWheel {
+            unit,
+            delta: egui::vec2(0.0, dy),
+            modifiers: egui::Modifiers::NONE,
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Wheel,
+        });
+        self.harness.step();
+    }
+
     /// Send one call, wait for it in the list, click its row and wait for its detail.
     fn send_and_open(&mut self, event: &str, delivery: &str) {
         assert_eq!(self.send(event, delivery, 1), 200);
@@ -499,9 +532,7 @@ impl hookscope::app::files::FilePicker for StubPicker {
 #[test]
 fn a_recipe_answers_real_calls_and_a_bad_rule_file_is_refused_with_its_line() {
     let mut rig = start();
-    rig.harness
-        .get_by_label("Fail the first 2 attempts, then succeed")
-        .click();
+    rig.click_in_sight("Fail the first 2 attempts, then succeed");
     rig.harness.step();
     assert_eq!(rig.send("status-report", "dlv-r", 1), 503);
     assert_eq!(rig.send("status-report", "dlv-r", 2), 503);
@@ -557,9 +588,7 @@ fn a_recipe_asks_before_it_replaces_changes_not_applied() {
     let mine = r#"{"rules": [{"name": "mine", "when": {"attempt": {"equals": 2}}, "answer": {"status": 500}}]}"#;
     rig.harness.state_mut().state.rules.text = mine.to_owned();
     rig.harness.step();
-    rig.harness
-        .get_by_label("Fail the first 2 attempts, then succeed")
-        .click();
+    rig.click_in_sight("Fail the first 2 attempts, then succeed");
     rig.harness.step();
     rig.harness.step();
     rig.harness.get_by_label("Keep my changes").click();
@@ -567,9 +596,7 @@ fn a_recipe_asks_before_it_replaces_changes_not_applied() {
     let state = &rig.harness.state().state;
     assert_eq!(state.rules.text, mine);
     assert_eq!(state.rules.in_force, 0, "nothing applied");
-    rig.harness
-        .get_by_label("Fail the first 2 attempts, then succeed")
-        .click();
+    rig.click_in_sight("Fail the first 2 attempts, then succeed");
     rig.harness.step();
     rig.harness.step();
     rig.harness.get_by_label("Use the recipe").click();
@@ -1768,15 +1795,7 @@ fn the_raw_tab_shows_a_large_binary_body_whole() {
         if rig.harness.query_by_label_contains("THE-END!").is_some() {
             break;
         }
-        rig.harness.event(egui::Event::PointerMoved(over));
-        rig.harness.event(egui::Event::MouseWheel {
-            unit: egui::MouseWheelUnit::Page,
-            delta: egui::vec2(0.0, -1000.0),
-            modifiers: egui::Modifiers::NONE,
-            phase: egui::TouchPhase::Move,
-            source: egui::MouseWheelSource::Wheel,
-        });
-        rig.harness.step();
+        rig.wheel(over, egui::MouseWheelUnit::Page, -1000.0);
     }
     rig.harness
         .get_by_label_contains("00100000  54 48 45 2d 45 4e 44 21");

@@ -18,6 +18,9 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         scroll = scroll.vertical_scroll_offset(0.0);
     }
     scroll.show(ui, |ui| {
+            // Room for the scroll bar beside the cards, not over their right edge.
+            let bar = ui.spacing().scroll.bar_width + ui.spacing().scroll.bar_outer_margin;
+            ui.set_max_width(ui.available_width() - bar);
             for preset in Preset::ALL {
                 let outcome = preset.outcome();
                 let chosen = current == preset.answer();

@@ -436,7 +436,8 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     let mut least = COLS.map(|(_, _, _, l)| l);
     designed[0] = designed[0].max(status_width);
     least[0] = least[0].max(status_width);
-    let gaps = ui.spacing().item_spacing.x * COLS.len() as f32;
+    // A gap after every column, and one more for the scroll area's edge: no sideways scrolling.
+    let gaps = ui.spacing().item_spacing.x * (COLS.len() + 2) as f32;
     let widths = super::fit_columns(designed, least, ui.available_width() - gaps);
     let table = TableBuilder::new(ui)
         // Laid out afresh when the panel's width changes by 20 points or more.

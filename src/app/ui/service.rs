@@ -421,8 +421,14 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.add_space(4.0);
     let outbox = emu.outbox();
     ui.label(format!(
-        "Outbox: {} (not sent: e-mail stays here)",
-        crate::text::count(outbox.len() as u64, "problem report", "problem reports")
+        "Outbox: {} (not sent: e-mail stays here){}",
+        crate::text::count(outbox.len() as u64, "problem report", "problem reports"),
+        // Ahead of this machine's on a fast clock: said, so a date next week is no surprise.
+        if app.state.settings.emulator_speed > 1.0 && !outbox.is_empty() {
+            "; dated by the emulator's clock, which runs ahead"
+        } else {
+            ""
+        }
     ));
     for m in outbox.iter().rev().take(8) {
         ui.label(
