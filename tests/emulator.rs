@@ -147,6 +147,27 @@ async fn webhook_validation_is_the_services() {
     spaced.url = format!("  {}  ", spaced.url);
     let e = c.create_webhook(&spaced).await.unwrap_err();
     assert!(e.to_string().contains("white space"), "{e}");
+    // A body or query it cannot take is said in the API's words, not the parser's types.
+    for (method, path, body, says) in [
+        (
+            reqwest::Method::POST,
+            "/webhooks",
+            Some(serde_json::json!([])),
+            "a webhook entry: an object with name, url and triggerScope",
+        ),
+        (
+            reqwest::Method::GET,
+            "/messages?limit=-1",
+            None,
+            "not a whole number",
+        ),
+    ] {
+        let e = c.raw(method, path, body).await.unwrap_err();
+        assert!(
+            matches!(&e, ApiError::Validation { detail } if detail.contains(says) && !detail.contains("struct")),
+            "{e}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -166,8 +166,28 @@ fn json_body<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, ApiErr> {
             ))
         }
     })?;
-    serde_json::from_slice(&body)
-        .map_err(|e| bad_request(format!("The request body is not valid: {e}")))
+    serde_json::from_slice(&body).map_err(|e| bad_request(body_error(&e)))
+}
+
+/// Why a request body was not taken, in the API's words rather than the parser's types.
+fn body_error(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Syntax | Category::Eof => format!(
+            "The request body is not JSON (line {}, column {}).",
+            e.line(),
+            e.column()
+        ),
+        _ => {
+            let said = e.to_string();
+            let plain = if said.contains("struct WebhookEntry") {
+                "it must be a webhook entry: an object with name, url and triggerScope".to_owned()
+            } else {
+                crate::text::replace_each(&said, &[("expected struct ", "expected ")])
+            };
+            format!("The request body is not valid: {plain}.")
+        }
+    }
 }
 
 async fn list_webhooks(State(s): Shr) -> axum::Json<Vec<Webhook>> {
@@ -606,10 +626,23 @@ struct ListQuery {
 }
 
 fn query_error(e: axum::extract::rejection::QueryRejection) -> ApiErr {
+    let said = e.body_text();
+    let said = said.trim_start_matches("Failed to deserialize query string: ");
     bad_request(format!(
         "The query string is not valid: {}",
-        e.body_text()
-            .trim_start_matches("Failed to deserialize query string: ")
+        crate::text::replace_each(
+            said,
+            &[
+                (
+                    "invalid digit found in string",
+                    "not a whole number 0 or more"
+                ),
+                (
+                    "provided string was not `true` or `false`",
+                    "it takes true or false"
+                ),
+            ]
+        )
     ))
 }
 
