@@ -63,8 +63,14 @@ pub fn timeline_ui(
         ],
         Stroke::new(1.5, weak),
     );
-    // Ticks on the compressed axis.
-    for s in [0.0, 90.0, 600.0, 3600.0, 6.0 * 3600.0, 86_400.0, 172_800.0] {
+    // Ticks on the compressed axis; a label that would touch the one after it (from the
+    // right: the window's end is the one to keep) is left out, its tick stays.
+    let tick_font = egui::FontId::proportional(10.0);
+    let mut room_right = f32::INFINITY;
+    for s in [0.0, 90.0, 600.0, 3600.0, 6.0 * 3600.0, 86_400.0, 172_800.0]
+        .into_iter()
+        .rev()
+    {
         if s > total * 1.001 {
             continue;
         }
@@ -73,13 +79,23 @@ pub fn timeline_ui(
             [Pos2::new(x, line_y + 6.0), Pos2::new(x, line_y + 10.0)],
             Stroke::new(1.0, weak),
         );
-        painter.text(
-            Pos2::new(x, line_y + 12.0),
-            egui::Align2::CENTER_TOP,
-            tick_label(s),
-            egui::FontId::proportional(10.0),
-            weak,
-        );
+        let label = tick_label(s);
+        let half = ui
+            .painter()
+            .layout_no_wrap(label.clone(), tick_font.clone(), weak)
+            .size()
+            .x
+            / 2.0;
+        if x + half + 4.0 <= room_right {
+            painter.text(
+                Pos2::new(x, line_y + 12.0),
+                egui::Align2::CENTER_TOP,
+                label,
+                tick_font.clone(),
+                weak,
+            );
+            room_right = x - half;
+        }
     }
     // The end of the window.
     let xe = x_of(end);
@@ -111,29 +127,102 @@ pub fn timeline_ui(
             visuals.strong_text_color(),
         );
     }
-    let mut hovered: Option<(f32, &Mark)> = None;
-    let pointer = response.hover_pos();
-    for m in marks {
-        let c = Pos2::new(x_of(m.at), line_y);
-        if m.filled {
-            painter.circle_filled(c, 5.0, m.color);
-        } else {
-            painter.circle_stroke(c, 4.0, Stroke::new(1.5, m.color));
+    // Marks closer than a mark's width are drawn once: projected ones (every 15 min, hundreds
+    // of them in the last day) as a band, observed ones with how many share the spot.
+    let placed = place(marks.iter().map(|m| (x_of(m.at), m.filled)));
+    for &(x, i) in &placed.hollow {
+        painter.circle_stroke(Pos2::new(x, line_y), 4.0, Stroke::new(1.5, marks[i].color));
+    }
+    if let Some((from, to, i)) = placed.band {
+        painter.line_segment(
+            [Pos2::new(from, line_y), Pos2::new(to, line_y)],
+            Stroke::new(5.0, marks[i].color.gamma_multiply(0.45)),
+        );
+    }
+    for (x, n, last) in placed.spots {
+        let color = marks[last].color;
+        painter.circle_filled(Pos2::new(x, line_y), 5.0, color);
+        if n > 1 {
+            painter.text(
+                Pos2::new(x, line_y - 7.0),
+                egui::Align2::CENTER_BOTTOM,
+                format!("×{n}"),
+                tick_font.clone(),
+                color,
+            );
         }
-        if let Some(p) = pointer {
-            let d = (p.x - c.x).abs();
-            if d < 6.0 && hovered.is_none_or(|(best, _)| d < best) {
-                hovered = Some((d, m));
+    }
+    // Every mark under the pointer, in order.
+    if let Some(p) = response.hover_pos() {
+        let near: Vec<&str> = marks
+            .iter()
+            .filter(|m| (p.x - x_of(m.at)).abs() < 6.0)
+            .map(|m| m.label.as_str())
+            .collect();
+        const SHOWN: usize = 4;
+        if !near.is_empty() {
+            let mut text = near[..near.len().min(SHOWN)].join("\n\n");
+            if near.len() > SHOWN {
+                text += &format!("\n\n… and {} more here", near.len() - SHOWN);
             }
+            response.on_hover_text(text);
         }
     }
-    if let Some((_, m)) = hovered {
-        response.on_hover_text(m.label.clone());
+}
+
+/// Where marks are drawn, from their x and whether each is observed (filled).
+#[derive(Debug, Default, PartialEq)]
+struct Placed {
+    /// Observed marks by spot: x, how many share it, the index of the last (its colour).
+    spots: Vec<(f32, usize, usize)>,
+    /// Projected marks drawn one by one: x, and the index of the mark.
+    hollow: Vec<(f32, usize)>,
+    /// Projected marks too close to draw apart: from, to, and one of them (its colour).
+    band: Option<(f32, f32, usize)>,
+}
+
+fn place(xs: impl Iterator<Item = (f32, bool)>) -> Placed {
+    let mut p = Placed::default();
+    for (i, (x, filled)) in xs.enumerate() {
+        if filled {
+            match p.spots.last_mut() {
+                Some((px, n, last)) if (x - *px).abs() < 4.0 => {
+                    *n += 1;
+                    *last = i;
+                }
+                _ => p.spots.push((x, 1, i)),
+            }
+        } else if let Some(&(px, _)) = p.hollow.last().filter(|(px, _)| x - px < 9.0) {
+            p.band = Some(match p.band {
+                Some((from, _, j)) => (from, x, j),
+                None => (px, x, i),
+            });
+        } else {
+            p.hollow.push((x, i));
+        }
     }
+    p
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn marks_too_close_to_tell_apart_are_drawn_once() {
+        // Three attempts within a pixel, one apart; projected retries every 20 px, then every 2.
+        let xs = [(0.0, true), (0.5, true), (1.0, true), (50.0, true)]
+            .into_iter()
+            .chain([
+                (100.0, false),
+                (120.0, false),
+                (122.0, false),
+                (124.0, false),
+            ]);
+        let p = super::place(xs);
+        assert_eq!(p.spots, vec![(0.0, 3, 2), (50.0, 1, 3)]);
+        assert_eq!(p.hollow, vec![(100.0, 4), (120.0, 5)]);
+        assert_eq!(p.band, Some((120.0, 124.0, 6)));
+    }
+
     use super::*;
 
     #[test]
