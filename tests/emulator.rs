@@ -275,21 +275,17 @@ async fn changes_during_a_registration_check_keep_the_rules() {
     ));
 }
 
-/// A receiver that never answers holds up only its own webhook's calls: another webhook gets
-/// every status report at once, not after the hung calls' 30 s.
-#[tokio::test]
-async fn a_hung_receiver_holds_up_only_its_own_webhook() {
+/// A URL on this machine that answers the registration check 200, then accepts every call and
+/// never answers it (bounded: 200 connections), with a count of the calls accepted.
+async fn hung_url() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::Ordering;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let rig = Rig::start(Answer::status(200)).await;
-    let emu = emulator(1.0, |_| {}).await;
-    let c = client(&emu);
-    // Answers the registration check, then accepts every call and never answers (bounded:
-    // the calls this test makes).
-    let hung = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let mut hung_hook = sent_hook(&rig, "hung");
-    hung_hook.url = format!("http://{}/hook", hung.local_addr().unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = calls.clone();
     tokio::spawn(async move {
-        if let Ok((mut check, _)) = hung.accept().await {
+        if let Ok((mut check, _)) = listener.accept().await {
             let mut request = [0u8; 2048];
             let _ = check.read(&mut request).await;
             let _ = check
@@ -298,12 +294,27 @@ async fn a_hung_receiver_holds_up_only_its_own_webhook() {
         }
         let mut held = Vec::new();
         while held.len() < 200 {
-            match hung.accept().await {
-                Ok((conn, _)) => held.push(conn),
+            match listener.accept().await {
+                Ok((conn, _)) => {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    held.push(conn);
+                }
                 Err(_) => break,
             }
         }
     });
+    (url, calls)
+}
+
+/// A receiver that never answers holds up only its own webhook's calls: another webhook gets
+/// every status report at once, not after the hung calls' 30 s.
+#[tokio::test]
+async fn a_hung_receiver_holds_up_only_its_own_webhook() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let emu = emulator(1.0, |_| {}).await;
+    let c = client(&emu);
+    let mut hung_hook = sent_hook(&rig, "hung");
+    hung_hook.url = hung_url().await.0;
     c.create_webhook(&hung_hook).await.unwrap();
     c.create_webhook(&sent_hook(&rig, "healthy")).await.unwrap();
     // 20 messages to the test number: two reports each (SENT, then FAILED) to every webhook,
@@ -316,6 +327,50 @@ async fn a_hung_receiver_holds_up_only_its_own_webhook() {
     // calls' 30 s would free a shared slot.
     let got = calls(&rig, 40, 15).await;
     assert_eq!(got.len(), 40);
+}
+
+/// Calls that waited for one of a webhook's slots are not made once it is deleted: a deleted
+/// (or deactivated, or 410-cancelled) webhook gets no more calls.
+#[tokio::test]
+async fn a_deleted_webhook_gets_none_of_its_waiting_calls() {
+    use std::sync::atomic::Ordering;
+    let rig = Rig::start(Answer::status(200)).await;
+    // 30x: a call that gets no answer gives up after a second of real time.
+    let emu = emulator(30.0, |_| {}).await;
+    let c = client(&emu);
+    let mut hook = sent_hook(&rig, "doomed");
+    let (url, calls) = hung_url().await;
+    hook.url = url;
+    let w = c.create_webhook(&hook).await.unwrap();
+    let many: Vec<SubmissionEntry> = (0..40)
+        .map(|i| SubmissionEntry::to_number("1111111", &format!("m{i}")))
+        .collect();
+    c.send_messages(&many).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while calls.load(Ordering::SeqCst) < 32 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first calls never came"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    c.delete_webhook(w.id).await.unwrap();
+    // Every delivery that waited for a slot gets it, sees the webhook gone, and stops.
+    let stopped = |emu: &Emulator| {
+        emu.activity()
+            .iter()
+            .filter(|a| a.text.contains("is gone or inactive, stopping"))
+            .count()
+    };
+    while stopped(&emu) < 40 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {} deliveries stopped",
+            stopped(&emu)
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 32, "no call after the delete");
 }
 
 /// A create is answered only after the service's registration check, which may take its

@@ -296,7 +296,11 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
     };
     loop {
         let started = std::time::Instant::now();
-        // A webhook deleted or deactivated meanwhile is not called.
+        // A slot among the webhook's calls first; then a webhook deleted or deactivated (or
+        // cancelled by a 410) while this call waited for it is not called.
+        let calls = s.calls_to(w.id);
+        // Err only if the semaphore were closed, which it never is.
+        let permit = calls.acquire().await.ok();
         let current = s.data().webhooks.get(&w.id).cloned();
         let Some(hook) = current.filter(|h| h.active) else {
             s.log(format!(
@@ -306,6 +310,7 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
             return;
         };
         let (status, retry_after) = call(&s, &hook, event, &delivery, attempt, &messages).await;
+        drop(permit);
         let outcome = status.map_or(Outcome::RetryTemporary, outcome_of);
         let retry_after = retry_after.filter(|_| outcome.honours_retry_after());
         let answered = status.map_or("no answer".to_owned(), |c| c.to_string());
@@ -398,7 +403,8 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
     }
 }
 
-/// One call; the status (None for no answer in time, or a failed connection) and Retry-After.
+/// One call (the caller holds one of the webhook's slots); the status (None for no answer in
+/// time, or a failed connection) and Retry-After.
 async fn call(
     s: &Shared,
     w: &Webhook,
@@ -409,9 +415,6 @@ async fn call(
 ) -> (Option<u16>, Option<Duration>) {
     let b = &s.brand();
     let body = serde_json::to_vec(messages).unwrap_or_else(|_| b"[]".to_vec());
-    let calls = s.calls_to(w.id);
-    // Err only if the semaphore were closed, which it never is.
-    let _permit = calls.acquire().await.ok();
     let r = s
         .http
         .post(&w.url)

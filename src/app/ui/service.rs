@@ -62,7 +62,7 @@ fn field_width(ui: &egui::Ui, labels: &[&str]) -> f32 {
 fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let s = &mut app.state.settings;
     let switched = ui
-        .horizontal(|ui| {
+        .horizontal_wrapped(|ui| {
             ui.selectable_value(&mut s.api_custom, false, "Built-in emulator")
                 .changed()
                 | ui.selectable_value(&mut s.api_custom, true, "A real service")
@@ -146,7 +146,7 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             }
         }
     }
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         if ui.button("Test connection").clicked() {
             if app.state.settings.api_custom && app.state.settings.api_remember {
                 app.store_secret();
@@ -160,7 +160,7 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 }
 
 fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.strong("Webhooks");
         if ui.button("Refresh").clicked() {
             app.api(ApiOp::List);
@@ -188,7 +188,7 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         let moved = app.moved_url(&w.url);
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.set_width(ui.available_width());
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.label(RichText::new(format!("{} {}", w.id, w.name)).strong());
                 ui.label(w.trigger_scope.as_str());
                 let (text, color) = if w.active {
@@ -231,7 +231,7 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             if let Some(c) = &w.contact_email_address {
                 ui.label(RichText::new(format!("problem reports to {c}")).small());
             }
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 let toggle = if w.active { "Disable" } else { "Enable" };
                 if ui.small_button(toggle).clicked() {
                     action = Some(ApiOp::SetActive(w.id, !w.active));
@@ -301,7 +301,7 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ui.colored_label(super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark), e);
         }
         let editing = f.editing;
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let label = if editing.is_some() { "Save" } else { "Create" };
             if ui.add_enabled(entry.is_ok(), egui::Button::new(label)).clicked()
                 && let Ok(e) = entry
@@ -384,12 +384,12 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     ui.add_space(4.0);
     ui.label("A message from a handset (to the RECEIVED webhooks):");
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let l = ui.label("From");
         ui.add(egui::TextEdit::singleline(&mut app.state.service.inject_from).desired_width(110.0))
             .labelled_by(l.id);
     });
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let l = ui.label("Text");
         // What the Receive button beside it leaves, so a narrow panel does not widen.
         let width = (ui.available_width() - 72.0).clamp(80.0, 150.0);
