@@ -553,7 +553,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     let quitter = running.quitter();
     tokio::select! {
         _ = running.shutdown() => {}
-        _ = signals.next() => {
+        _ = signals.next_interrupt() => {
             // Not answered, so not acknowledged: the service retries them. Those already
             // stored are noted as never answered, so the store does not claim an answer.
             let report = quitter.quit_now().await;

@@ -548,6 +548,8 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
             args.user
         )));
     }
+    // Ctrl-C, SIGTERM and SIGHUP all stop it the same way; registered before it starts.
+    let mut signals = crate::signals::StopSignals::register();
     let password = std::env::var(PASSWORD_ENV).unwrap_or_else(|_| "demo".into());
     let default_password = std::env::var(PASSWORD_ENV).is_err();
     let read_only = args.read_only_user.as_ref().map(|u| Credentials {
@@ -607,11 +609,11 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
         eprintln!("{hint}");
     }
     let (mut shown_activity, mut shown_mail) = (0u64, 0usize);
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    let stop = signals.next();
+    tokio::pin!(stop);
     loop {
         tokio::select! {
-            _ = &mut ctrl_c => break,
+            _ = &mut stop => break,
             _ = tokio::time::sleep(std::time::Duration::from_millis(200)) => {}
         }
         let activity = emu.activity();

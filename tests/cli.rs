@@ -649,7 +649,7 @@ fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
         .expect("emulate starts");
     let mut child = child;
     let stderr = lines_of(child.stderr.take().expect("stderr"));
-    let _emulator = Killed {
+    let mut emulator = Killed {
         child,
         stderr: mpsc::channel().1,
     };
@@ -744,6 +744,25 @@ fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--invoke"));
+    // SIGTERM stops the emulator as Ctrl-C does: in order, exit status 0.
+    #[cfg(unix)]
+    {
+        let pid = libc::pid_t::try_from(emulator.child.id()).unwrap();
+        // SAFETY: a signal to our own child, which is alive (not yet reaped).
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = emulator.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "emulate still runs after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(status.success(), "{status:?}");
+    }
 }
 
 #[test]
