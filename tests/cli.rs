@@ -586,6 +586,28 @@ async fn ten_thousand_calls_at_once_are_all_answered_and_stored() {
     assert_eq!(store.count(&f).unwrap(), n);
 }
 
+/// Send `signal` to `child` and wait (up to 30 s) for it to exit.
+#[cfg(unix)]
+fn signal_and_wait(
+    child: &mut std::process::Child,
+    signal: libc::c_int,
+) -> std::process::ExitStatus {
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: a signal to our own child, which is alive (not yet reaped).
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running 30 s after signal {signal}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// SIGTERM (`kill`, a service manager) and SIGHUP (a closed terminal, a logout) stop `listen`
 /// as Ctrl-C does: in order, saying what it recorded, with exit status 0.
 #[cfg(unix)]
@@ -611,20 +633,7 @@ async fn stops_in_order_on(signal: libc::c_int) {
     .unwrap();
     assert_eq!(resp.status(), 200);
     next_line(&lines);
-    let pid = libc::pid_t::try_from(child.child.id()).unwrap();
-    // SAFETY: a signal to our own child, which is alive (not yet reaped).
-    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = child.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "listen is still running after signal {signal}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let status = signal_and_wait(&mut child.child, signal);
     assert!(status.success(), "signal {signal}: {status:?}");
     // Everything it printed, up to the end of the pipe.
     let said: Vec<String> =
@@ -747,20 +756,7 @@ fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
     // SIGTERM stops the emulator as Ctrl-C does: in order, exit status 0.
     #[cfg(unix)]
     {
-        let pid = libc::pid_t::try_from(emulator.child.id()).unwrap();
-        // SAFETY: a signal to our own child, which is alive (not yet reaped).
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let status = loop {
-            if let Some(status) = emulator.child.try_wait().unwrap() {
-                break status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "emulate still runs after SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let status = signal_and_wait(&mut emulator.child, libc::SIGTERM);
         assert!(status.success(), "{status:?}");
     }
 }
