@@ -346,6 +346,48 @@ fn selecting_a_row_shows_its_messages_and_headers() {
     assert!(rig.harness.query_by_label("Service Invoker").is_some());
 }
 
+/// In a small window at a large zoom the Messages table still fits its panel: the columns a
+/// reader needs least step aside, and it says which.
+#[test]
+fn the_messages_table_fits_a_narrow_panel_by_leaving_columns_out() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    rig.harness.ctx.set_zoom_factor(1.3);
+    rig.harness.step();
+    rig.send_and_open("status-report", "dlv-narrow");
+    rig.harness.get_by_label("Messages (1)").click();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("left out to fit the panel: the JSON tab has every field");
+    // The first to step aside: no Parts column.
+    assert_eq!(rig.harness.query_all_by_label("Parts").count(), 0);
+    // The status, first, is there whole, and every header of the table ends inside the panel
+    // (the detail's right edge is its Copy body button's).
+    rig.harness.get_by_label("DELIVERED.null");
+    let right = rig.harness.get_by_label("Copy body").rect().max.x;
+    let status = rig.harness.get_by_label("Status").rect();
+    for title in [
+        "Status",
+        "From",
+        "To",
+        "Body",
+        "Type",
+        "Credits",
+        "Submitted",
+        "Message id",
+    ] {
+        for r in rig.harness.query_all_by_label(title).map(|n| n.rect()) {
+            if (r.center().y - status.center().y).abs() < 2.0 {
+                assert!(
+                    r.max.x <= right + 1.0,
+                    "{title} ends at {} past {right}",
+                    r.max.x
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn a_filter_that_hides_the_selected_call_says_so_in_its_detail() {
     use hookscope::store::EventFilter;

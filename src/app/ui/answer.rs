@@ -19,7 +19,12 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     scroll.show(ui, |ui| {
             // Room for the scroll bar beside the cards, not over their right edge.
-            let bar = ui.spacing().scroll.bar_width + ui.spacing().scroll.bar_outer_margin;
+            // (The bar widens when the pointer is over it: its floating width counts too.)
+            let scroll = ui.spacing().scroll;
+            let bar = scroll.bar_width.max(scroll.floating_allocated_width)
+                + scroll.bar_inner_margin
+                + scroll.bar_outer_margin
+                + 2.0;
             ui.set_max_width(ui.available_width() - bar);
             for preset in Preset::ALL {
                 let outcome = preset.outcome();
@@ -27,6 +32,14 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 let title = match preset.retry_after {
                     Some(ra) => format!("{} (Retry-After {ra} s)", preset.code),
                     None => preset.code.to_string(),
+                };
+                // What this preset makes the service do: with its own Retry-After, not the
+                // general "when the answer gives one".
+                let says = match preset.retry_after {
+                    Some(ra) => format!(
+                        "retried on the schedule, and never sooner than {ra} s after a failure (its Retry-After)"
+                    ),
+                    None => outcome.describe().to_owned(),
                 };
                 let frame = egui::Frame::group(ui.style()).fill(if chosen {
                     ui.visuals().selection.bg_fill.gamma_multiply(0.35)
@@ -42,14 +55,14 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                                 .color(super::outcome_color(outcome, dark)),
                         )
                         .selected(chosen);
-                        let clicked = ui.add(button).on_hover_text(outcome.describe()).clicked();
+                        let clicked = ui.add(button).on_hover_text(&says).clicked();
                         if chosen {
                             ui.label("chosen");
                         }
                         clicked
                     })
                     .inner;
-                    ui.label(RichText::new(outcome.describe()).small());
+                    ui.label(RichText::new(&says).small());
                     clicked
                 });
                 // The whole card chooses, not only its code.

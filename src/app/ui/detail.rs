@@ -394,6 +394,10 @@ fn field<'a>(v: &'a Value, path: &[&str]) -> std::borrow::Cow<'a, str> {
     }
 }
 
+/// The Messages table's columns (indices into its list) that step aside first when the panel is
+/// too narrow for all of them at their narrowest.
+const DROPPED_FIRST: [usize; 5] = [5, 6, 4, 7, 8];
+
 fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     let Some(Value::Array(items)) = json else {
         ui.label("The body is not a JSON array of messages; see the Raw body and Findings tabs.");
@@ -426,40 +430,81 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
         .take(50)
         .map(|m| field(m, &["status", "id"]))
         .collect();
+    // The text and the cell's own margins.
     let status_width = (super::widest_text(
         ui,
         egui::TextStyle::Body,
         statuses.iter().map(|s| s.as_ref()),
-    ) + 4.0)
+    ) + 12.0)
         .min(220.0);
-    let mut designed = COLS.map(|(_, _, w, _)| w);
-    let mut least = COLS.map(|(_, _, _, l)| l);
-    designed[0] = designed[0].max(status_width);
-    least[0] = least[0].max(status_width);
-    // A gap after every column, and one more for the scroll area's edge: no sideways scrolling.
-    let gaps = ui.spacing().item_spacing.x * (COLS.len() + 2) as f32;
-    let widths = super::fit_columns(designed, least, ui.available_width() - gaps);
+    // The columns shown: all where they fit at their narrowest; in a narrow panel (or at a
+    // large zoom) the ones a reader needs least step aside first (the JSON tab has them).
+    let spacing = ui.spacing().item_spacing.x;
+    let room = ui.available_width();
+    let least_of = |i: usize| {
+        if i == 0 {
+            COLS[0].3.max(status_width)
+        } else {
+            COLS[i].3
+        }
+    };
+    let mut shown_cols: Vec<usize> = (0..COLS.len()).collect();
+    for drop in DROPPED_FIRST {
+        // A gap after every column, and one more for the scroll area's edge.
+        let needed: f32 = shown_cols
+            .iter()
+            .map(|&i| least_of(i) + spacing)
+            .sum::<f32>()
+            + 2.0 * spacing;
+        if needed <= room {
+            break;
+        }
+        shown_cols.retain(|&i| i != drop);
+    }
+    let designed: Vec<f32> = shown_cols
+        .iter()
+        .map(|&i| {
+            if i == 0 {
+                COLS[0].2.max(status_width)
+            } else {
+                COLS[i].2
+            }
+        })
+        .collect();
+    let least: Vec<f32> = shown_cols.iter().map(|&i| least_of(i)).collect();
+    let gaps = spacing * (shown_cols.len() + 2) as f32;
+    let widths = super::fit_columns(&designed, &least, room - gaps);
+    if shown_cols.len() < COLS.len() {
+        let hidden: Vec<&str> = (0..COLS.len())
+            .filter(|i| !shown_cols.contains(i))
+            .map(|i| COLS[i].0)
+            .collect();
+        ui.weak(format!(
+            "{} left out to fit the panel: the JSON tab has every field.",
+            hidden.join(", ")
+        ));
+    }
     let table = TableBuilder::new(ui)
         // Laid out afresh when the panel's width changes by 20 points or more.
         .id_salt(("messages_table", (widths.iter().sum::<f32>() / 20.0) as i32))
         .striped(true)
         .resizable(true)
         .vscroll(false);
-    let table = widths.iter().zip(least).fold(table, |t, (w, l)| {
+    let table = widths.iter().zip(&least).fold(table, |t, (w, l)| {
         t.column(Column::initial(*w).at_least(l.min(36.0)).clip(true))
     });
     table
         .header(20.0, |mut h| {
-            for (title, _, _, _) in COLS {
+            for &i in &shown_cols {
                 h.col(|ui| {
-                    ui.strong(title);
+                    ui.strong(COLS[i].0);
                 });
             }
         })
         .body(|mut body| {
             for m in items.iter().take(1000) {
                 body.row(18.0, |mut row| {
-                    for (_, path, _, _) in COLS {
+                    for path in shown_cols.iter().map(|&i| COLS[i].1) {
                         row.col(|ui| {
                             // A value cut to the column's width shows whole on hover (egui's
                             // own tooltip for elided text: a second one would stack on it).

@@ -463,7 +463,9 @@ fn column_widths(room: f32) -> ([f32; 8], bool) {
     let least = COLUMNS.map(|(_, _, least)| least);
     let mut wanted = DESIGNED;
     wanted[DELIVERY] = least[DELIVERY];
-    let widths = super::fit_columns(wanted, least, room - DELIVERY_ROOM + least[DELIVERY]);
+    let fit = super::fit_columns(&wanted, &least, room - DELIVERY_ROOM + least[DELIVERY]);
+    let mut widths = least;
+    widths.copy_from_slice(&fit);
     (widths, short)
 }
 

@@ -68,10 +68,10 @@ pub fn widest_text<'a>(
 /// Column widths that fit `room`: as designed when they fit; otherwise every column gives up
 /// the same share of what it has over its narrowest, so none goes under it and together they
 /// fill the room exactly (when even the narrowest do not fit, each keeps its narrowest).
-pub fn fit_columns<const N: usize>(designed: [f32; N], least: [f32; N], room: f32) -> [f32; N] {
+pub fn fit_columns(designed: &[f32], least: &[f32], room: f32) -> Vec<f32> {
     let wanted: f32 = designed.iter().sum();
     if wanted <= room {
-        return designed;
+        return designed.to_vec();
     }
     let floor: f32 = least.iter().sum();
     let slack = wanted - floor;
@@ -80,11 +80,11 @@ pub fn fit_columns<const N: usize>(designed: [f32; N], least: [f32; N], room: f3
     } else {
         0.0
     };
-    let mut out = least;
-    for (w, (d, l)) in out.iter_mut().zip(designed.iter().zip(least)) {
-        *w = l + (d - l).max(0.0) * keep;
-    }
-    out
+    designed
+        .iter()
+        .zip(least)
+        .map(|(d, l)| l + (d - l).max(0.0) * keep)
+        .collect()
 }
 
 pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
@@ -113,14 +113,17 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         width - LIST_MIN_WIDTH
     };
     let widest = (width * 0.4).min(side_room);
+    // Each zoom keeps its own panel sizes: a zoom in and back out returns to the layout it
+    // left (sizes clamped at a large zoom were kept, and stayed after zooming back).
+    let zoom = (ui.ctx().zoom_factor() * 100.0).round() as i32;
     if app.state.show_service {
-        egui::Panel::left("service_panel")
+        egui::Panel::left(("service_panel", zoom))
             .resizable(true)
             .default_size(left)
             .size_range(SERVICE_MIN..=widest.max(SERVICE_MIN))
             .show(ui, |ui| service::service_ui(ui, app));
     }
-    egui::Panel::right("answer_panel")
+    egui::Panel::right(("answer_panel", zoom))
         .resizable(true)
         .default_size(right)
         .size_range(ANSWER_MIN..=widest.max(ANSWER_MIN))
@@ -132,7 +135,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let tallest = (height * 0.55)
         .min(height - LIST_MIN_HEIGHT)
         .max(DETAIL_MIN_HEIGHT);
-    egui::Panel::bottom("detail_panel")
+    egui::Panel::bottom(("detail_panel", zoom))
         .resizable(true)
         .default_size(390.0_f32.min(height * 0.5))
         .size_range(DETAIL_MIN_HEIGHT..=tallest)
@@ -287,11 +290,11 @@ mod tests {
     fn columns_shrink_together_to_fill_the_room_and_never_under_their_narrowest() {
         let designed = [100.0, 200.0, 50.0];
         let least = [60.0, 40.0, 50.0];
-        assert_eq!(super::fit_columns(designed, least, 400.0), designed);
-        let fit = super::fit_columns(designed, least, 250.0);
+        assert_eq!(super::fit_columns(&designed, &least, 400.0), designed);
+        let fit = super::fit_columns(&designed, &least, 250.0);
         assert!((fit.iter().sum::<f32>() - 250.0).abs() < 0.01, "{fit:?}");
         // Each gave up the same share of its slack: 200 of 100 + 0, half of it.
         assert_eq!(fit, [80.0, 120.0, 50.0]);
-        assert_eq!(super::fit_columns(designed, least, 10.0), least);
+        assert_eq!(super::fit_columns(&designed, &least, 10.0), least);
     }
 }
