@@ -646,6 +646,26 @@ fn a_recipe_asks_before_it_replaces_changes_not_applied() {
     let state = &rig.harness.state().state;
     assert_ne!(state.rules.text, mine);
     assert!(state.rules.in_force > 0, "the recipe is in force");
+    // Clear rules over unapplied changes asks the same.
+    rig.harness.state_mut().state.rules.text = mine.to_owned();
+    rig.harness.step();
+    rig.harness.step();
+    rig.click_in_sight("Clear rules");
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label("Keep my changes").click();
+    rig.harness.step();
+    assert!(
+        rig.harness.state().state.rules.in_force > 0,
+        "nothing cleared"
+    );
+    assert_eq!(rig.harness.state().state.rules.text, mine);
+    rig.click_in_sight("Clear rules");
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label("Clear the rules").click();
+    rig.harness.step();
+    assert_eq!(rig.harness.state().state.rules.in_force, 0);
 }
 
 #[test]

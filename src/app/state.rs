@@ -555,6 +555,15 @@ pub fn moved_receiver_url(url: &str, was: &[u16], now: std::net::SocketAddr) -> 
     Some(parsed.to_string())
 }
 
+/// What would replace the editor's unapplied changes, waiting for the user to say yes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replacing {
+    /// A recipe (index into the recipes).
+    Recipe(usize),
+    /// *Clear rules*.
+    Clear,
+}
+
 /// The rules editor.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RulesEditor {
@@ -570,7 +579,7 @@ pub struct RulesEditor {
     pub file: Option<std::path::PathBuf>,
     /// A recipe chosen while the editor holds changes not applied: it waits for the user to
     /// say the changes may go (index into the recipes).
-    pub confirm_recipe: Option<usize>,
+    pub confirm_recipe: Option<Replacing>,
     /// The File field of the editor: a path typed by hand (or the last one loaded or saved),
     /// for desktops where no file dialog can open.
     pub path_text: String,

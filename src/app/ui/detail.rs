@@ -713,6 +713,9 @@ fn sh_quote_bytes(bytes: &[u8]) -> String {
     out
 }
 
+/// The largest body Copy as curl puts on the command line itself.
+const INLINE_BODY: usize = 64 * 1024;
+
 /// A curl command that sends the call again to `base` (the receiver).
 pub fn curl_command(s: &Stored, base: &str) -> String {
     let inv = &s.inv;
@@ -741,6 +744,22 @@ pub fn curl_command(s: &Stored, base: &str) -> String {
             Some(_) => sh_quote_bytes(&[format!("{}: ", h.name).as_bytes(), &h.bytes()].concat()),
             None => sh_quote(&format!("{}: {}", h.name, h.value)),
         });
+    }
+    if inv.body.len() > INLINE_BODY {
+        // One shell argument holds at most 128 KiB (Linux): a larger body goes through stdin,
+        // as base64 in a here-document (any bytes, and no line of it can end the document).
+        use base64::Engine as _;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(&inv.body);
+        let lines: Vec<&str> = encoded
+            .as_bytes()
+            .chunks(76)
+            .map(|c| std::str::from_utf8(c).unwrap_or_default())
+            .collect();
+        return format!(
+            "base64 -d <<'END-OF-BODY' | {} --data-binary @-\n{}\nEND-OF-BODY",
+            parts.join(" "),
+            lines.join("\n")
+        );
     }
     if !inv.body.is_empty() {
         match std::str::from_utf8(&inv.body) {
@@ -872,6 +891,18 @@ mod tests {
         assert_eq!(
             curl_command(&odd, "http://h"),
             "curl -X POST 'http://h/hook?secret=it'\\''s' -H $'x-odd: caf\\xe9 \\'q\\' \\\\'"
+        );
+        // A body too large for one shell argument goes through stdin.
+        let big = curl_command(&stored(&vec![b'a'; INLINE_BODY + 1]), "http://h");
+        assert!(
+            big.starts_with("base64 -d <<'END-OF-BODY' | curl -X POST"),
+            "{}",
+            &big[..80]
+        );
+        assert!(big.ends_with("\nEND-OF-BODY"));
+        assert!(
+            big.lines().all(|l| l.len() <= 200),
+            "no line is the whole body"
         );
         let c = curl_command(&stored(b"\xff\x00"), "http://h");
         assert!(c.starts_with("printf '\\xff\\x00' | curl"));

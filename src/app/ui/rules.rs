@@ -2,6 +2,7 @@
 //! and an editor (JSON or TOML) that loads and saves rule files.
 
 use crate::app::HookscopeApp;
+use crate::app::state::Replacing;
 use crate::rules::RECIPES;
 use egui::RichText;
 
@@ -41,7 +42,11 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             }
         }
         if ui.button("Clear rules").clicked() {
-            app.apply_rules("", "the window");
+            if unapplied_edits(app) {
+                app.state.rules.confirm_recipe = Some(Replacing::Clear);
+            } else {
+                app.apply_rules("", "the window");
+            }
         }
     }
     ui.label("Recipes:");
@@ -52,7 +57,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             .clicked()
         {
             if unapplied_edits(app) {
-                app.state.rules.confirm_recipe = Some(i);
+                app.state.rules.confirm_recipe = Some(Replacing::Recipe(i));
             } else {
                 app.apply_rules(text, file);
             }
@@ -93,22 +98,39 @@ fn unapplied_edits(app: &HookscopeApp) -> bool {
         && !RECIPES.iter().any(|(_, recipe)| recipe.trim() == text)
 }
 
-/// A recipe chosen over changes not applied: ask before they are replaced.
+/// A recipe or *Clear rules* chosen over changes not applied: ask before they are replaced.
 fn confirm_recipe_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
-    let Some((file, text)) = app.state.rules.confirm_recipe.and_then(|i| RECIPES.get(i)) else {
-        return;
+    let (heading, what, yes, text, source) = match app.state.rules.confirm_recipe {
+        Some(Replacing::Recipe(i)) => match RECIPES.get(i) {
+            Some((file, text)) => (
+                format!("Use \"{}\"?", recipe_title(file)),
+                "The recipe replaces them",
+                "Use the recipe",
+                *text,
+                *file,
+            ),
+            None => return,
+        },
+        Some(Replacing::Clear) => (
+            "Clear the rules?".to_owned(),
+            "Clearing the rules empties the editor too",
+            "Clear the rules",
+            "",
+            "the window",
+        ),
+        None => return,
     };
     let modal = egui::Modal::new(egui::Id::unique("confirm_recipe")).show(ctx, |ui| {
         ui.set_max_width(380.0);
-        ui.heading(format!("Use \"{}\"?", recipe_title(file)));
-        ui.label(
-            "The rules editor holds changes that were never applied. The recipe replaces them, and they are lost.",
-        );
+        ui.heading(heading);
+        ui.label(format!(
+            "The rules editor holds changes that were never applied. {what}, and they are lost."
+        ));
         ui.add_space(8.0);
         ui.horizontal(|ui| {
-            if ui.button("Use the recipe").clicked() {
+            if ui.button(yes).clicked() {
                 app.state.rules.confirm_recipe = None;
-                app.apply_rules(text, file);
+                app.apply_rules(text, source);
             }
             if ui.button("Keep my changes").clicked() {
                 app.state.rules.confirm_recipe = None;
