@@ -102,9 +102,15 @@ impl FieldCond {
             // A number by its value, not its spelling; text only ever by its text ("+27..."
             // is not the number 27...).
             let same_number = |e: &str| {
-                cur.as_f64()
-                    .zip(e.trim().parse::<f64>().ok())
-                    .is_some_and(|(a, b)| a == b)
+                // Whole numbers exactly (ids run past 2^53), others as floats (1 equals 1.0).
+                let whole = |t: &str| t.trim().parse::<i128>().ok();
+                match (whole(&text), whole(e)) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => cur
+                        .as_f64()
+                        .zip(e.trim().parse::<f64>().ok())
+                        .is_some_and(|(a, b)| a == b),
+                }
             };
             self.equals
                 .as_ref()
@@ -419,7 +425,15 @@ impl RuleSet {
                 && m.contains.is_none()
             {
                 return Err(invalid(format!(
-                    "the message condition on \"{}\" needs \"equals\" or \"contains\"",
+                    "the message condition on \"{}\" needs \"equals\" or \"contains\" (to match a null, write \"equals\": \"null\")",
+                    m.field
+                )));
+            }
+            if let Some(m) = &r.when.message
+                && m.field.split('.').any(|part| part.trim().is_empty())
+            {
+                return Err(invalid(format!(
+                    "the message condition's field \"{}\" names no field of a message: give a name, dotted for a nested one (status.type)",
                     m.field
                 )));
             }
@@ -526,14 +540,19 @@ fn webhook_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, 
 
 /// A reader's reason in the words of the rule file, not of the Rust types behind it.
 fn plain_reason(reason: &str) -> String {
-    const PLAIN: [(&str, &str); 11] = [
+    const PLAIN: [(&str, &str); 12] = [
         (
             "expected u16",
             "expected a whole number (a status code from 200 to 599)",
         ),
         (
             "expected u32",
-            "expected a whole number from 0 to 4294967295",
+            "expected a whole number from 1 to 4294967295",
+        ),
+        // A JSON number too large for any whole-number field is read as a float first.
+        (
+            "invalid type: floating point",
+            "a number too large, or not whole:",
         ),
         ("expected u64", "expected a whole number from 0"),
         ("a map", "an object (a table in TOML)"),
@@ -769,6 +788,33 @@ mod tests {
         assert!(matches(r#"{"field": "to", "equals": "+27123"}"#));
         assert!(matches(r#"{"field": "flag", "equals": true}"#));
         assert!(matches(r#"{"field": "subtype", "equals": "null"}"#));
+        // Whole numbers exactly: ids run past 2^53, where floats no longer tell them apart.
+        let big = br#"[{"id":9007199254740992}]"#;
+        let facts_big = CallFacts {
+            body: big,
+            ..call(1)
+        };
+        let mut r = RuleSet::parse(
+            "x",
+            r#"{"rules": [{"name": "n", "when": {"message": {"field": "id", "equals": 9007199254740993}}, "answer": {"status": 503}}]}"#,
+        )
+        .unwrap();
+        assert!(r.decide(&facts_big).is_none(), "…993 is not …992");
+        // A field no message can have, and a null written as null, are refused with a reason.
+        for (cond, says) in [
+            (r#"{"field": "a..b", "equals": "x"}"#, "names no field"),
+            (r#"{"field": "", "equals": "x"}"#, "names no field"),
+            (
+                r#"{"field": "to", "equals": null}"#,
+                "write \"equals\": \"null\"",
+            ),
+        ] {
+            let text = format!(
+                r#"{{"rules": [{{"name": "n", "when": {{"message": {cond}}}, "answer": {{"status": 503}}}}]}}"#
+            );
+            let e = RuleSet::parse("x", &text).unwrap_err().to_string();
+            assert!(e.contains(says), "{cond}: {e}");
+        }
         // The same in TOML.
         let toml = "[[rules]]\nname = \"n\"\nwhen.message = { field = \"numberOfParts\", equals = 2 }\nanswer = { status = 503 }\n";
         let mut r = RuleSet::parse("x.toml", toml).unwrap();
