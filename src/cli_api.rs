@@ -63,7 +63,7 @@ pub enum WebhooksCommand {
         #[arg(long)]
         url: Option<String>,
         /// SENT for status reports, RECEIVED for incoming messages.
-        #[arg(long, value_name = "SENT|RECEIVED")]
+        #[arg(long, value_name = "SENT|RECEIVED", value_parser = crate::text::parse_scope)]
         scope: Option<String>,
         /// Where problem reports are e-mailed.
         #[arg(long, value_name = "EMAIL")]
@@ -109,7 +109,7 @@ pub struct EntryArgs {
     #[arg(long)]
     pub url: String,
     /// SENT for status reports, RECEIVED for incoming messages.
-    #[arg(long, value_name = "SENT|RECEIVED")]
+    #[arg(long, value_name = "SENT|RECEIVED", value_parser = crate::text::parse_scope)]
     pub scope: String,
     /// Where problem reports are e-mailed.
     #[arg(long, value_name = "EMAIL")]
@@ -244,7 +244,9 @@ impl ApiCliError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            ApiCliError::NothingToChange(_) | ApiCliError::Options(_)
+            ApiCliError::NothingToChange(_)
+                | ApiCliError::Options(_)
+                | ApiCliError::Api(ApiError::BadBase { .. })
         )
     }
 }
@@ -465,13 +467,24 @@ async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError>
         return print_json(&sent);
     }
     let mut out = std::io::stdout().lock();
+    if sent.is_empty() {
+        writeln!(out, "The service accepted the call but made no message.")?;
+    }
+    // What the answer left out shows as ?, not as nothing.
+    let or_unknown = |t: &str| {
+        if t.is_empty() {
+            "?".to_owned()
+        } else {
+            escape_control(t)
+        }
+    };
     for m in sent {
         writeln!(
             out,
             "message {} to {} {}",
-            escape_control(&m.id),
-            escape_control(&m.to),
-            escape_control(&m.status.id)
+            or_unknown(&m.id),
+            or_unknown(&m.to),
+            or_unknown(&m.status.id)
         )?;
     }
     Ok(())
@@ -499,12 +512,18 @@ async fn warn_if_no_webhook(c: &crate::api::ApiClient, scope: crate::contract::T
 }
 
 fn no_webhook_warning(scope: crate::contract::TriggerScope) -> String {
-    let (what, s, again) = match scope {
-        crate::contract::TriggerScope::Sent => ("its status reports go", "SENT", "send it"),
-        crate::contract::TriggerScope::Received => ("it goes", "RECEIVED", "inject it"),
+    let (what, s, later) = match scope {
+        crate::contract::TriggerScope::Sent => (
+            "its status reports go",
+            "SENT",
+            "the reports of messages sent after that",
+        ),
+        crate::contract::TriggerScope::Received => {
+            ("it goes", "RECEIVED", "messages received after that")
+        }
     };
     format!(
-        "Note: no webhook is active for {s} messages, so {what} nowhere. Create one (`hookscope webhooks create --name NAME --url URL --scope {s}`) or make one active, and {again} again."
+        "Note: no webhook is active for {s} messages, so {what} nowhere. Create one (`hookscope webhooks create --name NAME --url URL --scope {s}`) or make one active: {later} reach it."
     )
 }
 
@@ -541,6 +560,17 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
         return Err(ApiCliError::Options(
             "--user cannot be empty: the account needs a name (demo by default)".into(),
         ));
+    }
+    // HTTP Basic splits the credentials at the first colon: such an account could never log in.
+    for (flag, user) in [
+        ("--user", Some(&args.user)),
+        ("--read-only-user", args.read_only_user.as_ref()),
+    ] {
+        if user.is_some_and(|u| u.contains(':')) {
+            return Err(ApiCliError::Options(format!(
+                "{flag} cannot contain a colon: HTTP Basic authentication splits the name from the password at the first one"
+            )));
+        }
     }
     if args.read_only_user.as_deref() == Some(args.user.as_str()) {
         return Err(ApiCliError::Options(format!(

@@ -48,6 +48,10 @@ pub enum StoreError {
         "{path} is not a Hookscope database (it holds another program's tables), and is left as it is: give --data-dir a directory of its own"
     )]
     NotHookscope { path: PathBuf },
+    #[error(
+        "{path} is not a database file (another program's data?), and is left as it is: give --data-dir a directory of its own"
+    )]
+    NotSqlite { path: PathBuf },
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error("a stored record is damaged: {0}")]
@@ -482,7 +486,14 @@ fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError>
 /// The schema version of the database at `path`: 0 for an empty one. Another program's
 /// database (tables, and no version of ours) and a newer Hookscope's are refused, untouched.
 fn schema_found(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
-    let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let found: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|e| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotSqlite {
+                path: path.to_owned(),
+            },
+            _ => e.into(),
+        })?;
     if found > schema_version() {
         return Err(StoreError::TooNew {
             path: path.to_owned(),
@@ -1850,6 +1861,21 @@ mod tests {
             );
         }
         assert_eq!(std::fs::read(&db).unwrap(), before, "left as it was");
+        // Bytes that are no database at all: said so, with the path, and left as they are.
+        let noise = vec![0x5a_u8; 4096];
+        std::fs::write(&db, &noise).unwrap();
+        let _ = std::fs::remove_file(dir.path().join(format!("{DB_FILE}-wal")));
+        let _ = std::fs::remove_file(dir.path().join(format!("{DB_FILE}-shm")));
+        for err in [
+            Store::open_read(dir.path()).map(|_| ()).unwrap_err(),
+            Store::open(dir.path(), Durability::Normal)
+                .map(|_| ())
+                .unwrap_err(),
+        ] {
+            assert!(matches!(err, StoreError::NotSqlite { .. }), "{err}");
+            assert!(err.to_string().contains(DB_FILE), "{err}");
+        }
+        assert_eq!(std::fs::read(&db).unwrap(), noise);
     }
 
     #[tokio::test]

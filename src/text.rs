@@ -181,6 +181,17 @@ pub fn parse_answer_code(s: &str) -> Result<u16, String> {
     }
 }
 
+/// A trigger scope as the service takes it: SENT or RECEIVED, in capitals (it is
+/// case-sensitive).
+pub fn parse_scope(s: &str) -> Result<String, String> {
+    match crate::contract::TriggerScope::parse(s) {
+        Some(scope) => Ok(scope.as_str().to_owned()),
+        None => Err(format!(
+            "\"{s}\" is not a trigger scope: give SENT or RECEIVED (in capitals: the service's are case-sensitive)"
+        )),
+    }
+}
+
 /// A webhook id as the service gives it: a whole number.
 pub fn parse_webhook_id(s: &str) -> Result<u64, String> {
     whole_number(
@@ -603,6 +614,7 @@ mod tests {
                 "1xx codes are informational",
             ),
             (parse_webhook_id("abc").map(|_| ()), "is not a webhook id"),
+            (parse_scope("sent").map(|_| ()), "in capitals"),
             (parse_seconds("-5").map(|_| ()), "0 or more"),
         ] {
             assert!(r.as_ref().is_err_and(|e| e.contains(says)), "{r:?}");

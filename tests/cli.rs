@@ -167,6 +167,24 @@ fn bad_flag_values_are_refused_with_a_reason() {
             "nothing to change in webhook 5",
         ),
         (&["emulate", "--user", ""], "--user cannot be empty"),
+        (&["emulate", "--user", "a:b"], "cannot contain a colon"),
+        (
+            &[
+                "webhooks",
+                "create",
+                "--name",
+                "n",
+                "--url",
+                "http://127.0.0.1:1/h",
+                "--scope",
+                "sent",
+            ],
+            "in capitals",
+        ),
+        (
+            &["webhooks", "list", "--api-url", "ftp://127.0.0.1/v1"],
+            "is not a whole http(s) address",
+        ),
         (
             &["emulate", "--read-only-user", "demo"],
             "cannot be the account itself",

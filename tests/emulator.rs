@@ -618,6 +618,16 @@ async fn every_error_kind_maps_to_a_message() {
         ApiClient::new(&format!("{base}?x=1"), "demo", None),
         Err(ApiError::BadBase { .. })
     ));
+    // A proxy's plain-text 403 is a refusal of access, not a wrong base URL.
+    rig.responder
+        .set_answer(Answer {
+            body: Some("Forbidden".into()),
+            content_type: Some("text/plain".into()),
+            ..Answer::status(403)
+        })
+        .unwrap();
+    let e = api_at(&rig).list_webhooks().await.unwrap_err();
+    assert!(matches!(e, ApiError::AccessDenied { .. }), "{e}");
     // A 4xx the contract does not name is a refusal, not a failure to wait out.
     rig.responder
         .set_answer(json_error(409, "conflict"))

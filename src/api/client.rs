@@ -207,6 +207,13 @@ impl ApiClient {
             .unwrap_or_default();
         // A 5xx page that is not the service's JSON (a proxy's HTML 502, say) is still a server
         // error to retry later, not a sign of a wrong base URL.
+        // A proxy's plain "Forbidden" is still a refusal of access, not a wrong base URL.
+        if parsed.is_none() && status == 403 {
+            return ApiError::AccessDenied {
+                user: self.user.clone(),
+                detail: Some(snippet(body)),
+            };
+        }
         if parsed.is_none() && !matches!(status, 401 | 429 | 500..=599) {
             return ApiError::NotJson {
                 url: url.to_owned(),
