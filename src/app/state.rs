@@ -210,6 +210,13 @@ pub struct ListState {
     pub counted: bool,
     pages: HashMap<u64, Vec<Summary>>,
     pending: HashSet<u64>,
+    /// The filter the pages were loaded for.
+    pages_filter: Filter,
+    /// The previous snapshot's pages and row count, shown (shifted down by the calls that
+    /// arrived since) while the new snapshot's load: rows never blank to "…" as calls stream
+    /// in. Dropped when the filter changes, where they would show other calls.
+    stale: HashMap<u64, Vec<Summary>>,
+    stale_count: u64,
     pub selected: Option<i64>,
     /// Calls recorded after the snapshot (shown as "N new" when not following).
     pub newer: u64,
@@ -234,7 +241,18 @@ impl ListState {
     /// Forget the snapshot; the caller asks the engine for a new top and count.
     pub fn invalidate(&mut self) -> u64 {
         self.generation += 1;
-        self.pages.clear();
+        let pages = std::mem::take(&mut self.pages);
+        if self.pages_filter == self.filter && self.counted {
+            // Keep the last whole snapshot (a refresh before the previous one loaded keeps
+            // the one before it).
+            if !pages.is_empty() {
+                self.stale = pages;
+                self.stale_count = self.count;
+            }
+        } else {
+            self.stale.clear();
+        }
+        self.pages_filter = self.filter.clone();
         self.pending.clear();
         self.select_when_loaded = None;
         self.counted = false;
@@ -266,11 +284,22 @@ impl ListState {
         self.pages.insert(index, rows);
     }
 
-    /// The row at `i` (0 is the newest), if its page is loaded.
+    /// The row at `i` (0 is the newest), if its page is loaded, or else where the previous
+    /// snapshot had it (the calls that arrived since come first).
     pub fn row(&self, i: u64) -> Option<&Summary> {
-        self.pages
-            .get(&(i / PAGE))
-            .and_then(|p| p.get((i % PAGE) as usize))
+        fn at(pages: &HashMap<u64, Vec<Summary>>, i: u64) -> Option<&Summary> {
+            pages
+                .get(&(i / PAGE))
+                .and_then(|p| p.get((i % PAGE) as usize))
+        }
+        at(&self.pages, i).or_else(|| {
+            let arrived = if self.counted {
+                self.count.checked_sub(self.stale_count)?
+            } else {
+                0
+            };
+            at(&self.stale, i.checked_sub(arrived)?)
+        })
     }
 
     /// Pages needed to show rows `range` that are neither loaded nor asked for; they are marked
@@ -847,6 +876,29 @@ mod tests {
         assert!(!l.set_count(old, 1, 1));
         assert!(l.set_count(g2, 250, 250));
         assert_eq!(l.missing_pages(240..250), vec![2], "clamped to the count");
+    }
+
+    /// While calls stream in, the rows already shown stay (one place further down for each new
+    /// call) until the new snapshot's pages arrive; another filter shows nothing stale.
+    #[test]
+    fn rows_stay_in_sight_while_a_new_snapshot_loads() {
+        let mut l = ListState::default();
+        let g = l.invalidate();
+        l.set_count(g, 10, 10);
+        l.set_page(g, 0, (1..=10).rev().map(row).collect());
+        let g = l.invalidate();
+        assert_eq!(l.row(0).map(|r| r.id), Some(10), "before the new count");
+        // Two calls arrived: the old newest is now the third row; the two new ones load.
+        l.set_count(g, 12, 12);
+        assert_eq!(l.row(0), None);
+        assert_eq!(l.row(2).map(|r| r.id), Some(10));
+        assert_eq!(l.row(11).map(|r| r.id), Some(1));
+        l.set_page(g, 0, (1..=12).rev().map(row).collect());
+        assert_eq!(l.row(0).map(|r| r.id), Some(12));
+        // Another filter: the rows shown were another list's.
+        l.filter.text = "x".into();
+        l.invalidate();
+        assert_eq!(l.row(0), None);
     }
 
     #[test]
