@@ -339,10 +339,11 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
     match cmd {
         WebhooksCommand::List(api) => {
             let c = client(&api)?;
-            let list = c.list_webhooks().await?;
+            let answered = c.list_webhooks_answered().await?;
             if api.json {
-                return print_json(&list);
+                return print_json(&answered.json);
             }
+            let list = answered.value;
             let mut out = std::io::stdout().lock();
             if list.is_empty() {
                 writeln!(
@@ -357,13 +358,15 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
             }
             Ok(())
         }
-        WebhooksCommand::Get { id, api } => show(&api, client(&api)?.get_webhook(id).await?),
+        WebhooksCommand::Get { id, api } => {
+            show(&api, client(&api)?.get_webhook_answered(id).await?)
+        }
         WebhooksCommand::Create { entry, api } => {
             let mut e = WebhookEntry::new(&entry.name, &entry.url, scope(&entry.scope)?);
             e.contact_email_address = entry.contact;
             e.active = entry.inactive.then_some(false);
             e.invoke_option = entry.many.then_some(InvokeOption::Many);
-            show(&api, client(&api)?.create_webhook(&e).await?)
+            show(&api, client(&api)?.create_webhook_answered(&e).await?)
         }
         WebhooksCommand::Update {
             id,
@@ -403,7 +406,7 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
                 });
             }
             warn_unknown_invoke_option(&e, id);
-            show(&api, c.update_webhook(id, &e).await?)
+            show(&api, c.update_webhook_answered(id, &e).await?)
         }
         WebhooksCommand::Delete { id, api } => {
             client(&api)?.delete_webhook(id).await?;
@@ -424,7 +427,7 @@ async fn set_active(api: &ApiArgs, id: u64, active: bool) -> Result<(), ApiCliEr
     let mut e = WebhookEntry::from_webhook(&c.get_webhook(id).await?);
     e.active = Some(active);
     warn_unknown_invoke_option(&e, id);
-    show(api, c.update_webhook(id, &e).await?)
+    show(api, c.update_webhook_answered(id, &e).await?)
 }
 
 fn warn_unknown_invoke_option(e: &WebhookEntry, id: u64) {
@@ -433,12 +436,13 @@ fn warn_unknown_invoke_option(e: &WebhookEntry, id: u64) {
     }
 }
 
-fn show(api: &ApiArgs, w: Webhook) -> Result<(), ApiCliError> {
+/// One webhook as the service answered it: its JSON as sent with `--json`, else a table.
+fn show(api: &ApiArgs, w: crate::api::Answered<Webhook>) -> Result<(), ApiCliError> {
     if api.json {
-        return print_json(&w);
+        return print_json(&w.json);
     }
     let mut out = std::io::stdout().lock();
-    for line in webhook_table(std::slice::from_ref(&w)) {
+    for line in webhook_table(std::slice::from_ref(&w.value)) {
         writeln!(out, "{line}")?;
     }
     Ok(())
@@ -459,13 +463,14 @@ pub async fn send_test(args: SendTestArgs) -> Result<(), ApiCliError> {
 
 async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError> {
     let c = client(api)?;
-    let sent = c
-        .send_messages(&[SubmissionEntry::to_number(to, body)])
+    let answered = c
+        .send_messages_answered(&[SubmissionEntry::to_number(to, body)])
         .await?;
     warn_if_no_webhook(&c, crate::contract::TriggerScope::Sent).await;
     if api.json {
-        return print_json(&sent);
+        return print_json(&answered.json);
     }
+    let sent = answered.value;
     let mut out = std::io::stdout().lock();
     if sent.is_empty() {
         writeln!(out, "The service accepted the call but made no message.")?;

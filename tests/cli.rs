@@ -1080,3 +1080,38 @@ async fn what_a_service_says_cannot_drive_the_terminal() {
         "{err}"
     );
 }
+
+/// `--json` prints the service's JSON as it came, fields the client does not know included
+/// (here `hookscope listen` plays a service whose webhooks carry one more field).
+#[test]
+fn json_output_is_the_services_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = r#"[{"id":5,"name":"m","url":"http://127.0.0.1:1/h","triggerScope":"SENT","active":true,"contactEmailAddress":null,"onWebApp":true,"secretHeader":"kept"}]"#;
+    let (_listen, url, _) = spawn_listen(
+        dir.path(),
+        &["--body", service, "--content-type", "application/json"],
+    );
+    let out = bin()
+        .args(["webhooks", "list", "--json", "--api-url"])
+        .arg(format!("{url}/v1"))
+        .env("HOOKSCOPE_API_PASSWORD", "demo")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sent: serde_json::Value = serde_json::from_str(service).unwrap();
+    assert_eq!(printed, sent, "as the service sent it");
+    // Without --json, the table (the invoke option the service did not give is not guessed).
+    let out = bin()
+        .args(["webhooks", "list", "--api-url"])
+        .arg(format!("{url}/v1"))
+        .env("HOOKSCOPE_API_PASSWORD", "demo")
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains(" ? "), "{table}");
+}

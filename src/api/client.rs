@@ -83,6 +83,14 @@ fn retry_suffix(r: &Option<u64>) -> String {
     })
 }
 
+/// An answer read as `T`, with the JSON the service sent: `--json` prints that, every field as
+/// sent (those the client does not know included), not the client's reading of it.
+#[derive(Clone, Debug)]
+pub struct Answered<T> {
+    pub value: T,
+    pub json: serde_json::Value,
+}
+
 /// The client. Cheap to clone. The password never appears in `Debug` output.
 #[derive(Clone)]
 pub struct ApiClient {
@@ -282,12 +290,25 @@ impl ApiClient {
         url: &str,
         wait: Duration,
     ) -> Result<T, ApiError> {
+        Ok(self.answered(req, url, wait).await?.value)
+    }
+
+    /// The answer read as `T`, with the JSON the service sent (every field, as sent).
+    async fn answered<T: serde::de::DeserializeOwned>(
+        &self,
+        req: reqwest::RequestBuilder,
+        url: &str,
+        wait: Duration,
+    ) -> Result<Answered<T>, ApiError> {
         let (status, body) = self.send_waiting(req, url, wait).await?;
-        serde_json::from_slice(&body).map_err(|_| ApiError::NotJson {
+        let not_json = || ApiError::NotJson {
             url: url.to_owned(),
             status,
             snippet: snippet(&body),
-        })
+        };
+        let json: serde_json::Value = serde_json::from_slice(&body).map_err(|_| not_json())?;
+        let value = T::deserialize(&json).map_err(|_| not_json())?;
+        Ok(Answered { value, json })
     }
 
     /// The raw JSON of a call, for `--json`.
@@ -314,26 +335,53 @@ impl ApiClient {
     }
 
     pub async fn list_webhooks(&self) -> Result<Vec<Webhook>, ApiError> {
+        Ok(self.list_webhooks_answered().await?.value)
+    }
+
+    /// [`ApiClient::list_webhooks`], with the service's JSON (for `--json`).
+    pub async fn list_webhooks_answered(&self) -> Result<Answered<Vec<Webhook>>, ApiError> {
         let url = self.url("/webhooks");
-        self.json(self.http.get(&url), &url).await
+        self.answered(self.http.get(&url), &url, self.timeout).await
     }
 
     pub async fn get_webhook(&self, id: u64) -> Result<Webhook, ApiError> {
+        Ok(self.get_webhook_answered(id).await?.value)
+    }
+
+    /// [`ApiClient::get_webhook`], with the service's JSON.
+    pub async fn get_webhook_answered(&self, id: u64) -> Result<Answered<Webhook>, ApiError> {
         let url = self.url(&format!("/webhooks/{id}"));
-        self.json(self.http.get(&url), &url).await
+        self.answered(self.http.get(&url), &url, self.timeout).await
     }
 
     pub async fn create_webhook(&self, entry: &WebhookEntry) -> Result<Webhook, ApiError> {
+        Ok(self.create_webhook_answered(entry).await?.value)
+    }
+
+    /// [`ApiClient::create_webhook`], with the service's JSON.
+    pub async fn create_webhook_answered(
+        &self,
+        entry: &WebhookEntry,
+    ) -> Result<Answered<Webhook>, ApiError> {
         let url = self.url("/webhooks");
         let body = serde_json::to_string(entry).unwrap_or_default();
-        self.json_waiting(self.http.post(&url).body(body), &url, self.check_wait())
+        self.answered(self.http.post(&url).body(body), &url, self.check_wait())
             .await
     }
 
     pub async fn update_webhook(&self, id: u64, entry: &WebhookEntry) -> Result<Webhook, ApiError> {
+        Ok(self.update_webhook_answered(id, entry).await?.value)
+    }
+
+    /// [`ApiClient::update_webhook`], with the service's JSON.
+    pub async fn update_webhook_answered(
+        &self,
+        id: u64,
+        entry: &WebhookEntry,
+    ) -> Result<Answered<Webhook>, ApiError> {
         let url = self.url(&format!("/webhooks/{id}"));
         let body = serde_json::to_string(entry).unwrap_or_default();
-        self.json_waiting(self.http.post(&url).body(body), &url, self.check_wait())
+        self.answered(self.http.post(&url).body(body), &url, self.check_wait())
             .await
     }
 
@@ -389,9 +437,18 @@ impl ApiClient {
         &self,
         entries: &[SubmissionEntry],
     ) -> Result<Vec<Message>, ApiError> {
+        Ok(self.send_messages_answered(entries).await?.value)
+    }
+
+    /// [`ApiClient::send_messages`], with the service's JSON.
+    pub async fn send_messages_answered(
+        &self,
+        entries: &[SubmissionEntry],
+    ) -> Result<Answered<Vec<Message>>, ApiError> {
         let url = self.url("/messages");
         let body = serde_json::to_string(entries).unwrap_or_default();
-        self.json(self.http.post(&url).body(body), &url).await
+        self.answered(self.http.post(&url).body(body), &url, self.timeout)
+            .await
     }
 
     /// List messages: `filter` is the service's clause text, e.g. `type=SENT&status.type=DELIVERED`.
