@@ -65,20 +65,24 @@ pub enum ReceiverError {
     },
 }
 
-/// What the window's top bar offers after a port it could not take (its port field and *Any
-/// free port*); a receiver that kept its old port says where it listens instead.
-pub const CHOOSE_ANOTHER_PORT: &str = " Choose another port, or any free port.";
-
 impl ReceiverError {
-    /// The same, in the window's words (there are no flags there).
-    pub fn for_window(&self) -> String {
-        match self {
-            ReceiverError::PortInUse { port, .. } => format!(
-                "Port {port} is already in use (another Hookscope, or another program).{CHOOSE_ANOTHER_PORT}"
+    /// The same, in the window's words (there are no flags there). `still` is where the
+    /// receiver that was running keeps listening, if it was kept: the top bar's port controls
+    /// are for a receiver that does not listen, so the way out is then Settings.
+    pub fn for_window(&self, still: Option<SocketAddr>) -> String {
+        match (self, still) {
+            (ReceiverError::PortInUse { port, .. }, None) => format!(
+                "Port {port} is already in use (another Hookscope, or another program). Choose another port, or any free port."
             ),
-            ReceiverError::Bind { addr, source } => {
-                format!("Cannot listen on {addr}: {source}. Check the address in Settings.")
-            }
+            (ReceiverError::PortInUse { port, .. }, Some(still)) => format!(
+                "Port {port} is already in use (another Hookscope, or another program). Still listening on http://{still}/: choose another port in Settings."
+            ),
+            (ReceiverError::Bind { addr, source }, still) => format!(
+                "Cannot listen on {addr}: {source}. Check the address in Settings.{}",
+                still.map_or(String::new(), |s| format!(
+                    " Still listening on http://{s}/."
+                ))
+            ),
         }
     }
 }

@@ -203,7 +203,7 @@ impl Engine {
                     &tx,
                     &wake,
                     Msg::ListenFailed {
-                        error: e.for_window(),
+                        error: e.for_window(slot.as_ref().map(|r| r.addr)),
                         still: slot.as_ref().map(|r| r.addr),
                     },
                 ),

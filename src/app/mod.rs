@@ -17,7 +17,7 @@ use crate::contract::Brand;
 use crate::receiver::ReceiverConfig;
 use engine::{Engine, Msg};
 use state::{AppState, Listening, Settings};
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
@@ -440,23 +440,13 @@ impl HookscopeApp {
             }
             // A receiver that works keeps working: the reason is said beside it.
             Err(e) => match self.state.listening {
-                Listening::On(addr) => self.still_listening(&e, addr),
+                Listening::On(addr) => {
+                    self.state.listen_notice =
+                        Some(format!("{e} Still listening on http://{addr}/."));
+                }
                 _ => self.state.listening = Listening::Failed(e),
             },
         }
-    }
-
-    /// Why a restart did not happen, beside the receiver that kept working.
-    fn still_listening(&mut self, error: &str, addr: SocketAddr) {
-        // The top bar's port controls are for a receiver that does not listen: this one does.
-        self.state.listen_notice = Some(
-            match error.strip_suffix(crate::receiver::CHOOSE_ANOTHER_PORT) {
-                Some(taken) => format!(
-                    "{taken} Still listening on http://{addr}/: choose another port in Settings."
-                ),
-                None => format!("{error} Still listening on http://{addr}/."),
-            },
-        );
     }
 
     /// Take a new snapshot of the list (newest first) with the current filter.
@@ -523,7 +513,8 @@ impl HookscopeApp {
                     Some(addr) => {
                         self.state.listening = Listening::On(addr);
                         self.state.port_text = addr.port().to_string();
-                        self.still_listening(&error, addr);
+                        // Said beside the receiver that kept working (the error says where).
+                        self.state.listen_notice = Some(error);
                     }
                     None => {
                         // The port field beside the error shows the port it names.
