@@ -66,6 +66,17 @@ pub struct Validation {
 /// A header as received: name and raw value bytes.
 pub type HeaderPair<'a> = (&'a str, &'a [u8]);
 
+/// A header sent `count` times: a warning that the first is used (`more` adds to why it matters).
+fn repeated_header(name: &str, count: usize, more: &str, findings: &mut Vec<Finding>) {
+    if count > 1 {
+        findings.push(Finding::new(
+            Severity::Warning,
+            "repeated-header",
+            format!("The {name} header appears {count} times; the first is used{more}."),
+        ));
+    }
+}
+
 fn header_values<'a>(headers: &'a [HeaderPair<'a>], name: &str) -> Vec<&'a [u8]> {
     headers
         .iter()
@@ -93,16 +104,7 @@ fn required_header(
         }
         Some(v) => *v,
     };
-    if values.len() > 1 {
-        findings.push(Finding::new(
-            Severity::Warning,
-            "repeated-header",
-            format!(
-                "The {name} header appears {} times; the first is used.",
-                values.len()
-            ),
-        ));
-    }
+    repeated_header(name, values.len(), "", findings);
     match std::str::from_utf8(first) {
         Ok(text) if !text.trim().is_empty() => Some(text.trim().to_owned()),
         Ok(_) => {
@@ -224,16 +226,12 @@ pub fn validate(
     v.webhook_id = required_header(headers, brand.webhook_id_header(), f);
 
     let content_types = header_values(headers, "content-type");
-    if content_types.len() > 1 {
-        f.push(Finding::new(
-            Severity::Warning,
-            "repeated-header",
-            format!(
-                "The Content-Type header appears {} times; the first is used, and a reader may take another.",
-                content_types.len()
-            ),
-        ));
-    }
+    repeated_header(
+        "Content-Type",
+        content_types.len(),
+        ", and a reader may take another",
+        f,
+    );
     let content_type = content_types
         .first()
         .map(|b| String::from_utf8_lossy(b).into_owned());
