@@ -4,7 +4,7 @@
 use crate::contract::{Finding, Outcome, Plan, RetryAfter, Schedule, Severity};
 use crate::store::{Cancel, Stored};
 use crate::text::human_duration;
-use chrono::{DateTime, Local, Utc};
+use chrono::{DateTime, Local, TimeDelta, Utc};
 use std::time::Duration;
 
 /// How much earlier than the schedule a retry may come before it is a finding.
@@ -197,6 +197,12 @@ pub fn with_batch_calls(calls: Vec<Stored>, parent: Vec<Stored>) -> Vec<Stored> 
 /// that answered the delivery's webhook 410, oldest first: a call after one is flagged, unless
 /// the webhook was set up again in between, and a 410 to another delivery while this one was
 /// retrying ends it too (the service stops calling the webhook entirely).
+/// The latest a call made before the service read the 410 of `c` can arrive: when the 410 was
+/// answered, plus the tolerance for the commit, the network and the service's own timing.
+fn known(c: &Cancel, tolerance: Duration) -> DateTime<Utc> {
+    c.answered + TimeDelta::from_std(tolerance).unwrap_or(TimeDelta::zero())
+}
+
 pub fn analyze(
     calls: &[Stored],
     schedule: &Schedule,
@@ -303,11 +309,12 @@ pub fn analyze(
         .iter()
         .filter(|a| !cancels.iter().any(|c| c.id == a.id))
     {
-        // The cancel in force when the call came: after a 410 and before the webhook was set
-        // up again.
+        // The cancel in force when the call came: after the service could have read a 410
+        // (a call that arrived while the 410 was being answered, or within the tolerance after,
+        // was already on its way) and before the webhook was set up again.
         if let Some(c) = cancels
             .iter()
-            .find(|c| a.at > c.at && c.lifted.is_none_or(|l| a.at < l))
+            .find(|c| a.at > known(c, tolerance) && c.lifted.is_none_or(|l| a.at < l))
         {
             findings.push(finding(
                 Severity::Error,
@@ -354,11 +361,13 @@ pub fn analyze(
             },
             None,
         ),
-        // Retrying, but the webhook was cancelled meanwhile by a 410 to another delivery, after
-        // the last attempt seen, and not set up again since (a webhook enabled again is called
-        // again).
+        // Retrying, but the webhook was cancelled meanwhile by a 410 to another delivery, not
+        // known to the service before the last attempt seen (which may have crossed the 410 on
+        // the way), and not set up again since (a webhook enabled again is called again).
         _ if let Some(c) = cancels.iter().find(|c| {
-            c.at >= last.at && c.lifted.is_none() && !attempts.iter().any(|a| a.id == c.id)
+            known(c, tolerance) >= last.at
+                && c.lifted.is_none()
+                && !attempts.iter().any(|a| a.id == c.id)
         }) =>
         {
             (State::StoppedByCancel { at: c.at }, None)
@@ -821,7 +830,12 @@ mod tests {
     }
 
     fn cancel(at: DateTime<Utc>, id: i64, lifted: Option<DateTime<Utc>>) -> Cancel {
-        Cancel { at, id, lifted }
+        Cancel {
+            at,
+            answered: at + TimeDelta::milliseconds(2),
+            id,
+            lifted,
+        }
     }
 
     #[test]
@@ -906,6 +920,39 @@ mod tests {
         )
         .unwrap();
         assert_eq!(d.state, State::Succeeded { attempt: Some(2) });
+    }
+
+    #[test]
+    fn a_call_that_crossed_the_410_on_its_way_is_not_after_it() {
+        // Call 7 (another delivery) arrived at 89.5 s and was answered 410 after 1.5 s (a slow
+        // commit); this delivery's attempt 2 arrived at 90 s, while the 410 was being answered,
+        // or 3 s after it, within the tolerance: the service had not read the 410 yet. Its
+        // retries stop with the 410 all the same.
+        let at = t0() + TimeDelta::milliseconds(89_500);
+        let slow = Cancel {
+            at,
+            answered: at + TimeDelta::milliseconds(1_500),
+            id: 7,
+            lifted: None,
+        };
+        for second_at in [90, 94] {
+            let crossed = [call(5, 1, 0, 503, None), call(6, 2, second_at, 503, None)];
+            let d = analyze(
+                &crossed,
+                &Schedule::default(),
+                DEFAULT_TOLERANCE,
+                std::slice::from_ref(&slow),
+            )
+            .unwrap();
+            assert!(d.findings.is_empty(), "{second_at} s: {:?}", d.findings);
+            assert_eq!(d.state, State::StoppedByCancel { at }, "{second_at} s");
+        }
+        // Past the answer and the tolerance, the service had read it: that call is flagged, and
+        // the delivery (called again, so evidently not stopped) reads as retrying.
+        let late = [call(5, 1, 0, 503, None), call(6, 2, 97, 503, None)];
+        let d = analyze(&late, &Schedule::default(), DEFAULT_TOLERANCE, &[slow]).unwrap();
+        assert_eq!(codes(&d), vec!["call-after-410"]);
+        assert!(matches!(d.state, State::Retrying { .. }), "{:?}", d.state);
     }
 
     #[test]

@@ -924,7 +924,12 @@ fn stored_row(row: &Row<'_>) -> rusqlite::Result<Stored> {
 /// after it (a registration check passed at its URL), if it was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cancel {
+    /// When the call answered 410 arrived.
     pub at: DateTime<Utc>,
+    /// When its answer was ready (`at` plus the time it took; the commit and the network come
+    /// after): the service cannot stop calling before it reads the 410, so a call that arrives
+    /// between `at` and then was already on its way.
+    pub answered: DateTime<Utc>,
     /// The call answered 410.
     pub id: i64,
     pub lifted: Option<DateTime<Utc>>,
@@ -1333,11 +1338,18 @@ impl Store {
     pub fn cancels(&self, webhook_id: &str) -> Result<Vec<Cancel>, StoreError> {
         self.with_reader(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT received_at_us, id, path FROM invocations WHERE outcome = ?2 AND webhook_id = ?1 ORDER BY id DESC LIMIT 100",
+                "SELECT received_at_us, id, path, took_us FROM invocations WHERE outcome = ?2 AND webhook_id = ?1 ORDER BY id DESC LIMIT 100",
             )?;
             let cancelled = Outcome::WebhookCancelled.as_str();
             let rows = stmt.query_map([webhook_id, cancelled], |r| {
-                Ok((micros_to_time(r.get(0)?), r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
+                let at_us: i64 = r.get(0)?;
+                let took_us: i64 = r.get(3)?;
+                Ok((
+                    micros_to_time(at_us),
+                    micros_to_time(at_us.saturating_add(took_us.max(0))),
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
             })?;
             // The newest 100, oldest first.
             let mut found = rows.collect::<Result<Vec<_>, _>>()?;
@@ -1349,12 +1361,17 @@ impl Store {
             )?;
             let passed = Outcome::Succeeded.as_str();
             let mut out = Vec::with_capacity(found.len());
-            for (at, id, path) in found {
+            for (at, answered, id, path) in found {
                 let lifted = check
                     .query_row(params![path, id, passed], |r| r.get::<_, i64>(0))
                     .optional()?
                     .map(micros_to_time);
-                out.push(Cancel { at, id, lifted });
+                out.push(Cancel {
+                    at,
+                    answered,
+                    id,
+                    lifted,
+                });
             }
             Ok(out)
         })
@@ -1720,6 +1737,12 @@ mod tests {
         );
         assert!(got[0].at <= got[1].at);
         assert!(got.iter().all(|c| c.lifted.is_none()));
+        // Answered when the call's answer was ready: its arrival plus what it took (1234 µs).
+        assert!(
+            got.iter()
+                .all(|c| c.answered - c.at == chrono::TimeDelta::microseconds(1234)),
+            "{got:?}"
+        );
         assert!(store.cancels("1").unwrap().is_empty());
 
         // The webhook enabled again: the service checks its URL. A check refused, or at
