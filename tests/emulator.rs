@@ -454,6 +454,11 @@ async fn messages_send_list_filter_and_get() {
             serde_json::json!({"to": "+27001", "body": "a".repeat(400), "longMessageMaxParts": 1}),
             "more than longMessageMaxParts 1",
         ),
+        // 100 characters are one GSM part, but a `ç` makes the message UCS-2: two parts.
+        (
+            serde_json::json!({"to": "+27001", "body": format!("{}ç", "a".repeat(99)), "longMessageMaxParts": 1}),
+            "needs 2 parts",
+        ),
     ] {
         let e = post(entry).await.unwrap_err();
         assert!(

@@ -94,7 +94,7 @@ fn set_status(s: &Shared, id: &str, status: MessageStatus, cost: Option<f64>) ->
     let mut d = s.data();
     let m = d.messages.get_mut(&key)?;
     m.status = status;
-    m.number_of_parts = Some(i64::from(super::routes::parts(&m.body)));
+    m.number_of_parts = Some(i64::from(super::routes::parts(&m.body, &m.encoding)));
     if cost.is_some() {
         m.credit_cost = cost;
     }
@@ -160,7 +160,7 @@ pub fn submit(s: &Arc<Shared>, sub: Outgoing<'_>) -> Message {
     let cost = if test {
         0.0
     } else {
-        f64::from(super::routes::parts(body))
+        f64::from(super::routes::parts(body, encoding))
     };
     s2.rt.clone().spawn(async move {
         if let Some(at) = scheduled {

@@ -487,19 +487,6 @@ async fn send_messages(
         }
         let from = sender(e)?;
         one_of(e, "routingGroup", &["ECONOMY", "STANDARD", "PREMIUM"])?;
-        // A body that needs more parts than the sender allows is refused, not cut or charged
-        // for parts it said it would not pay for (the API does not say what the service does;
-        // refusing is the answer that cannot surprise).
-        if let Some(most) = whole_number(e, "longMessageMaxParts", 1)?
-            && i64::from(parts(body)) > most
-        {
-            return Err(bad_request(format!(
-                "the body needs {} parts, more than longMessageMaxParts {most}",
-                parts(body)
-            )));
-        }
-        let message_class = whole_number(e, "messageClass", 0)?.unwrap_or(2);
-        let protocol_id = whole_number(e, "protocolId", 0)?.unwrap_or(0);
         let encoding = match e.get("encoding") {
             None | Some(Value::Null) => "TEXT",
             Some(Value::String(enc)) if ENCODINGS.contains(&enc.as_str()) => enc.as_str(),
@@ -509,6 +496,19 @@ async fn send_messages(
                 )));
             }
         };
+        // A body that needs more parts than the sender allows is refused, not cut or charged
+        // for parts it said it would not pay for (the API does not say what the service does;
+        // refusing is the answer that cannot surprise).
+        if let Some(most) = whole_number(e, "longMessageMaxParts", 1)?
+            && i64::from(parts(body, encoding)) > most
+        {
+            return Err(bad_request(format!(
+                "the body needs {} parts, more than longMessageMaxParts {most}",
+                parts(body, encoding)
+            )));
+        }
+        let message_class = whole_number(e, "messageClass", 0)?.unwrap_or(2);
+        let protocol_id = whole_number(e, "protocolId", 0)?.unwrap_or(0);
         let reports = one_of(e, "deliveryReports", &["ALL", "ERRORS", "NONE"])?
             .unwrap_or("ALL")
             .to_owned();
@@ -539,7 +539,7 @@ async fn send_messages(
     let cost: f64 = planned
         .iter()
         .filter(|(_, to, ..)| to.trim_start_matches('+') != crate::contract::TEST_NUMBER)
-        .map(|(_, _, body, ..)| parts(body) as f64)
+        .map(|(_, _, body, _, _, encoding, ..)| parts(body, encoding) as f64)
         .sum();
     let dedup = q
         .deduplication_id
@@ -611,10 +611,55 @@ async fn send_messages(
 /// The encodings a submission may name (service-api.md).
 const ENCODINGS: [&str; 3] = ["TEXT", "UNICODE", "BINARY"];
 
-/// Parts of a text message (160 characters, 153 per part when split).
-pub fn parts(body: &str) -> u32 {
-    let n = body.chars().count().max(1);
-    if n <= 160 { 1 } else { n.div_ceil(153) as u32 }
+/// The GSM 03.38 default alphabet: one 7-bit character each.
+const GSM7_BASIC: &str = "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\u{1b}ÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?\
+¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà";
+/// Its extension table: two 7-bit characters each (an escape, then the character).
+const GSM7_EXTENSION: &str = "\u{c}^{}\\[~]|€";
+
+/// Parts of a message as SMS counts them: a `TEXT` body in the GSM 7-bit alphabet takes 160
+/// characters in one part and 153 per part when split (an extension character such as `€` or
+/// `{` counts twice, and is never split across two parts); a body with any other character, or
+/// `UNICODE`, is sent as UCS-2: 70 UTF-16 units, 67 per part (an emoji is two, never split);
+/// `BINARY` counts the body's bytes: 140, 134 per part.
+pub fn parts(body: &str, encoding: &str) -> u32 {
+    // The size of each unit that may not be split, and the room of one part and of each part
+    // of a split message.
+    let (units, single, split): (Vec<usize>, usize, usize) = if encoding == "BINARY" {
+        (vec![1; body.len()], 140, 134)
+    } else {
+        let gsm: Option<Vec<usize>> = (encoding != "UNICODE")
+            .then(|| {
+                body.chars()
+                    .map(|c| {
+                        if GSM7_BASIC.contains(c) {
+                            Some(1)
+                        } else if GSM7_EXTENSION.contains(c) {
+                            Some(2)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect()
+            })
+            .flatten();
+        match gsm {
+            Some(septets) => (septets, 160, 153),
+            None => (body.chars().map(char::len_utf16).collect(), 70, 67),
+        }
+    };
+    if units.iter().sum::<usize>() <= single {
+        return 1;
+    }
+    let (mut count, mut room) = (1u32, split);
+    for u in units {
+        if u > room {
+            count += 1;
+            room = split;
+        }
+        room -= u;
+    }
+    count
 }
 
 #[derive(Deserialize)]
@@ -829,10 +874,39 @@ mod tests {
 
     #[test]
     fn parts_of_a_message() {
-        assert_eq!(parts("hi"), 1);
-        assert_eq!(parts(&"x".repeat(160)), 1);
-        assert_eq!(parts(&"x".repeat(161)), 2);
-        assert_eq!(parts(&"x".repeat(307)), 3);
+        let text = |b: &str| parts(b, "TEXT");
+        assert_eq!(text(""), 1);
+        assert_eq!(text("hi"), 1);
+        assert_eq!(text(&"x".repeat(160)), 1);
+        assert_eq!(text(&"x".repeat(161)), 2);
+        assert_eq!(text(&"x".repeat(306)), 2);
+        assert_eq!(text(&"x".repeat(307)), 3);
+        // The whole GSM alphabet is one septet a character; its extension two.
+        assert_eq!(GSM7_BASIC.chars().count(), 128);
+        assert_eq!(text(&"é".repeat(160)), 1);
+        assert_eq!(text(&"€".repeat(80)), 1);
+        assert_eq!(text(&"€".repeat(81)), 2);
+        // 152 septets, then a two-septet character that does not fit in the first part.
+        assert_eq!(text(&format!("{}{}", "x".repeat(152), "€".repeat(5))), 2);
+        assert_eq!(text(&format!("{}€{}", "x".repeat(152), "x".repeat(153))), 3);
+        // One character outside the alphabet makes the message UCS-2.
+        assert_eq!(text(&"x".repeat(70)), 1);
+        assert_eq!(text(&format!("{}ç", "x".repeat(69))), 1);
+        assert_eq!(text(&format!("{}ç", "x".repeat(70))), 2);
+        assert_eq!(text(&"ç".repeat(134)), 2);
+        assert_eq!(text(&"ç".repeat(135)), 3);
+        // An emoji is two UTF-16 units, never split.
+        assert_eq!(text(&"😀".repeat(35)), 1);
+        assert_eq!(text(&"😀".repeat(36)), 2);
+        // 134 units would fill two parts exactly, but the emoji at 67-68 moves to the second.
+        assert_eq!(text(&format!("{}😀{}", "x".repeat(66), "x".repeat(66))), 3);
+        // UNICODE asked for: UCS-2 whatever the characters.
+        assert_eq!(parts(&"x".repeat(70), "UNICODE"), 1);
+        assert_eq!(parts(&"x".repeat(71), "UNICODE"), 2);
+        // BINARY: bytes.
+        assert_eq!(parts(&"x".repeat(140), "BINARY"), 1);
+        assert_eq!(parts(&"x".repeat(141), "BINARY"), 2);
+        assert_eq!(parts(&"x".repeat(269), "BINARY"), 3);
     }
 
     #[test]
