@@ -603,7 +603,7 @@ async fn handle(
         (v, body.bytes)
     };
 
-    let mut decision = shared.responder.decide(CallInfo {
+    let call = CallInfo {
         registration_check: validation.registration_check,
         facts: crate::rules::CallFacts {
             event: validation.event_raw.as_deref(),
@@ -612,7 +612,15 @@ async fn handle(
             attempt: validation.attempt,
             body: &bytes,
         },
-    });
+    };
+    // A body over the limit or cut short is answered below whatever is chosen, and a client
+    // that stopped sending its body gets no answer at all: none of them uses up a rule's
+    // `times` or takes an `every_nth` turn.
+    let mut decision = if !body.kept || body.cut_by_stop || body.broken.is_some() {
+        shared.responder.preview(call)
+    } else {
+        shared.responder.decide(call)
+    };
     if !body.kept {
         validation.findings.retain(|f| f.code != "empty-body");
         validation.findings.push(Finding {

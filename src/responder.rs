@@ -368,6 +368,17 @@ impl Responder {
 
     /// The registration check (if passed), else the first matching rule, else the fixed choice.
     pub fn decide(&self, call: CallInfo<'_>) -> Decision {
+        self.choose(call, true)
+    }
+
+    /// What [`Responder::decide`] would answer, without counting the call against a rule's
+    /// `times` or `every_nth`: for a call whose answer is not the rules' to give (a body over
+    /// the limit, cut short, or from a client that is gone).
+    pub fn preview(&self, call: CallInfo<'_>) -> Decision {
+        self.choose(call, false)
+    }
+
+    fn choose(&self, call: CallInfo<'_>, count: bool) -> Decision {
         let config = self.config.read().unwrap_or_else(|p| p.into_inner());
         if call.registration_check && config.pass_registration_check {
             return Decision {
@@ -376,7 +387,12 @@ impl Responder {
             };
         }
         let mut rules = self.rules.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((i, answer)) = rules.decide(&call.facts) {
+        let chosen = if count {
+            rules.decide(&call.facts)
+        } else {
+            rules.preview(&call.facts)
+        };
+        if let Some((i, answer)) = chosen {
             return Decision {
                 answer,
                 rule: Some(format!("rule {}: {}", i + 1, rules.rules[i].name)),

@@ -278,6 +278,24 @@ impl RuleSet {
     /// The first rule that matches, counting the call against it; `None` leaves the call to the
     /// fixed choice.
     pub fn decide(&mut self, call: &CallFacts<'_>) -> Option<(usize, Answer)> {
+        let (met, answering) = self.find(call);
+        for i in met {
+            self.seen[i] += 1;
+        }
+        let i = answering?;
+        self.used[i] += 1;
+        Some((i, self.rules[i].answer.clone()))
+    }
+
+    /// What [`RuleSet::decide`] would answer, counting nothing.
+    pub fn preview(&self, call: &CallFacts<'_>) -> Option<(usize, Answer)> {
+        let i = self.find(call).1?;
+        Some((i, self.rules[i].answer.clone()))
+    }
+
+    /// The rules in force whose conditions the call meets, up to the one that answers it (an
+    /// `every_nth` rule meets a call without answering it until its turn), and that one.
+    fn find(&self, call: &CallFacts<'_>) -> (Vec<usize>, Option<usize>) {
         let needs_body = self.rules.iter().any(|r| r.when.message.is_some());
         let messages: Vec<Value> = if needs_body {
             match serde_json::from_slice::<Value>(call.body) {
@@ -287,6 +305,7 @@ impl RuleSet {
         } else {
             Vec::new()
         };
+        let mut met = Vec::new();
         for i in 0..self.rules.len() {
             if self.retired(i) {
                 continue;
@@ -302,16 +321,16 @@ impl RuleSet {
             if !base {
                 continue;
             }
-            self.seen[i] += 1;
+            met.push(i);
+            let seen = self.seen[i] + 1;
             if let Some(n) = w.every_nth
-                && (n == 0 || !self.seen[i].is_multiple_of(u64::from(n)))
+                && (n == 0 || !seen.is_multiple_of(u64::from(n)))
             {
                 continue;
             }
-            self.used[i] += 1;
-            return Some((i, self.rules[i].answer.clone()));
+            return (met, Some(i));
         }
-        None
+        (met, None)
     }
 
     /// Parse a rule file's text, JSON or TOML (by `path`'s extension, else by the text);
@@ -842,6 +861,15 @@ mod tests {
             .map(|_| r.decide(&call(1)).map(|(_, a)| a.status))
             .collect();
         assert_eq!(got, vec![None, None, Some(503), None, None, Some(503)]);
+        // A preview says what the next call would get and takes no turn.
+        let mut r = recipe("every-third-503-retry-after.json");
+        r.decide(&call(1));
+        r.decide(&call(1));
+        for _ in 0..3 {
+            assert_eq!(r.preview(&call(1)).map(|(_, a)| a.status), Some(503));
+        }
+        assert_eq!(r.decide(&call(1)).map(|(_, a)| a.status), Some(503));
+        assert_eq!(r.preview(&call(1)), None);
         let reparsed = RuleSet::parse("x", &r.to_json()).unwrap();
         assert_eq!(reparsed.rules[0].answer.retry_after.as_deref(), Some("120"));
     }

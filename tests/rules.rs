@@ -82,6 +82,68 @@ async fn anomalies_are_findings_on_the_delivery() {
 }
 
 /// `listen --rules` with `name` holding `text`: what it printed on stderr, once it refused.
+/// A "fail once" rule is used up by the call it answers, not by one over the body limit (413
+/// whatever is chosen) or one whose client stopped sending its body (no answer reaches it).
+#[tokio::test]
+async fn a_rule_is_not_used_up_by_calls_it_did_not_answer() {
+    let rig = Rig::start_with(Answer::status(200), |c| c.body_limit = 1024).await;
+    let once = r#"{"rules": [{"name": "fail once", "answer": {"status": 503}, "times": 1}]}"#;
+    rig.responder
+        .set_rules(RuleSet::parse("once.json", once).unwrap());
+    let send = |body: Vec<u8>, delivery: &'static str| {
+        post(
+            &rig.client,
+            &rig.url("/hook"),
+            &invoker_headers("status-report", delivery, 1),
+            body,
+        )
+        .send()
+    };
+    let big = send(vec![b'a'; 2000], "big").await.unwrap();
+    assert_eq!(big.status().as_u16(), 413);
+    // A body declared as 1000 bytes, 8 sent, then the connection closed.
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut s = tokio::net::TcpStream::connect(rig.running.addr)
+            .await
+            .unwrap();
+        s.write_all(
+            b"POST /hook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[{\"id\":1",
+        )
+        .await
+        .unwrap();
+        s.shutdown().await.unwrap();
+        drop(s);
+    }
+    // Wait for the cut call to be recorded before the next one, so the order is known.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while rig.store.count(&Default::default()).unwrap() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cut call was not recorded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let codes = [
+        send(status_report_body("1"), "a")
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        send(status_report_body("2"), "b")
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+    ];
+    assert_eq!(
+        codes,
+        [503, 200],
+        "the rule answered the first whole call, then retired"
+    );
+    assert_eq!(rig.responder.rules().used(0), 1);
+}
+
 fn listen_refuses(dir: &std::path::Path, name: &str, text: &str) -> String {
     let bad = dir.join(name);
     std::fs::write(&bad, text).unwrap();
