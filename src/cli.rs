@@ -940,9 +940,11 @@ pub fn schedule_text(
     };
     t += &format!("Attempt 1 fails at {}\n", local(now));
     let n = plan.retries.len();
+    // Every stepped retry and the last two; the steady ones between in brief, when there are
+    // two or more of them, with the spacing they really have (a Retry-After spaces them out).
+    let hidden = if n >= 10 { 6..n - 2 } else { 0..0 };
     for (i, a) in plan.retries.iter().enumerate() {
-        // Every stepped retry, then the steady ones in brief.
-        if i < 6 || i + 2 >= n {
+        if !hidden.contains(&i) {
             t += &format!(
                 "  attempt {:>3}  retry {:>3}  at {}  (+{} after the failure before, {} after the first)\n",
                 a.number,
@@ -951,11 +953,21 @@ pub fn schedule_text(
                 crate::text::exact_duration(a.delay),
                 crate::text::exact_duration((a.at - now).to_std().unwrap_or_default())
             );
-        } else if i == 6 {
-            t += &format!(
-                "  ... {} more retries, every 15 min ...\n",
-                n.saturating_sub(8)
-            );
+        } else if i == hidden.start {
+            let delays = plan.retries[hidden.clone()].iter().map(|a| a.delay);
+            let (least, most) = (delays.clone().min(), delays.max());
+            let spacing = match (least, most) {
+                (Some(a), Some(b)) if a == b => {
+                    format!("every {}", crate::text::exact_duration(a))
+                }
+                (Some(a), Some(b)) => format!(
+                    "{} to {} apart",
+                    crate::text::exact_duration(a),
+                    crate::text::exact_duration(b)
+                ),
+                _ => String::new(),
+            };
+            t += &format!("  ... {} more retries, {spacing} ...\n", hidden.len());
         }
     }
     t += &if n == 0 {
@@ -1224,6 +1236,31 @@ mod tests {
         let t = schedule_text(400, None, now);
         assert!(t.contains("discarded"));
         assert!(!t.contains("retries"));
+    }
+
+    #[test]
+    fn the_retries_in_brief_say_their_real_spacing() {
+        let now = chrono::Utc::now();
+        let wait = |s| Some(RetryAfter::Wait(Duration::from_secs(s)));
+        let plain = schedule_text(503, None, now);
+        assert!(
+            plain.contains("  ... 186 more retries, every 15 min ...\n"),
+            "{plain}"
+        );
+        // A Retry-After of an hour spaces every retry an hour apart.
+        let hourly = schedule_text(503, wait(3600), now);
+        assert!(
+            hourly.contains("  ... 40 more retries, every 1 h ...\n"),
+            "{hourly}"
+        );
+        assert!(!hourly.contains("15 min"), "{hourly}");
+        // 16 min 40 s for every retry: no 15 min anywhere either.
+        let t = schedule_text(429, wait(1000), now);
+        assert!(t.contains("every 16 min 40 s ..."), "{t}");
+        // Nine retries are all shown: a brief line would hide only one.
+        let few = schedule_text(503, wait(19_200), now);
+        assert!(!few.contains("more retries"), "{few}");
+        assert!(few.contains("9 retries, 10 attempts"), "{few}");
     }
 
     #[test]
