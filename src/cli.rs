@@ -767,10 +767,19 @@ pub fn render_show(s: &Stored) -> String {
     if let Some(rule) = &inv.rule {
         t += &format!("  chosen by: {}\n", e(rule));
     }
-    let ignored = !inv.outcome().honours_retry_after();
+    // Why a Retry-After here does not set the next retry, if it does not.
+    let retry_after_note = if !outcome_of(a.status).honours_retry_after() {
+        "  (ignored by the service with this answer: only 503 and 429 count)"
+    } else if inv.unanswered().is_some() {
+        "  (never read: no answer reached the service)"
+    } else if inv.registration_check {
+        "  (no effect: a registration check is not retried)"
+    } else {
+        ""
+    };
     for (n, v) in &a.headers {
-        let note = if ignored && n.eq_ignore_ascii_case("retry-after") {
-            "  (ignored by the service with this answer: only 503 and 429 count)"
+        let note = if n.eq_ignore_ascii_case("retry-after") {
+            retry_after_note
         } else {
             ""
         };
@@ -1276,8 +1285,26 @@ mod tests {
         let mut inv = crate::store::Invocation::synthetic(2, b"[]");
         inv.answer.status = 503;
         inv.answer.headers = vec![("Retry-After".into(), "300".into())];
-        let t = render_show(&Stored { id: 2, inv });
+        let t = render_show(&Stored {
+            id: 2,
+            inv: inv.clone(),
+        });
         assert!(t.contains("Retry-After: 300\n"), "{t}");
+        // A 503 whose Retry-After sets nothing says why, not "only 503 and 429 count".
+        let mut check = inv.clone();
+        check.registration_check = true;
+        let t = render_show(&Stored { id: 3, inv: check });
+        assert!(
+            t.contains("Retry-After: 300  (no effect: a registration check is not retried)"),
+            "{t}"
+        );
+        let mut late = inv;
+        late.took_us = 31_000_000;
+        let t = render_show(&Stored { id: 4, inv: late });
+        assert!(
+            t.contains("Retry-After: 300  (never read: no answer reached the service)"),
+            "{t}"
+        );
     }
 
     #[test]
