@@ -305,6 +305,14 @@ impl RuleSet {
         } else {
             Vec::new()
         };
+        // The request's path as it arrived (percent-encoded where it has to be), and decoded:
+        // a rule may give either, /crème or /cr%C3%A8me.
+        let decoded_path = std::cell::OnceCell::new();
+        let decoded = || {
+            decoded_path
+                .get_or_init(|| percent_encoding::percent_decode_str(call.path).decode_utf8_lossy())
+                .as_ref()
+        };
         let mut met = Vec::new();
         for i in 0..self.rules.len() {
             if self.retired(i) {
@@ -315,7 +323,9 @@ impl RuleSet {
                 && w.webhook_id
                     .as_deref()
                     .is_none_or(|id| call.webhook_id == Some(id))
-                && w.path.as_deref().is_none_or(|p| call.path == p)
+                && w.path
+                    .as_deref()
+                    .is_none_or(|p| call.path == p || decoded() == p)
                 && w.attempt.as_ref().is_none_or(|a| a.matches(call.attempt))
                 && w.message.as_ref().is_none_or(|m| m.matches(&messages));
             if !base {
@@ -406,6 +416,23 @@ impl RuleSet {
                 return Err(invalid(format!(
                     "the path \"{p}\" never matches: a request's path begins with / (\"/{p}\")"
                 )));
+            }
+            if let Some(p) = &r.when.path
+                && let Some(cut) = p.find(['?', '#'])
+            {
+                return Err(invalid(format!(
+                    "the path \"{p}\" never matches: a path condition is matched against the path alone, without the query (write \"{}\")",
+                    &p[..cut]
+                )));
+            }
+            if r.when
+                .webhook_id
+                .as_deref()
+                .is_some_and(|w| w.trim().is_empty())
+            {
+                return Err(invalid(
+                    "webhook_id is empty, which no call carries: give the webhook's id, or leave it out to match any webhook".into(),
+                ));
             }
             if let Some(m) = &r.when.message
                 && let (Some(eq), Some(has)) = (&m.equals, &m.contains)
@@ -1243,6 +1270,16 @@ body = "ok"
             .unwrap_err();
         assert!(e.contains("the path \"hook\" never matches"), "{e}");
         assert!(e.contains("(\"/hook\")"), "{e}");
+        // The query is not part of the path a condition is matched against.
+        let e = one_rule(
+            r#"{"name": "n", "when": {"path": "/hook?secret=1"}, "answer": {"status": 503}}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("without the query (write \"/hook\")"), "{e}");
+        let e =
+            one_rule(r#"{"name": "n", "when": {"webhook_id": " "}, "answer": {"status": 503}}"#)
+                .unwrap_err();
+        assert!(e.contains("webhook_id is empty"), "{e}");
         let e = one_rule(
             r#"{"name": "n", "when": {"message": {"field": "to", "equals": "1", "contains": "2"}}, "answer": {"status": 503}}"#,
         )
@@ -1253,6 +1290,25 @@ body = "ok"
             r#"{"name": "n", "when": {"message": {"field": "to", "equals": "1111111", "contains": "111"}}, "answer": {"status": 503}}"#,
         )
         .unwrap();
+    }
+
+    #[test]
+    fn a_path_matches_as_it_arrives_or_decoded() {
+        let rules = r#"{"rules": [
+            {"name": "accent", "when": {"path": "/crème"}, "answer": {"status": 501}},
+            {"name": "space", "when": {"path": "/a b"}, "answer": {"status": 502}},
+            {"name": "encoded", "when": {"path": "/x%2Fy"}, "answer": {"status": 503}}]}"#;
+        let mut r = RuleSet::parse("r.json", rules).unwrap();
+        let mut status = |path: &'static str| {
+            r.decide(&CallFacts { path, ..call(1) })
+                .map(|(_, a)| a.status)
+        };
+        assert_eq!(status("/cr%C3%A8me"), Some(501));
+        assert_eq!(status("/crème"), Some(501));
+        assert_eq!(status("/a%20b"), Some(502));
+        // Written encoded, it matches as it arrives.
+        assert_eq!(status("/x%2Fy"), Some(503));
+        assert_eq!(status("/creme"), None);
     }
 
     #[test]
