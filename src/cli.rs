@@ -149,7 +149,8 @@ pub struct AnswerArgs {
     /// Body of the answer.
     #[arg(long, value_name = "TEXT")]
     pub body: Option<String>,
-    /// Content type of the body (default text/plain; charset=utf-8).
+    /// Content type of the answer, with a body or without (a body without one is
+    /// text/plain; charset=utf-8).
     #[arg(long, value_name = "TYPE")]
     pub content_type: Option<String>,
     /// Wait before answering, e.g. 500ms, 2s, 35s (past 30 s the service counts a timeout).

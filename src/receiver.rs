@@ -985,11 +985,14 @@ fn sent_answer(answer: &Answer) -> SentAnswer {
         headers.push(("Retry-After".to_owned(), ra.clone()));
     }
     let body = answer.body.clone().unwrap_or_default().into_bytes();
-    if answer.body.is_some() {
-        let ct = answer
-            .content_type
-            .clone()
-            .unwrap_or_else(|| "text/plain; charset=utf-8".to_owned());
+    // The content type given is sent, with a body or without (an empty JSON answer, say);
+    // a body given without one is plain text.
+    let ct = match &answer.content_type {
+        Some(ct) => Some(ct.clone()),
+        None if !body.is_empty() => Some("text/plain; charset=utf-8".to_owned()),
+        None => None,
+    };
+    if let Some(ct) = ct {
         headers.push(("Content-Type".to_owned(), ct));
     }
     SentAnswer {

@@ -19,7 +19,8 @@ pub struct Answer {
     #[serde(deserialize_with = "text_or_number")]
     pub retry_after: Option<String>,
     pub body: Option<String>,
-    /// Content type of `body`; `text/plain; charset=utf-8` when a body is set without one.
+    /// Content type of the answer, sent with a body or without; `text/plain; charset=utf-8`
+    /// when a body is set without one.
     pub content_type: Option<String>,
     /// Wait this long before answering (e.g. past 30 s to make the service time out).
     pub delay_ms: u64,
@@ -129,7 +130,11 @@ pub enum AnswerError {
     EmptyContentType,
     #[error("a {0} answer carries no body in HTTP: leave the body out, or choose 200")]
     BodyNotAllowed(u16),
-    #[error("the delay of {0} ms is longer than an hour")]
+    #[error(
+        "a {0} answer carries no body in HTTP, so no content type: leave the content type out, or choose 200"
+    )]
+    ContentTypeNotAllowed(u16),
+    #[error("the delay of {} is longer than an hour, the most Hookscope holds an answer", crate::text::exact_duration(std::time::Duration::from_millis(*.0)))]
     Delay(u64),
 }
 
@@ -195,6 +200,9 @@ impl Answer {
             && self.body.as_ref().is_some_and(|b| !b.is_empty())
         {
             return Err(AnswerError::BodyNotAllowed(self.status));
+        }
+        if matches!(self.status, 204 | 205 | 304) && self.content_type.is_some() {
+            return Err(AnswerError::ContentTypeNotAllowed(self.status));
         }
         Ok(())
     }
@@ -523,8 +531,17 @@ mod tests {
             );
             a.body = None;
             assert_eq!(a.check(), Ok(()));
+            a.content_type = Some("application/json".into());
+            assert_eq!(a.check(), Err(AnswerError::ContentTypeNotAllowed(code)));
         }
         assert_eq!(r.decide(call(false)).answer.status, 200, "unchanged");
+        // An hour at most, said in time words.
+        let mut a = Answer::status(200);
+        a.delay_ms = 7_200_000;
+        assert_eq!(
+            a.check().unwrap_err().to_string(),
+            "the delay of 2 h is longer than an hour, the most Hookscope holds an answer"
+        );
     }
 
     #[test]

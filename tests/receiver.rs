@@ -149,6 +149,52 @@ async fn the_chosen_delay_is_applied() {
     assert!(s.inv.took_us >= 300_000);
 }
 
+/// A content type is sent as chosen, with no body too; an empty answer without one gets none
+/// (a 204 was sent with text/plain); the record says what the wire carried.
+#[tokio::test]
+async fn the_content_type_is_sent_with_a_body_or_without() {
+    let rig = Rig::start(Answer {
+        content_type: Some("application/json".into()),
+        ..Answer::status(500)
+    })
+    .await;
+    let resp = rig
+        .client
+        .post(rig.url("/"))
+        .body("[]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    assert_eq!(resp.bytes().await.unwrap().len(), 0);
+    let s = last(&rig).await;
+    assert_eq!(
+        s.inv.answer.headers,
+        vec![("Content-Type".to_owned(), "application/json".to_owned())]
+    );
+    rig.responder
+        .set_answer(Answer {
+            body: Some(String::new()),
+            ..Answer::status(204)
+        })
+        .unwrap();
+    let resp = rig
+        .client
+        .post(rig.url("/"))
+        .body("[]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 204);
+    assert!(resp.headers().get("content-type").is_none());
+    let s = last(&rig).await;
+    assert!(
+        s.inv.answer.headers.is_empty(),
+        "{:?}",
+        s.inv.answer.headers
+    );
+}
+
 #[tokio::test]
 async fn bad_bodies_are_answered_and_recorded_with_findings() {
     let rig = Rig::start(Answer::status(200)).await;
