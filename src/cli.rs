@@ -385,6 +385,28 @@ pub fn show_json(s: &Stored) -> serde_json::Value {
     v
 }
 
+/// One rule for the banner: its name, its answer, how often it answers, and what the service
+/// makes of an answer that is not simply its code.
+fn rule_line(r: &crate::rules::Rule, quoted: &dyn Fn(&str) -> String) -> String {
+    let mut t = format!("{}: {}", quoted(&r.name), r.answer.summary());
+    if r.answer.too_late() {
+        t += " (past the service's wait: a temporary failure)";
+    }
+    if let Some(n) = r.when.every_nth.filter(|&n| n > 1) {
+        t += &format!(
+            ", every {} call it matches",
+            crate::text::ordinal(u64::from(n))
+        );
+    }
+    if let Some(n) = r.times {
+        t += &format!(
+            ", {}",
+            crate::text::count(u64::from(n), "time, then retires", "times, then retires")
+        );
+    }
+    t
+}
+
 /// The lines of `listen`'s banner that say how calls will be answered: the rules (first match
 /// wins); then the answer that calls reach when no rule takes them, or the rule that takes every
 /// call (and the rules it hides); what the service makes of that answer; and what happens to the
@@ -403,8 +425,10 @@ pub fn answer_banner(
             lines.push("Rules: the file has none, so every call gets the answer below.".into());
         }
         Some(rules) => {
-            let names: Vec<String> = rules.rules.iter().map(|r| quoted(&r.name)).collect();
-            lines.push(format!("Rules, first match wins: {}", names.join("; ")));
+            lines.push("Rules, first match wins:".into());
+            for (i, r) in rules.rules.iter().enumerate() {
+                lines.push(format!("  {}. {}", i + 1, rule_line(r, &quoted)));
+            }
             match rules.catch_all() {
                 Some((i, rule)) => {
                     lines.push(format!(
@@ -1136,12 +1160,43 @@ mod tests {
         ]);
         let lines = answer_banner(&Answer::status(200), Some(&some), true);
         assert_eq!(
-            lines[0],
-            "Rules, first match wins: \"fail\\u{1b}[2J twice\"; \"once\""
+            lines[..3],
+            [
+                "Rules, first match wins:",
+                "  1. \"fail\\u{1b}[2J twice\": 503",
+                "  2. \"once\": 503, 1 time, then retires",
+            ]
         );
         assert!(
-            lines[1].starts_with("Calls no rule matches are answered 200: succeeded"),
+            lines[3].starts_with("Calls no rule matches are answered 200: succeeded"),
             "{lines:?}"
+        );
+        // Each rule's answer is said, and what the service makes of it.
+        let mut timeout = rule("time out", first_two.clone(), Some(2));
+        timeout.answer = Answer {
+            delay_ms: 35_000,
+            ..Answer::status(200)
+        };
+        let mut third = rule(
+            "third",
+            crate::rules::Condition {
+                every_nth: Some(3),
+                ..Default::default()
+            },
+            None,
+        );
+        third.answer = Answer::status(503).with_retry_after(120);
+        let lines = answer_banner(
+            &Answer::status(200),
+            Some(&RuleSet::new(vec![timeout, third])),
+            true,
+        );
+        assert_eq!(
+            lines[1..3],
+            [
+                "  1. \"time out\": 200 after 35 s (past the service's wait: a temporary failure), 2 times, then retires",
+                "  2. \"third\": 503 Retry-After 120, every 3rd call it matches",
+            ]
         );
         // A rule that takes every call: the fixed answer is never used, and the rule's own
         // answer is the one described.
@@ -1152,15 +1207,15 @@ mod tests {
         ]);
         let lines = answer_banner(&Answer::status(418), Some(&all), true);
         assert!(
-            lines[1].starts_with("The rule \"then succeed\" matches every call"),
+            lines[4].starts_with("The rule \"then succeed\" matches every call"),
             "{lines:?}"
         );
         assert_eq!(
-            lines[2],
+            lines[5],
             "Never used, since that rule comes first: \"hidden\"."
         );
         assert!(
-            lines[3].starts_with("Calls that reach \"then succeed\" are answered 503: retried"),
+            lines[6].starts_with("Calls that reach \"then succeed\" are answered 503: retried"),
             "{lines:?}"
         );
         assert!(!lines.iter().any(|l| l.contains("418")), "{lines:?}");
@@ -1177,15 +1232,15 @@ mod tests {
         };
         let lines = answer_banner(&a503, Some(&RuleSet::new(vec![late])), false);
         assert!(
-            lines[2].starts_with("Every call is answered 200 after 35 s"),
+            lines[3].starts_with("Every call is answered 200 after 35 s"),
             "{lines:?}"
         );
         assert!(
-            lines[2].contains("refuse to register this URL"),
+            lines[3].contains("refuse to register this URL"),
             "{lines:?}"
         );
         assert!(
-            lines[3].contains("every call counts as a temporary failure"),
+            lines[4].contains("every call counts as a temporary failure"),
             "{lines:?}"
         );
         // An empty rule file says so.

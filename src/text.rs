@@ -385,6 +385,18 @@ pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `n` as an English ordinal: `1st`, `2nd`, `3rd`, `11th`, `22nd`.
+pub fn ordinal(n: u64) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 /// `text` up to `max` characters, and how many characters were left out (0 when whole): what a
 /// window shows of a value that may be megabytes long.
 pub fn head_chars(text: &str, max: usize) -> (&str, usize) {
@@ -479,6 +491,21 @@ pub fn human_duration(d: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ordinals() {
+        let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 1000]
+            .into_iter()
+            .map(ordinal)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd",
+                "101st", "111th", "1000th"
+            ]
+        );
+    }
+
     #[test]
     fn the_head_of_a_text_counts_what_it_leaves_out() {
         assert_eq!(super::head_chars("short", 10), ("short", 0));
