@@ -268,8 +268,9 @@ impl CliError {
 
     /// The flags given together make an answer HTTP cannot send (`--respond 304 --body x`):
     /// a usage error, exit status 2 like every value the command line refuses on its own.
+    /// Flag values that cannot be used, the `--rules` file among them: exit status 2.
     pub fn is_usage(&self) -> bool {
-        matches!(self, CliError::Answer(_))
+        matches!(self, CliError::Answer(_) | CliError::Rules(_))
     }
 }
 

@@ -346,6 +346,8 @@ impl RuleSet {
     /// Parse a rule file's text, JSON or TOML (by `path`'s extension, else by the text);
     /// errors name the line and the reason.
     pub fn parse(path: &str, text: &str) -> Result<RuleSet, RuleError> {
+        // A byte-order mark (Notepad saves one) is not part of the text.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if text.trim().is_empty() {
             return Err(RuleError::Syntax {
                 path: path.to_owned(),
@@ -355,8 +357,39 @@ impl RuleSet {
             });
         }
         let format = RuleFormat::of(path, text);
-        let mut file: RuleFile = match format {
-            RuleFormat::Json => parse_json(path, text)?,
+        let name_lines = match format {
+            RuleFormat::Json => name_lines(text),
+            RuleFormat::Toml => toml_name_lines(text),
+        };
+        // The same text read as plain values, for what serde lets through (a list where a table
+        // belongs: `answer = [503]` reads as status 503, an answer with no status) and for what
+        // it words as a type (`"when": [1]`).
+        let plain: Option<Value> = match format {
+            RuleFormat::Json => serde_json::from_str(text).ok(),
+            RuleFormat::Toml => toml::from_str(text).ok(),
+        };
+        let shape_error = |i: usize, rule: &Value| {
+            shape_of(rule).err().map(|reason| RuleError::Invalid {
+                path: path.to_owned(),
+                line: name_lines.get(i).copied().unwrap_or(1),
+                index: i + 1,
+                name: rule
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                reason,
+            })
+        };
+        let first_shape_error = || {
+            let rules = plain.as_ref()?.get("rules")?.as_array()?;
+            rules
+                .iter()
+                .enumerate()
+                .find_map(|(i, r)| shape_error(i, r))
+        };
+        let typed = match format {
+            RuleFormat::Json => parse_json(path, text),
             RuleFormat::Toml => toml::from_str(text).map_err(|e| {
                 let (line, column) = e
                     .span()
@@ -367,8 +400,13 @@ impl RuleSet {
                     column,
                     reason: plain_reason(&toml_reason(e.message())),
                 }
-            })?,
+            }),
         };
+        let mut file: RuleFile = typed.map_err(|e| {
+            first_shape_error()
+                .or_else(|| other_format(path, text))
+                .unwrap_or(e)
+        })?;
         // Header values arrive without surrounding spaces: a rule's are taken the same way.
         for r in &mut file.rules {
             for value in [&mut r.when.event, &mut r.when.webhook_id]
@@ -378,16 +416,6 @@ impl RuleSet {
                 *value = value.trim().to_owned();
             }
         }
-        let name_lines = match format {
-            RuleFormat::Json => name_lines(text),
-            RuleFormat::Toml => toml_name_lines(text),
-        };
-        // The same text read as plain values, for what serde lets through: a list where a
-        // table belongs (`answer = [503]` reads as status 503), an answer with no status.
-        let plain: Option<Value> = match format {
-            RuleFormat::Json => serde_json::from_str(text).ok(),
-            RuleFormat::Toml => toml::from_str(text).ok(),
-        };
         for (i, r) in file.rules.iter().enumerate() {
             let invalid = |reason: String| RuleError::Invalid {
                 path: path.to_owned(),
@@ -396,8 +424,12 @@ impl RuleSet {
                 name: r.name.clone(),
                 reason,
             };
-            if let Some(rule) = plain.as_ref().and_then(|v| v.get("rules")?.get(i)) {
-                shape_of(rule).map_err(invalid)?;
+            if let Some(e) = plain
+                .as_ref()
+                .and_then(|v| v.get("rules")?.get(i))
+                .and_then(|rule| shape_error(i, rule))
+            {
+                return Err(e);
             }
             if r.name.trim().is_empty() {
                 return Err(invalid(
@@ -586,7 +618,7 @@ fn webhook_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, 
 
 /// A reader's reason in the words of the rule file, not of the Rust types behind it.
 fn plain_reason(reason: &str) -> String {
-    const PLAIN: [(&str, &str); 12] = [
+    const PLAIN: [(&str, &str); 15] = [
         (
             "expected u16",
             "expected a whole number (a status code from 200 to 599)",
@@ -627,8 +659,41 @@ fn plain_reason(reason: &str) -> String {
             "expected a rule: {\"name\", \"when\", \"answer\", \"times\"}",
         ),
         ("a sequence", "a list"),
+        ("invalid type: sequence", "invalid type: a list"),
+        (
+            "invalid type: map",
+            "invalid type: an object (a table in TOML)",
+        ),
+        // TOML reads a whole number past i64 as i128 before it is refused.
+        ("` as i128", "`, too large"),
     ];
     crate::text::replace_each(reason, &PLAIN)
+}
+
+/// A rule file in the other format than its name says (TOML saved as `rules.json`): said so,
+/// rather than the first thing the expected format cannot read.
+fn other_format(path: &str, text: &str) -> Option<RuleError> {
+    let by_name = RuleFormat::of_path(path)?;
+    let (is, ext) = match by_name {
+        RuleFormat::Json => {
+            let v: Value = toml::from_str(text).ok()?;
+            v.get("rules")?;
+            ("TOML", "toml")
+        }
+        RuleFormat::Toml => {
+            let v: Value = serde_json::from_str(text).ok()?;
+            v.get("rules")?;
+            ("JSON", "json")
+        }
+    };
+    Some(RuleError::Syntax {
+        path: path.to_owned(),
+        line: 1,
+        column: 1,
+        reason: format!(
+            "this is a {is} rule file, but its name says otherwise: rename it to end in .{ext}"
+        ),
+    })
 }
 
 /// The two formats of a rule file.
@@ -1334,6 +1399,11 @@ body = "ok"
                 r#"{"name": "n", "when": {"attempt": [1, 2]}, "answer": {"status": 503}}"#,
                 "\"attempt\" must be an object",
             ),
+            // Serde would word these as a type ("integer `1`, expected a string").
+            (
+                r#"{"name": "n", "when": [1], "answer": {"status": 503}}"#,
+                "\"when\" must be an object",
+            ),
         ] {
             let e = one_rule(rule).unwrap_err();
             assert!(e.contains(says), "{e}");
@@ -1344,6 +1414,43 @@ body = "ok"
             .to_string();
         assert!(e.starts_with("r.toml: line 2: rule 1"), "{e}");
         assert!(e.contains("\"answer\" must be an object"), "{e}");
+        // A list or an object where text belongs, in the file's words.
+        for (rule, says) in [
+            (
+                r#"{"name": "n", "when": {"event": ["status-report"]}, "answer": {"status": 503}}"#,
+                "invalid type: a list, expected",
+            ),
+            (
+                r#"{"name": "n", "answer": {"status": 503, "body": {"error": "busy"}}}"#,
+                "invalid type: an object (a table in TOML), expected",
+            ),
+        ] {
+            let e = one_rule(rule).unwrap_err();
+            assert!(e.contains(says), "{e}");
+            assert!(!e.contains("sequence") && !e.contains("map,"), "{e}");
+        }
+        let e = RuleSet::parse(
+            "r.toml",
+            "[[rules]]\nname = \"n\"\nanswer = { status = 200, delay_ms = 99999999999999999999 }\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("`99999999999999999999`, too large"), "{e}");
+        assert!(!e.contains("i128"), "{e}");
+        // A file in the other format than its name says is told so.
+        let toml = "[[rules]]\nname = \"n\"\nanswer = { status = 503 }\n";
+        let e = RuleSet::parse("r.json", toml).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "this is a TOML rule file, but its name says otherwise: rename it to end in .toml"
+            ),
+            "{e}"
+        );
+        let json = r#"{"rules": [{"name": "n", "answer": {"status": 503}}]}"#;
+        let e = RuleSet::parse("r.toml", json).unwrap_err().to_string();
+        assert!(e.contains("rename it to end in .json"), "{e}");
+        // A byte-order mark before the text (Notepad) is no part of it.
+        RuleSet::parse("r.json", &format!("\u{feff}{json}")).unwrap();
         // Fine ones still load, in both formats.
         one_rule(r#"{"name": "n", "answer": {"status": 503}}"#).unwrap();
         RuleSet::parse(
@@ -1366,7 +1473,7 @@ body = "ok"
             ),
             (
                 r#"{"name": "n", "when": {"attempt": 2}, "answer": {"status": 503}}"#,
-                "expected an attempt condition such as {\"at_most\": 2}",
+                "\"attempt\" must be an object (a table in TOML), such as {\"at_most\": 2}",
             ),
             (
                 r#"{"name": "n", "when": {"webhook_id": true}, "answer": {"status": 503}}"#,
@@ -1374,7 +1481,7 @@ body = "ok"
             ),
             (
                 r#"{"name": "n", "answer": 503}"#,
-                "expected an answer such as {\"status\": 503}",
+                "\"answer\" must be an object (a table in TOML), such as {\"status\": 503}",
             ),
             (
                 r#"{"name": "n", "answer": {"status": 99999}}"#,
@@ -1382,7 +1489,7 @@ body = "ok"
             ),
             (
                 r#"{"name": "n", "when": "x", "answer": {"status": 503}}"#,
-                "expected a condition",
+                "\"when\" must be an object",
             ),
         ] {
             let e = one_rule(rule).unwrap_err();
