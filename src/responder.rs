@@ -229,7 +229,8 @@ impl Answer {
                 self.status
             ));
         }
-        let value = crate::contract::RetryAfter::parse(self.retry_after.as_deref()?)?;
+        let raw = self.retry_after.as_deref()?;
+        let value = crate::contract::RetryAfter::parse(raw)?;
         if let crate::contract::RetryAfter::Until(at) = value
             && at <= now
         {
@@ -242,9 +243,23 @@ impl Answer {
         let first_retry =
             crate::contract::Schedule::default().next_attempt(now, 1, now, Some(wait));
         first_retry.is_none().then(|| {
+            // As given: a date as a date, a number past a year as the number it is (one too
+            // large for 64 bits included).
+            let given = match value {
+                crate::contract::RetryAfter::Until(at) => {
+                    format!("date of {}", at.format("%a, %d %b %Y %H:%M:%S GMT"))
+                }
+                crate::contract::RetryAfter::Wait(d)
+                    if d > Duration::from_secs(365 * 86_400) =>
+                {
+                    format!("of {} s (over a year)", raw.trim())
+                }
+                crate::contract::RetryAfter::Wait(d) => {
+                    format!("of {}", crate::text::wait_words(d))
+                }
+            };
             format!(
-                "A Retry-After of {} reaches past the service's 2-day retry window: no retry comes, and the message is discarded after its first attempt.",
-                crate::text::wait_words(wait)
+                "A Retry-After {given} reaches past the service's 2-day retry window: no retry comes, and the message is discarded after its first attempt."
             )
         })
     }
@@ -585,7 +600,17 @@ mod tests {
         assert!(note(passed).unwrap().contains("already passed"));
         let mut later = Answer::status(503);
         later.retry_after = Some("Sat, 28 Nov 2026 10:00:00 GMT".into());
-        assert!(note(later).unwrap().contains("no retry comes"));
+        assert!(
+            note(later)
+                .unwrap()
+                .starts_with("A Retry-After date of Sat, 28 Nov 2026 10:00:00 GMT reaches past")
+        );
+        // A number past a year, and past 64 bits, as given.
+        let mut huge = Answer::status(503);
+        huge.retry_after = Some("99999999999999999999999999".into());
+        assert!(note(huge).unwrap().starts_with(
+            "A Retry-After of 99999999999999999999999999 s (over a year) reaches past"
+        ),);
         let mut soon = Answer::status(503);
         soon.retry_after = Some("Sun, 22 Nov 2026 11:00:00 GMT".into());
         assert_eq!(note(soon), None);

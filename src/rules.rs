@@ -407,8 +407,12 @@ impl RuleSet {
                 .or_else(|| other_format(path, text))
                 .unwrap_or(e)
         })?;
-        // Header values arrive without surrounding spaces: a rule's are taken the same way.
+        // Header values arrive without surrounding spaces: a rule's are taken the same way, and
+        // a Retry-After is sent as `--retry-after` sends it, trimmed.
         for r in &mut file.rules {
+            if let Some(ra) = &mut r.answer.retry_after {
+                *ra = ra.trim().to_owned();
+            }
             for value in [&mut r.when.event, &mut r.when.webhook_id]
                 .into_iter()
                 .flatten()
@@ -1449,6 +1453,10 @@ body = "ok"
         let json = r#"{"rules": [{"name": "n", "answer": {"status": 503}}]}"#;
         let e = RuleSet::parse("r.toml", json).unwrap_err().to_string();
         assert!(e.contains("rename it to end in .json"), "{e}");
+        // A Retry-After is sent trimmed, as --retry-after sends it.
+        let r = one_rule(r#"{"name": "n", "answer": {"status": 503, "retry_after": " 120 "}}"#)
+            .unwrap();
+        assert_eq!(r.rules[0].answer.retry_after.as_deref(), Some("120"));
         // A byte-order mark before the text (Notepad) is no part of it.
         RuleSet::parse("r.json", &format!("\u{feff}{json}")).unwrap();
         // Fine ones still load, in both formats.

@@ -154,7 +154,11 @@ fn listen_refuses(dir: &std::path::Path, name: &str, text: &str) -> String {
         .arg(dir)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "a flag value that cannot be used");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a flag value that cannot be used"
+    );
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
