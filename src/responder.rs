@@ -273,10 +273,14 @@ impl Answer {
             }
         }
         if self.delay_ms > 0 {
-            s.push_str(&format!(
-                " after {}",
+            // Not whole seconds: to the millisecond, so 29,999 ms (in time) does not read as
+            // the 30 s that is too late.
+            let delay = if self.delay_ms % 1000 != 0 && self.delay_ms < 60_000 {
+                format!("{} ms", self.delay_ms)
+            } else {
                 crate::text::human_duration(self.delay())
-            ));
+            };
+            s.push_str(&format!(" after {delay}"));
         }
         s
     }
@@ -564,6 +568,11 @@ mod tests {
         let mut a = Answer::status(503).with_retry_after(120);
         a.delay_ms = 2000;
         assert_eq!(a.summary(), "503 Retry-After 120 after 2 s");
+        let mut in_time = Answer::status(200);
+        in_time.delay_ms = 29_999;
+        assert_eq!(in_time.summary(), "200 after 29999 ms");
+        in_time.delay_ms = 1_500;
+        assert_eq!(in_time.summary(), "200 after 1500 ms");
         assert_eq!(a.retry_after_note(), None);
         // The service ignores it with 500: said wherever the answer is shown.
         let a = Answer::status(500).with_retry_after(300);
