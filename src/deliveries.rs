@@ -363,11 +363,24 @@ pub fn analyze(
         ),
         // Retrying, but the webhook was cancelled meanwhile by a 410 to another delivery, not
         // known to the service before the last attempt seen (which may have crossed the 410 on
-        // the way), and not set up again since (a webhook enabled again is called again).
+        // the way), and not set up again before this delivery's next retry was due: a retry that
+        // falls while the webhook is cancelled is dropped (enabled again in time, the retries go
+        // on).
         _ if let Some(c) = cancels.iter().find(|c| {
             known(c, tolerance) >= last.at
-                && c.lifted.is_none()
                 && !attempts.iter().any(|a| a.id == c.id)
+                && c.lifted.is_none_or(|lifted| {
+                    schedule
+                        .plan_from(
+                            first_failure.unwrap_or(last.at),
+                            last_number,
+                            last.at,
+                            last.retry_after,
+                        )
+                        .retries
+                        .first()
+                        .is_some_and(|next| lifted > next.at)
+                })
         }) =>
         {
             (State::StoppedByCancel { at: c.at }, None)
@@ -892,9 +905,14 @@ mod tests {
         // A 410 before this delivery began (the webhook was enabled again since) leaves it be.
         let d = analyze_with(&[cancel(t0() - TimeDelta::seconds(60), 1, None)]);
         assert!(matches!(d.state, State::Retrying { .. }), "{:?}", d.state);
-        // Enabled again since: the retries go on.
+        // Enabled again before the next retry was due (attempt 3, at 90 + 180 s): the retries
+        // go on.
         let d = analyze_with(&[cancel(at, 7, Some(at + TimeDelta::seconds(30)))]);
         assert!(matches!(d.state, State::Retrying { .. }), "{:?}", d.state);
+        // Enabled again only after it was due: that retry was dropped while the webhook was
+        // cancelled, so the delivery stays stopped.
+        let d = analyze_with(&[cancel(at, 7, Some(t0() + TimeDelta::seconds(300)))]);
+        assert_eq!(d.state, State::StoppedByCancel { at });
         // An attempt after the 410 (the webhook was set up again between): not stopped.
         let later = [
             call(5, 1, 0, 503, None),
