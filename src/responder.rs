@@ -275,7 +275,7 @@ impl Answer {
         if self.delay_ms > 0 {
             // Not whole seconds: to the millisecond, so 29,999 ms (in time) does not read as
             // the 30 s that is too late.
-            let delay = if self.delay_ms % 1000 != 0 && self.delay_ms < 60_000 {
+            let delay = if !self.delay_ms.is_multiple_of(1000) && self.delay_ms < 60_000 {
                 format!("{} ms", self.delay_ms)
             } else {
                 crate::text::human_duration(self.delay())

@@ -79,7 +79,7 @@ fn invoker(
 pub fn sample_calls(now: DateTime<Utc>) -> Vec<Invocation> {
     let brand = Brand::default();
     let json = |m: &[Message]| serde_json::to_vec(m).unwrap_or_default();
-    let t0 = now - TimeDelta::minutes(12);
+    let t0 = now - TimeDelta::minutes(30);
     let mut calls = vec![
         record(
             &brand,
@@ -109,9 +109,11 @@ pub fn sample_calls(now: DateTime<Utc>) -> Vec<Invocation> {
             },
         ),
     ];
-    // A delivery answered 503: the first attempt and two retries on the contract's schedule.
+    // A delivery answered 503: the first attempt and four retries on the contract's schedule,
+    // the last a minute ago, so the next (15 min after it) is still to come for as long as a
+    // demo usually lasts rather than "overdue" a minute in.
     let schedule = Schedule::default();
-    let first = t0 + TimeDelta::seconds(120);
+    let first = now - TimeDelta::minutes(24);
     let plan = schedule.plan(
         first,
         Some(crate::contract::RetryAfter::Wait(
@@ -121,7 +123,7 @@ pub fn sample_calls(now: DateTime<Utc>) -> Vec<Invocation> {
     let mut failing = Message::sample_status_report("1000000000000000103");
     failing.to = crate::contract::TEST_NUMBER.into();
     failing.status = crate::contract::MessageStatus::new("FAILED", Some("HANDSET_ERROR"));
-    let times = std::iter::once(first).chain(plan.retries.iter().take(2).map(|a| a.at));
+    let times = std::iter::once(first).chain(plan.retries.iter().take(4).map(|a| a.at));
     for (i, at) in times.enumerate() {
         calls.push(record(
             &brand,
@@ -194,11 +196,14 @@ mod tests {
             .iter()
             .filter(|c| c.delivery.as_deref() == Some("dlv-91c2"))
             .collect();
-        assert_eq!(failing.len(), 3);
+        assert_eq!(failing.len(), 5);
         assert_eq!(
             failing.iter().map(|c| c.attempt).collect::<Vec<_>>(),
-            vec![Some(1), Some(2), Some(3)]
+            vec![Some(1), Some(2), Some(3), Some(4), Some(5)]
         );
+        // The next retry is 15 min after the last one, which came about a minute ago.
+        let last = failing[4].received_at;
+        assert!(Utc::now() - last < TimeDelta::minutes(2), "{last}");
         assert_eq!(
             (failing[1].received_at - failing[0].received_at).num_seconds(),
             120,

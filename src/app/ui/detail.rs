@@ -64,17 +64,19 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     }
                     None => format!("answered {}: {}", s.inv.answer.status, outcome.label()),
                 };
+                // What matters most first: the answer and what the service makes of it, then
+                // the attempt; the long path and delivery id last, where a narrow panel cuts.
                 let mut parts = vec![
                     RichText::new(format!("Call {}", s.id)).strong(),
-                    RichText::new(format!("{} {}", s.inv.method, crate::text::head_chars(&s.inv.path, 200).0)).monospace(),
+                    RichText::new(answer).color(super::outcome_color(outcome, dark)),
                 ];
-                if let Some(d) = &s.inv.delivery {
-                    parts.push(RichText::new(format!("delivery {d}")));
-                }
                 if let Some(a) = s.inv.attempt {
                     parts.push(RichText::new(format!("attempt {a}")));
                 }
-                parts.push(RichText::new(answer).color(super::outcome_color(outcome, dark)));
+                parts.push(RichText::new(format!("{} {}", s.inv.method, crate::text::head_chars(&s.inv.path, 200).0)).monospace());
+                if let Some(d) = &s.inv.delivery {
+                    parts.push(RichText::new(format!("delivery {d}")));
+                }
                 let mut job = egui::text::LayoutJob::default();
                 for (i, part) in parts.into_iter().enumerate() {
                     if i > 0 {
@@ -217,16 +219,26 @@ fn delivery_ui(
             ""
         }
     ));
-    // The reading of the contract the projection rests on, in sight (not only on hover).
-    ui.label(
-        RichText::new(format!("Rule assumed: {}", crate::contract::SCHEDULE_RULE))
-            .small()
-            .weak(),
-    );
+    // The reading of the contract the projection rests on, in sight (not only on hover), when
+    // there are retries to read: not under a delivery that succeeded at once.
+    if planned || d.attempts.len() > 1 {
+        ui.label(
+            RichText::new(format!("Rule assumed: {}", crate::contract::SCHEDULE_RULE))
+                .small()
+                .weak(),
+        );
+    }
     match clock {
+        Clock::Emulator(1.0) => {
+            ui.weak(
+                "This webhook belongs to the built-in emulator, whose clock runs at real time.",
+            );
+        }
         Clock::Emulator(speed) => {
             ui.weak(format!(
-                "This webhook belongs to the built-in emulator: its schedule runs {speed:.0}x faster than real time."
+                "This webhook belongs to the built-in emulator, whose clock runs {} faster than real time: the timeline is drawn on its clock (its 90 s are {} here).",
+                speed_text(speed),
+                crate::text::human_duration(std::time::Duration::from_secs_f64(90.0 / speed))
             ));
         }
         Clock::Other(speed) => {
@@ -243,13 +255,13 @@ fn delivery_ui(
                     )
                     .labelled_by(l.id)
                     .on_hover_text(
-                        "The speed of the service's clock: 1 for the real service, N for a `hookscope emulate --speed N` that calls this receiver.",
+                        "The speed of the service's clock: 1 for the real service, N for an emulator started with hookscope emulate --speed N that calls this receiver. The timeline is drawn on that clock.",
                     )
                     .changed()
                 {
                     chosen = Some(v);
                 }
-                ui.weak("real time (1 for the real service, N for `hookscope emulate --speed N`)");
+                ui.weak("real time (1 for the real service, N for an emulator run with --speed N)");
             });
             if let Some(hint) = d.speed_hint.filter(|h| (h / speed - 1.0).abs() > 0.2) {
                 ui.horizontal_wrapped(|ui| {
@@ -261,7 +273,7 @@ fn delivery_ui(
                     }).color(color));
                     if ui
                         .button(format!("Read at {}", speed_text(hint)))
-                        .on_hover_text("For a `hookscope emulate --speed N`, read its deliveries at N (kept for next time).")
+                        .on_hover_text("For an emulator run with --speed N, read its deliveries at N (kept for next time).")
                         .clicked()
                     {
                         chosen = Some(hint);
@@ -301,7 +313,10 @@ fn delivery_ui(
                 ),
             }));
         }
-        super::timeline::timeline_ui(ui, first.at, end.max(first.at), &marks, Some(now));
+        let speed = match clock {
+            Clock::Emulator(speed) | Clock::Other(speed) => speed,
+        };
+        super::timeline::timeline_ui(ui, first.at, end.max(first.at), speed, &marks, Some(now));
     }
     egui::Grid::new("attempts_grid")
         .striped(true)
@@ -485,8 +500,13 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
         ));
     }
     let table = TableBuilder::new(ui)
-        // Laid out afresh when the panel's width changes by 20 points or more.
-        .id_salt(("messages_table", (widths.iter().sum::<f32>() / 20.0) as i32))
+        // Laid out afresh when the columns' fitted widths change (the panel's width, or a
+        // status that needs more room than the last table's: FAILED.HANDSET_ERROR after
+        // SENT.null kept SENT.null's width and was cut).
+        .id_salt((
+            "messages_table",
+            widths.iter().map(|w| (*w / 8.0) as i32).collect::<Vec<_>>(),
+        ))
         .striped(true)
         .resizable(true)
         .vscroll(false);

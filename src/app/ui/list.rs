@@ -347,7 +347,22 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 });
                 row.col(|ui| {
                     match s.delivery.as_deref() {
-                        Some(delivery) => ui.label(RichText::new(delivery).monospace()),
+                        // Cut at the front: ids of one sender share their start and differ
+                        // towards the end (dlv-000003-…, dlv-000004-…).
+                        Some(delivery) => {
+                            let font = egui::TextStyle::Monospace.resolve(ui.style());
+                            let shown = elide_front(ui, delivery, &font, ui.available_width());
+                            let label = ui.label(RichText::new(shown.as_str()).monospace());
+                            if shown != delivery {
+                                // The whole id for hover and for assistive technology.
+                                label.widget_info(|| {
+                                    egui::WidgetInfo::labeled(egui::Role::Label, true, delivery)
+                                });
+                                label.on_hover_text(delivery)
+                            } else {
+                                label
+                            }
+                        }
                         // The same dash as the other columns' (a monospace one is shorter).
                         None => ui.label("—"),
                     };
@@ -484,9 +499,58 @@ fn filter_label(o: Outcome) -> &'static str {
     }
 }
 
+/// `text` as it fits in `width` with `font`: whole, or its end after a "…".
+fn elide_front(ui: &egui::Ui, text: &str, font: &egui::FontId, width: f32) -> String {
+    let fits = |t: &str| {
+        ui.painter()
+            .layout_no_wrap(t.to_owned(), font.clone(), egui::Color32::WHITE)
+            .size()
+            .x
+            <= width
+    };
+    if fits(text) {
+        return text.to_owned();
+    }
+    let starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    // The longest tail that fits: the first start (from the left) whose "…tail" fits.
+    let (mut lo, mut hi) = (1, starts.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if fits(&format!("…{}", &text[starts[mid]..])) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    match starts.get(lo) {
+        Some(&at) => format!("…{}", &text[at..]),
+        None => "…".to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_delivery_id_is_cut_at_its_front() {
+        egui::__run_test_ui(|ui| {
+            let font = egui::TextStyle::Monospace.resolve(ui.style());
+            let id = "dlv-000003-2812749301";
+            let whole = ui
+                .painter()
+                .layout_no_wrap(id.to_owned(), font.clone(), egui::Color32::WHITE)
+                .size()
+                .x;
+            assert_eq!(elide_front(ui, id, &font, whole + 1.0), id);
+            // Room for about two thirds: the end stays, where ids differ.
+            let cut = elide_front(ui, id, &font, whole * 0.7);
+            assert!(cut.starts_with('…') && cut.len() < id.len(), "{cut}");
+            assert!(id.ends_with(cut.trim_start_matches('…')), "{cut}");
+            assert!(cut.contains("3-2812749301"), "{cut}");
+            assert_eq!(elide_front(ui, id, &font, 1.0), "…");
+        });
+    }
 
     fn others(widths: &[f32; 8]) -> f32 {
         widths

@@ -22,7 +22,8 @@ pub fn axis(s: f64, total: f64) -> f32 {
 }
 
 fn tick_label(s: f64) -> String {
-    if s < 60.0 {
+    // Up to 2 min in seconds: the first retry's 90 s is not "2 min".
+    if s < 120.0 {
         format!("{s:.0} s")
     } else if s < 3600.0 {
         format!("{:.0} min", s / 60.0)
@@ -33,13 +34,22 @@ fn tick_label(s: f64) -> String {
     }
 }
 
+/// The timeline from `start` to `end`, on the scale of a service clock running `speed` times
+/// faster than real time (1: the real service), so a fast emulator's 90 s, 1.5 s of real
+/// time, sits where the real service's 90 s does and the ticks read in the service's time.
 pub fn timeline_ui(
     ui: &mut egui::Ui,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
+    speed: f64,
     marks: &[Mark],
     now: Option<DateTime<Utc>>,
 ) {
+    let speed = if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        1.0
+    };
     let height = 58.0;
     let width = ui.available_width().max(200.0);
     let (rect, response) = ui.allocate_exact_size(vec2(width, height), Sense::hover());
@@ -51,9 +61,10 @@ pub fn timeline_ui(
         Pos2::new(rect.left() + 8.0, line_y),
         Pos2::new(rect.right() - 20.0, line_y),
     );
-    let total = crate::deliveries::secs_between(start, end).max(1.0);
+    let total = (crate::deliveries::secs_between(start, end) * speed).max(1.0);
     let x_of = |t: DateTime<Utc>| {
-        inner.left() + inner.width() * axis(crate::deliveries::secs_between(start, t), total)
+        inner.left()
+            + inner.width() * axis(crate::deliveries::secs_between(start, t) * speed, total)
     };
     let weak = visuals.weak_text_color();
     painter.line_segment(
@@ -181,12 +192,15 @@ struct Placed {
     band: Option<(f32, f32, usize)>,
 }
 
+/// Observed marks closer than this (a filled mark's diameter) share one spot.
+const SPOT: f32 = 10.0;
+
 fn place(xs: impl Iterator<Item = (f32, bool)>) -> Placed {
     let mut p = Placed::default();
     for (i, (x, filled)) in xs.enumerate() {
         if filled {
             match p.spots.last_mut() {
-                Some((px, n, last)) if (x - *px).abs() < 4.0 => {
+                Some((px, n, last)) if (x - *px).abs() < SPOT => {
                     *n += 1;
                     *last = i;
                 }
@@ -224,6 +238,15 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn the_first_retry_is_labelled_90_s() {
+        assert_eq!(tick_label(0.0), "0 s");
+        assert_eq!(tick_label(90.0), "90 s");
+        assert_eq!(tick_label(600.0), "10 min");
+        assert_eq!(tick_label(3600.0), "1 h");
+        assert_eq!(tick_label(172_800.0), "2 d");
+    }
 
     #[test]
     fn the_axis_keeps_90_seconds_and_2_days_apart() {
