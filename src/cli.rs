@@ -594,6 +594,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         Ok(Ok(count)) => count,
         _ => printed.load(std::sync::atomic::Ordering::Relaxed),
     };
+    store.fold_before_exit().await;
     eprintln!(
         "Stopped. {} recorded in this run.",
         crate::text::count(count, "call", "calls")

@@ -547,6 +547,10 @@ enum Op {
         /// A finding code the note makes untrue, removed from the call.
         replaces: Option<&'static str>,
     },
+    /// Fold the WAL into the database file and trim it, after everything sent before: a
+    /// stopped store is then whole in `hookscope.sqlite3` alone (a copy of that one file holds
+    /// every call).
+    Fold,
 }
 
 /// Most invocations one commit gathers.
@@ -731,6 +735,12 @@ fn writer_loop(
         let rows = batch.len();
         let written = write_batch(&mut conn, &batch);
         stats.committed(rows, started - idle_since, started.elapsed());
+        if written.is_ok()
+            && batch.iter().any(|(op, _)| matches!(op, Op::Fold))
+            && let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        {
+            tracing::warn!("folding the log into the database failed: {e}");
+        }
         match written {
             Ok(ids) => {
                 for ((_, ack), id) in batch.drain(..).zip(ids) {
@@ -791,6 +801,10 @@ fn write_batch(conn: &mut Connection, batch: &[(Op, Ack)]) -> Result<Vec<i64>, S
                         replaces
                     ])?;
                     ids.push(*id);
+                    continue;
+                }
+                Op::Fold => {
+                    ids.push(0);
                     continue;
                 }
             };
@@ -1098,6 +1112,29 @@ impl Store {
         })?
         .await
         .map(|_| ())
+    }
+
+    /// Fold the write-ahead log into the database file once everything sent before is
+    /// committed, so the file alone holds every call (for a stop: a user who copies
+    /// `hookscope.sqlite3` without its `-wal` must not lose calls).
+    pub async fn fold(&self) -> Result<(), StoreError> {
+        self.send(Op::Fold)?.await.map(|_| ())
+    }
+
+    /// [`Store::fold`] at a stop: waits up to 10 s (a slow disk), and says on the log when the
+    /// fold could not be done (the calls are safe all the same, in the `-wal` beside the file).
+    pub async fn fold_before_exit(&self) {
+        match tokio::time::timeout(std::time::Duration::from_secs(10), self.fold()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(
+                "the store's log was not folded into {}: {e}; keep the -wal file beside it",
+                db_path(&self.dir).display()
+            ),
+            Err(_) => tracing::warn!(
+                "the store's log was not folded into {} within 10 s; keep the -wal file beside it",
+                db_path(&self.dir).display()
+            ),
+        }
     }
 
     fn send(&self, op: Op) -> Result<Committing, StoreError> {
@@ -1713,6 +1750,29 @@ mod tests {
         };
         assert_eq!(store.count_at(&found, top).unwrap(), 1);
         assert!(store.get(top).unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn a_folded_store_is_whole_in_its_file_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Full).unwrap();
+        for i in 0..300 {
+            store
+                .insert(sample(&format!("f{i}"), 1, 200))
+                .await
+                .unwrap();
+        }
+        store.fold().await.unwrap();
+        // The database file copied without its -wal, as a user backing it up would.
+        let copy = tempfile::tempdir().unwrap();
+        std::fs::copy(db_path(dir.path()), db_path(copy.path())).unwrap();
+        let wal = dir.path().join("hookscope.sqlite3-wal");
+        assert_eq!(std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0), 0);
+        let alone = Store::open_read(copy.path()).unwrap();
+        assert_eq!(alone.count(&Filter::default()).unwrap(), 300);
+        // The store goes on after a fold.
+        store.insert(sample("after", 1, 200)).await.unwrap();
+        assert_eq!(store.count(&Filter::default()).unwrap(), 301);
     }
 
     #[tokio::test]

@@ -84,14 +84,16 @@ pub type Waker = Arc<dyn Fn() + Send + Sync>;
 
 /// Stops the window's receiver in order: the calls in progress are answered (a delay cut
 /// short) and stored before the process ends.
-pub struct ReceiverStopper(Arc<tokio::sync::Mutex<Option<Running>>>);
+pub struct ReceiverStopper(Arc<tokio::sync::Mutex<Option<Running>>>, Store);
 
 impl ReceiverStopper {
+    /// Then the store's log is folded into its file, so the file alone holds every call.
     pub async fn stop(self) {
         let running = self.0.lock().await.take();
         if let Some(r) = running {
             r.shutdown().await;
         }
+        self.1.fold_before_exit().await;
     }
 }
 
@@ -156,7 +158,7 @@ impl Engine {
 
     /// What stops the receiver when the window has closed (the engine itself is gone by then).
     pub fn receiver_stopper(&self) -> ReceiverStopper {
-        ReceiverStopper(self.running.clone())
+        ReceiverStopper(self.running.clone(), self.store.clone())
     }
 
     /// (Re)start the receiver with `config`; the old one, if any, stops first.
