@@ -2020,3 +2020,32 @@ fn toolbar_keeps_its_rows(mut rig: UiRig, one_line: bool) {
         }
     }
 }
+
+/// Calls another process (a `hookscope listen` on the same data directory) stores reach the
+/// list, and the "new calls" count is the store's, not the events this window saw.
+#[test]
+fn calls_another_process_stores_are_listed_and_counted() {
+    let mut rig = start();
+    let other = Store::open(rig._dir.path(), Durability::Normal).unwrap();
+    let add = |rig: &UiRig, n: usize, tag: &str| {
+        for i in 0..n {
+            let mut inv = hookscope::store::Invocation::synthetic(0, b"[]");
+            inv.delivery = Some(format!("{tag}-{i}"));
+            rig.rt.block_on(other.insert(inv)).unwrap();
+        }
+    };
+    // Following the newest: the list takes them in.
+    add(&rig, 3, "elsewhere");
+    rig.until("the other process's calls are listed", |app| {
+        app.state.list.counted && app.state.list.count == 3
+    });
+    // Not following: counted as new, once each, whoever stored them.
+    rig.harness.state_mut().state.settings.follow = false;
+    add(&rig, 4, "later");
+    rig.until("four new calls", |app| app.state.list.newer == 4);
+    rig.harness.step();
+    rig.harness.get_by_label("Show 4 new calls").click();
+    rig.until("all seven are listed", |app| {
+        app.state.list.counted && app.state.list.count == 7 && app.state.list.newer == 0
+    });
+}

@@ -16,6 +16,9 @@ use tokio::runtime::Handle;
 pub enum Msg {
     /// A read of the list that a newer one replaced was given up: nothing to show.
     Superseded,
+    /// The newest id in the store (a `listen` on the same data directory adds calls this
+    /// window's receiver never sees).
+    Newest(Option<i64>),
     Listening(SocketAddr),
     /// The receiver could not start; `still` is the address it still listens on, if the one
     /// that was running was kept.
@@ -261,6 +264,14 @@ impl Engine {
                 shown,
             },
             Err(e) => Msg::Error(format!("cannot read the store: {e}")),
+        });
+    }
+
+    /// Ask for the newest id in the store, whoever wrote it.
+    pub fn poll_newest(&self) {
+        self.blocking(|store| match store.last_id() {
+            Ok(id) => Msg::Newest(id),
+            Err(_) => Msg::Newest(None),
         });
     }
 

@@ -45,7 +45,14 @@ pub struct HookscopeApp {
     screenshot: Option<ScreenshotPlan>,
     frames: u32,
     screenshot_result: std::sync::Arc<std::sync::Mutex<Option<Result<(), String>>>>,
+    /// When the store's newest id was last asked for, and whether that answer is still to come.
+    polled_at: Option<Instant>,
+    polling: bool,
 }
+
+/// How often the window looks for calls another process (a `listen` on the same data
+/// directory) added to the store.
+const NEWEST_POLL: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl HookscopeApp {
     /// Build the app. `settings` are the saved ones (or defaults); the receiver starts at once.
@@ -87,6 +94,8 @@ impl HookscopeApp {
             screenshot: None,
             frames: 0,
             screenshot_result: Default::default(),
+            polled_at: None,
+            polling: false,
         };
         app.start_listening();
         app.refresh_list();
@@ -568,8 +577,21 @@ impl HookscopeApp {
                     self.api(engine::ApiOp::List);
                 }
                 self.state.recorded += 1;
-                self.state.list.newer += 1;
+                self.state.newest = self.state.newest.max(rec.summary.id);
+                self.state.list.note_newest(self.state.newest);
                 arrived = true;
+            }
+            Msg::Newest(id) => {
+                self.polling = false;
+                if let Some(id) = id
+                    && id > self.state.newest
+                {
+                    // Calls this window's receiver did not take (a `listen` on the same data
+                    // directory): new all the same.
+                    self.state.newest = id;
+                    self.state.list.note_newest(id);
+                    arrived = true;
+                }
             }
             Msg::Page {
                 generation,
@@ -671,6 +693,11 @@ impl HookscopeApp {
     /// messages are left for the next frame.
     pub fn drain(&mut self) -> bool {
         let start = Instant::now();
+        if !self.polling && self.polled_at.is_none_or(|t| t.elapsed() >= NEWEST_POLL) {
+            self.polling = true;
+            self.polled_at = Some(start);
+            self.engine.poll_newest();
+        }
         let mut arrived = false;
         let mut more = false;
         loop {
@@ -766,6 +793,8 @@ impl eframe::App for HookscopeApp {
         if self.drain() {
             ctx.request_repaint();
         }
+        // Look at the store again in a while, for calls another process adds.
+        ctx.request_repaint_after(NEWEST_POLL);
         self.take_screenshot_when_ready(ctx);
     }
 

@@ -270,6 +270,15 @@ impl ListState {
         true
     }
 
+    /// The calls newer than the snapshot, given the newest id known to be stored (ids grow by
+    /// one a call and none is deleted): counted from the store, not from events, so calls
+    /// another process wrote count too and none counts twice.
+    pub fn note_newest(&mut self, newest: i64) {
+        if self.counted {
+            self.newer = newest.saturating_sub(self.top).max(0) as u64;
+        }
+    }
+
     pub fn set_page(&mut self, generation: u64, index: u64, rows: Vec<Summary>) {
         if generation != self.generation {
             return;
@@ -664,6 +673,9 @@ pub struct AppState {
     pub error: Option<String>,
     /// Calls recorded since the app started.
     pub recorded: u64,
+    /// The newest call id known to be in the store (from this window's receiver, or from the
+    /// store itself when another process writes to it).
+    pub newest: i64,
     pub rules: RulesEditor,
     pub service: ServiceState,
     pub show_service: bool,
@@ -696,6 +708,7 @@ impl AppState {
             pending_receiver: None,
             error: None,
             recorded: 0,
+            newest: 0,
             rules: RulesEditor::default(),
             service: ServiceState {
                 inject_from: "+27007654321".into(),
