@@ -679,7 +679,8 @@ pub fn log(args: LogArgs) -> Result<(), CliError> {
     }
     for row in rows {
         if args.json {
-            let Some(full) = store.get(row.id)? else {
+            // `log --json` prints no body: a 500 MiB one is not read.
+            let Some(full) = store.get_without_bodies(row.id)? else {
                 continue;
             };
             writeln!(

@@ -52,6 +52,10 @@ pub enum StoreError {
         "{path} is not a database file (another program's data?), and is left as it is: give --data-dir a directory of its own"
     )]
     NotSqlite { path: PathBuf },
+    #[error(
+        "cannot use {path}: {what} cannot be written, and SQLite writes beside the database even to read it (the index of its write-ahead log); copy the data directory somewhere writable and give that to --data-dir, or run as its owner"
+    )]
+    ReadOnly { path: PathBuf, what: String },
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error("a stored record is damaged: {0}")]
@@ -451,7 +455,30 @@ fn db_path(dir: &Path) -> PathBuf {
     dir.join(DB_FILE)
 }
 
+/// [`connect_rw`], with a failure that comes of a read-only file or directory named as such.
 fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError> {
+    connect_rw(dir, durability).map_err(|e| match read_only_part(dir) {
+        Some(what) if !matches!(e, StoreError::NotADirectory { .. }) => StoreError::ReadOnly {
+            path: db_path(dir),
+            what,
+        },
+        _ => e,
+    })
+}
+
+/// Which of the database file and its directory cannot be written, if one cannot.
+fn read_only_part(dir: &Path) -> Option<String> {
+    let file = db_path(dir);
+    if std::fs::metadata(&file).is_ok_and(|m| m.permissions().readonly()) {
+        return Some("the file".to_owned());
+    }
+    if dir.is_dir() && tempfile::tempfile_in(dir).is_err() {
+        return Some(format!("its directory {}", dir.display()));
+    }
+    None
+}
+
+fn connect_rw(dir: &Path, durability: Durability) -> Result<Connection, StoreError> {
     if dir.exists() && !dir.is_dir() {
         return Err(StoreError::NotADirectory {
             path: dir.to_owned(),
@@ -1265,6 +1292,21 @@ impl Store {
         })
     }
 
+    /// [`Store::get`] without reading the bodies (both come back empty; `body_size` is kept):
+    /// for `log --json`, which prints neither, over calls that may be hundreds of MiB each.
+    pub fn get_without_bodies(&self, id: i64) -> Result<Option<Stored>, StoreError> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, received_at_us, method, path, query, headers, X'' AS body, body_size,
+                    declared_size, body_kept, peer, event, delivery, attempt, webhook_id, messages,
+                    registration_check, findings, findings_count, answer_status, answer_headers,
+                    X'' AS answer_body, answer_delay_ms, outcome, took_us, rule
+                 FROM invocations WHERE id = ?",
+            )?;
+            Ok(stmt.query_row([id], stored_row).optional()?)
+        })
+    }
+
     /// Every attempt of one delivery, oldest first. With `webhook_id`, only that webhook's.
     pub fn by_delivery(
         &self,
@@ -1750,6 +1792,39 @@ mod tests {
         };
         assert_eq!(store.count_at(&found, top).unwrap(), 1);
         assert!(store.get(top).unwrap().is_some());
+        // The same call without its bodies: everything else as stored.
+        let whole = store.get(top).unwrap().unwrap();
+        let light = store.get_without_bodies(top).unwrap().unwrap();
+        assert!(light.inv.body.is_empty() && light.inv.answer.body.is_empty());
+        assert_eq!(light.inv.body_size, whole.inv.body_size);
+        assert_eq!(
+            (light.inv.delivery, light.inv.findings, light.inv.query),
+            (whole.inv.delivery, whole.inv.findings, whole.inv.query)
+        );
+    }
+
+    #[test]
+    fn a_read_only_store_is_named_with_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Store::open(dir.path(), Durability::Normal).unwrap());
+        let file = db_path(dir.path());
+        let mut perms = std::fs::metadata(&file).unwrap().permissions();
+        perms.set_readonly(true);
+        std::fs::set_permissions(&file, perms.clone()).unwrap();
+        // Root writes whatever the permissions say: nothing to see then.
+        let writable = std::fs::OpenOptions::new().write(true).open(&file).is_ok();
+        if !writable {
+            let e = Store::open_read(dir.path()).map(|_| ()).unwrap_err();
+            assert!(matches!(e, StoreError::ReadOnly { .. }), "{e}");
+            let said = e.to_string();
+            assert!(said.contains(&file.display().to_string()), "{said}");
+            assert!(said.contains("copy the data directory"), "{said}");
+        }
+        assert_eq!(read_only_part(dir.path()).as_deref(), Some("the file"));
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(&file, perms).unwrap();
+        assert_eq!(read_only_part(dir.path()), None);
     }
 
     #[tokio::test]
