@@ -342,6 +342,9 @@ pub fn analyze(
         .or_else(|| attempts.iter().enumerate().next_back())?;
     let last_number = last.number.unwrap_or(position as u32 + 1);
     let first_failure = attempts.iter().find(|a| a.outcome.is_retry()).map(|a| a.at);
+    let ff = first_failure.unwrap_or(last.at);
+    // The retries still to come after the last attempt, if it fails like the last.
+    let retry_plan = || schedule.plan_from(ff, last_number, last.at, last.retry_after);
     let (state, projection) = match last.outcome {
         Outcome::Succeeded => (
             State::Succeeded {
@@ -370,13 +373,7 @@ pub fn analyze(
             known(c, tolerance) >= last.at
                 && !attempts.iter().any(|a| a.id == c.id)
                 && c.lifted.is_none_or(|lifted| {
-                    schedule
-                        .plan_from(
-                            first_failure.unwrap_or(last.at),
-                            last_number,
-                            last.at,
-                            last.retry_after,
-                        )
+                    retry_plan()
                         .retries
                         .first()
                         .is_some_and(|next| lifted > next.at)
@@ -386,8 +383,7 @@ pub fn analyze(
             (State::StoppedByCancel { at: c.at }, None)
         }
         _ => {
-            let ff = first_failure.unwrap_or(last.at);
-            let plan = schedule.plan_from(ff, last_number, last.at, last.retry_after);
+            let plan = retry_plan();
             match (plan.retries.first(), plan.retries.last()) {
                 (Some(next), Some(end)) => (
                     State::Retrying {

@@ -1757,16 +1757,21 @@ mod tests {
         assert_eq!(p.iter().map(|s| s.id).collect::<Vec<_>>(), vec![17, 15]);
     }
 
+    /// `n` sample calls answered 200, deliveries `{prefix}0`, `{prefix}1`...
+    async fn insert_samples(store: &Store, prefix: &str, n: usize) {
+        for i in 0..n {
+            store
+                .insert(sample(&format!("{prefix}{i}"), 1, 200))
+                .await
+                .unwrap();
+        }
+    }
+
     #[tokio::test]
     async fn a_search_nobody_waits_for_is_given_up_and_the_reader_serves_again() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), Durability::Normal).unwrap();
-        for i in 0..3000 {
-            store
-                .insert(sample(&format!("d{i}"), 1, 200))
-                .await
-                .unwrap();
-        }
+        insert_samples(&store, "d", 3000).await;
         let search = Filter {
             text: "no such text anywhere".into(),
             ..Filter::default()
@@ -1831,12 +1836,7 @@ mod tests {
     async fn a_folded_store_is_whole_in_its_file_alone() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), Durability::Full).unwrap();
-        for i in 0..300 {
-            store
-                .insert(sample(&format!("f{i}"), 1, 200))
-                .await
-                .unwrap();
-        }
+        insert_samples(&store, "f", 300).await;
         store.fold().await.unwrap();
         // The database file copied without its -wal, as a user backing it up would.
         let copy = tempfile::tempdir().unwrap();

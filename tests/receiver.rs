@@ -24,6 +24,16 @@ async fn stored_soon(rig: &Rig, what: &str) -> hookscope::store::Stored {
     .await
 }
 
+/// POST `[]` to `/` with no other header.
+async fn post_empty_array(rig: &Rig) -> reqwest::Response {
+    rig.client
+        .post(rig.url("/"))
+        .body("[]")
+        .send()
+        .await
+        .unwrap()
+}
+
 async fn last(rig: &Rig) -> hookscope::store::Stored {
     let id = rig.store.last_id().unwrap().expect("something stored");
     rig.store.get(id).unwrap().unwrap()
@@ -135,13 +145,7 @@ async fn the_chosen_delay_is_applied() {
     answer.delay_ms = 300;
     let rig = Rig::start(answer).await;
     let start = std::time::Instant::now();
-    let resp = rig
-        .client
-        .post(rig.url("/"))
-        .body("[]")
-        .send()
-        .await
-        .unwrap();
+    let resp = post_empty_array(&rig).await;
     assert_eq!(resp.status(), 200);
     assert!(start.elapsed() >= Duration::from_millis(300));
     let s = last(&rig).await;
@@ -158,13 +162,7 @@ async fn the_content_type_is_sent_with_a_body_or_without() {
         ..Answer::status(500)
     })
     .await;
-    let resp = rig
-        .client
-        .post(rig.url("/"))
-        .body("[]")
-        .send()
-        .await
-        .unwrap();
+    let resp = post_empty_array(&rig).await;
     assert_eq!(resp.headers()["content-type"], "application/json");
     assert_eq!(resp.bytes().await.unwrap().len(), 0);
     let s = last(&rig).await;
@@ -178,13 +176,7 @@ async fn the_content_type_is_sent_with_a_body_or_without() {
             ..Answer::status(204)
         })
         .unwrap();
-    let resp = rig
-        .client
-        .post(rig.url("/"))
-        .body("[]")
-        .send()
-        .await
-        .unwrap();
+    let resp = post_empty_array(&rig).await;
     assert_eq!(resp.status(), 204);
     assert!(resp.headers().get("content-type").is_none());
     let s = last(&rig).await;
