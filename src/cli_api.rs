@@ -500,7 +500,7 @@ async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError>
 fn fast_clock_hint(speed: f64) -> Option<String> {
     (speed > 1.0).then(|| {
         format!(
-            "Its retries come {speed}x sooner than the real service's: in the window, set the Timeline's *Read at* to {speed}x to read its deliveries against its clock. The times in its log below are on its clock too (they run ahead of this machine's), as are the messages' dates."
+            "Its retries come {speed}x sooner than the real service's. Each call carries that speed (the X-Hookscope-Clock-Speed header), so the window's Timeline reads its deliveries on its clock. The times in its log below are on its clock too (they run ahead of this machine's), as are the messages' dates."
         )
     })
 }
@@ -766,7 +766,7 @@ mod tests {
         assert_eq!(fast_clock_hint(0.5), None);
         let hint = fast_clock_hint(600.0).unwrap();
         assert!(
-            hint.contains("set the Timeline's *Read at* to 600x"),
+            hint.contains("the window's Timeline reads its deliveries on its clock"),
             "{hint}"
         );
         assert!(

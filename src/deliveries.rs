@@ -83,6 +83,32 @@ pub struct Delivery {
     /// The clock speed the retries seem to follow, when it is far from the one they were read
     /// at: see [`clock_speed_hint`].
     pub speed_hint: Option<f64>,
+    /// The clock speed the calls themselves say they followed (a Hookscope emulator's
+    /// [`CLOCK_SPEED_HEADER`](crate::emulator::CLOCK_SPEED_HEADER)): see [`marked_speed`].
+    pub marked_speed: Option<f64>,
+}
+
+/// The clock speed a Hookscope emulator marked the latest of `calls` with (the speed when that
+/// attempt was made, which the retries still to come follow), when one did with a speed from 1
+/// (real time) up: a slower clock is read as real time, as [`scaled_schedule`] reads it.
+pub fn marked_speed(calls: &[Stored]) -> Option<f64> {
+    calls.iter().rev().find_map(|c| {
+        let h = c.inv.headers.iter().find(|h| {
+            h.name
+                .eq_ignore_ascii_case(crate::emulator::CLOCK_SPEED_HEADER)
+        })?;
+        h.value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && (1.0..=crate::emulator::MAX_SPEED).contains(v))
+    })
+}
+
+/// The schedule to read `calls` against: on the clock they say they followed (see
+/// [`marked_speed`]), or else `otherwise` (the speed the reader chose).
+pub fn schedule_for(calls: &[Stored], otherwise: Schedule) -> Schedule {
+    marked_speed(calls).map_or(otherwise, scaled_schedule)
 }
 
 /// Speeds a user is likely to have given `hookscope emulate --speed`: an estimate within a
@@ -414,6 +440,7 @@ pub fn analyze(
     let speed_hint = clock_speed_hint(&attempts, schedule);
     Some(Delivery {
         speed_hint,
+        marked_speed: marked_speed(calls),
         delivery: first.inv.delivery.clone().unwrap_or_default(),
         webhook_id: first.inv.webhook_id.clone(),
         attempts,
@@ -602,6 +629,45 @@ mod tests {
         assert_eq!(d.speed_hint, Some(90.0));
         let d = run(&paced(503, &[7_000, 14_000, 28_000]));
         assert_eq!(d.speed_hint, Some(13.0));
+    }
+
+    #[test]
+    fn calls_marked_with_their_clock_speed_are_read_on_that_clock() {
+        use crate::store::Header;
+        let mark = |calls: &mut [Stored], i: usize, v: &str| {
+            calls[i]
+                .inv
+                .headers
+                .push(Header::new("x-hookscope-clock-speed", v.as_bytes()));
+        };
+        // The 600x retries of the test above, marked by the emulator that made them.
+        let mut calls = paced(503, &[155, 304, 606, 1203, 1506, 1505]);
+        assert_eq!(marked_speed(&calls), None, "no mark, no speed");
+        for i in 0..calls.len() {
+            mark(&mut calls, i, "600");
+        }
+        assert_eq!(marked_speed(&calls), Some(600.0));
+        // Read on the clock they name, whatever the reader chose: no finding, nothing to hint.
+        let schedule = schedule_for(&calls, Schedule::default());
+        assert_eq!(schedule, scaled_schedule(600.0));
+        let d = analyze(&calls, &schedule, tolerance_for(&schedule), &[]).unwrap();
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
+        assert_eq!((d.marked_speed, d.speed_hint), (Some(600.0), None));
+        // The latest call's mark wins (the speed its retries follow from now on).
+        calls[6].inv.headers = vec![Header::new("X-Hookscope-Clock-Speed", b" 60 ")];
+        assert_eq!(marked_speed(&calls), Some(60.0));
+        // A mark that is not a speed the emulator runs at is passed over, for an earlier one.
+        for bad in ["fast", "NaN", "inf", "0", "0.5", "-60", "2000000"] {
+            let mut c = paced(503, &[155]);
+            mark(&mut c, 0, "600");
+            mark(&mut c, 1, bad);
+            assert_eq!(marked_speed(&c), Some(600.0), "{bad}");
+            assert_eq!(
+                schedule_for(&c[1..], Schedule::default()),
+                Schedule::default(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

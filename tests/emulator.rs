@@ -335,7 +335,7 @@ async fn a_hung_receiver_holds_up_only_its_own_webhook() {
 async fn a_deleted_webhook_gets_none_of_its_waiting_calls() {
     use std::sync::atomic::Ordering;
     let rig = Rig::start(Answer::status(200)).await;
-    // 30x: a call that gets no answer gives up after a second of real time.
+    // 30x: a call that gets no answer gives up after two seconds of real time.
     let emu = emulator(30.0, |_| {}).await;
     let c = client(&emu);
     let mut hook = sent_hook(&rig, "doomed");
@@ -744,8 +744,8 @@ fn gap_secs(a: &Stored, b: &Stored) -> f64 {
         / 1e6
 }
 
-/// On a fast clock the service's 30 s are a fraction of a second, but the emulator waits a
-/// second of real time at least: a receiver that takes 300 ms (a busy laptop's commit, say)
+/// On a fast clock the service's 30 s are a fraction of a second, but the emulator waits two
+/// seconds of real time at least: a receiver that takes 300 ms (a busy laptop's commit, say)
 /// is answered in time, not made a failure (at 600x the wait was 250 ms, and such calls were
 /// recorded as hung up and retried).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -883,11 +883,13 @@ async fn retry_after_with_500_is_ignored() {
     assert_reads_clean(&got[..2], speed);
 }
 
-/// The window's reading of these attempts of one delivery (the schedule scaled to the
-/// emulator's clock speed, as `delivery_schedule` does for the emulator's webhooks) finds no
-/// fault with the emulator's timing.
+/// The window's reading of these attempts of one delivery finds no fault with the emulator's
+/// timing: read on the clock speed the calls carry (the reader's own choice is 1x), which is
+/// the emulator's.
 fn assert_reads_clean(attempts: &[Stored], speed: f64) {
-    let schedule = hookscope::deliveries::scaled_schedule(speed);
+    assert_eq!(hookscope::deliveries::marked_speed(attempts), Some(speed));
+    let schedule =
+        hookscope::deliveries::schedule_for(attempts, hookscope::contract::Schedule::default());
     let d = hookscope::deliveries::analyze(
         attempts,
         &schedule,
@@ -1120,7 +1122,7 @@ async fn a_failed_batch_is_retried_message_by_message() {
 
 /// A burst of messages queues in the emulator instead of opening a connection per call at once:
 /// every call is answered 200 in time, so none is retried (on a fast clock the 30 s are only
-/// a second of real time, and an unqueued burst timed calls out while they waited to be sent).
+/// a few seconds of real time, and an unqueued burst timed calls out while they waited to be sent).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_is_not_timed_out_by_the_emulators_own_backlog() {
     let rig = Rig::start(Answer::status(200)).await;

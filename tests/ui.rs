@@ -1604,23 +1604,35 @@ fn the_findings_tab_shows_what_is_wrong_across_the_delivery() {
         .get_by_label_contains("is in the call's Timeline and Findings tabs");
 }
 
-/// Retries from `hookscope emulate --speed 600`, read at the real service's speed, are all
+/// Five attempts of `delivery` answered 503, made ten seconds ago on the schedule of a clock at
+/// 600x (each gap a few ms over it), each call shaped by `mark` before it is stored.
+fn retries_at_600x(
+    store: &hookscope::store::Store,
+    rt: &tokio::runtime::Runtime,
+    delivery: &str,
+    webhook: &str,
+    mark: impl Fn(&mut hookscope::store::Invocation),
+) {
+    let mut at = chrono::Utc::now() - chrono::TimeDelta::seconds(10);
+    for (n, gap_ms) in [0, 155, 304, 606, 1203].into_iter().enumerate() {
+        at += chrono::TimeDelta::milliseconds(gap_ms);
+        let mut inv = hookscope::store::Invocation::synthetic(0, b"[]");
+        inv.received_at = at;
+        inv.delivery = Some(delivery.into());
+        inv.attempt = Some(n as u32 + 1);
+        inv.webhook_id = Some(webhook.into());
+        inv.answer.status = 503;
+        mark(&mut inv);
+        rt.block_on(store.insert(inv)).unwrap();
+    }
+}
+
+/// Retries from an emulator at 600x that does not say its speed, read at the real service's speed, are all
 /// "too early"; the Timeline says which clock they follow and reads them at it on a click.
 #[test]
 fn the_timeline_offers_the_clock_speed_that_fast_retries_follow() {
     let mut rig = start_filled(0, [1280.0, 800.0], |store, rt| {
-        let t0 = chrono::Utc::now() - chrono::TimeDelta::seconds(10);
-        let mut at = t0;
-        for (n, gap_ms) in [0, 155, 304, 606, 1203].into_iter().enumerate() {
-            at += chrono::TimeDelta::milliseconds(gap_ms);
-            let mut inv = hookscope::store::Invocation::synthetic(0, b"[]");
-            inv.received_at = at;
-            inv.delivery = Some("fast-1".into());
-            inv.attempt = Some(n as u32 + 1);
-            inv.webhook_id = Some("900".into());
-            inv.answer.status = 503;
-            rt.block_on(store.insert(inv)).unwrap();
-        }
+        retries_at_600x(store, rt, "fast-1", "900", |_| {})
     });
     rig.until("the receiver listens", |app| {
         matches!(app.state.listening, Listening::On(_))
@@ -1664,6 +1676,41 @@ fn the_timeline_offers_the_clock_speed_that_fast_retries_follow() {
             .query_by_label_contains("they follow a clock at about")
             .is_none()
     );
+}
+
+/// Retries a Hookscope emulator made at 600x carry that speed: the Timeline reads them on it
+/// whatever speeds the window is set to (the built-in emulator's changed since, say), with no
+/// "too early" and nothing to choose.
+#[test]
+fn a_delivery_marked_with_its_clock_speed_is_read_on_that_clock() {
+    let mut rig = start_filled(0, [1280.0, 800.0], |store, rt| {
+        retries_at_600x(store, rt, "marked-1", "901", |inv| {
+            inv.headers.push(hookscope::store::Header::new(
+                hookscope::emulator::CLOCK_SPEED_HEADER,
+                b"600",
+            ))
+        })
+    });
+    rig.harness.state_mut().state.settings.other_speed = 1.0;
+    rig.until("the receiver listens", |app| {
+        matches!(app.state.listening, Listening::On(_))
+    });
+    rig.open_newest("marked-1", 5);
+    rig.harness.get_by_label("Timeline").click();
+    rig.until("the delivery is read", |app| {
+        app.state
+            .delivery
+            .as_ref()
+            .is_some_and(|d| d.delivery == "marked-1")
+    });
+    rig.harness.step();
+    let d = rig.harness.state().state.delivery.clone().unwrap();
+    assert!(d.findings.is_empty(), "{:?}", d.findings);
+    assert_eq!((d.marked_speed, d.speed_hint), (Some(600.0), None));
+    rig.harness.get_by_label_contains(
+        "These calls came from Hookscope's emulator, whose clock ran 600x faster than real time",
+    );
+    assert!(rig.harness.query_by_label("Read at").is_none());
 }
 
 #[test]

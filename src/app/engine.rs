@@ -323,6 +323,8 @@ impl Engine {
                 },
                 None => calls,
             };
+            // On the clock the calls say they followed, when a Hookscope emulator made them.
+            let schedule = crate::deliveries::schedule_for(&calls, schedule);
             let cancels = match webhook_id.as_deref().map(|w| store.cancels(w)) {
                 Some(Ok(c)) => c,
                 Some(Err(e)) => return Msg::Error(format!("cannot read delivery {delivery}: {e}")),

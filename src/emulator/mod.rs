@@ -22,6 +22,10 @@ use std::sync::{Arc, Mutex};
 pub const DEFAULT_PORT: u16 = 8788;
 /// Most messages one POST /v1/messages may carry.
 pub const MAX_MESSAGES_PER_REQUEST: usize = 30_000;
+/// A header of Hookscope's own on every delivery the emulator makes (not one of the service's):
+/// the speed of its clock when the call was made, so a receiver reads the delivery on the clock
+/// it followed, whatever the speed is set to later.
+pub const CLOCK_SPEED_HEADER: &str = "X-Hookscope-Clock-Speed";
 
 /// A principal: a username (or token id) and its password (or secret).
 #[derive(Clone, PartialEq, Eq)]

@@ -162,6 +162,8 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 enum Clock {
     /// The built-in emulator's, at this speed.
     Emulator(f64),
+    /// The speed a Hookscope emulator marked the calls with (built in or `hookscope emulate`).
+    Marked(f64),
     /// Any other service's, at the speed chosen for them (1: the real service).
     Other(f64),
 }
@@ -185,6 +187,8 @@ fn delivery_ui(
         });
         return None;
     };
+    // The calls' own word on their clock comes first: it holds whatever the speeds are set to now.
+    let clock = d.marked_speed.map_or(clock, Clock::Marked);
     let dark = ui.visuals().dark_mode;
     let now = chrono::Utc::now();
     if matches!(d.state, crate::deliveries::State::Retrying { .. }) {
@@ -229,16 +233,16 @@ fn delivery_ui(
         );
     }
     match clock {
-        Clock::Emulator(1.0) => {
-            ui.weak(
-                "This webhook belongs to the built-in emulator, whose clock runs at real time.",
-            );
-        }
         Clock::Emulator(speed) => {
-            ui.weak(format!(
-                "This webhook belongs to the built-in emulator, whose clock runs {} faster than real time: the timeline is drawn on its clock (its 90 s are {} here).",
-                speed_text(speed),
-                crate::text::human_duration(std::time::Duration::from_secs_f64(90.0 / speed))
+            ui.weak(on_clock(
+                "This webhook belongs to the built-in emulator, whose clock runs",
+                speed,
+            ));
+        }
+        Clock::Marked(speed) => {
+            ui.weak(on_clock(
+                "These calls came from Hookscope's emulator, whose clock ran",
+                speed,
             ));
         }
         Clock::Other(speed) => {
@@ -255,13 +259,13 @@ fn delivery_ui(
                     )
                     .labelled_by(l.id)
                     .on_hover_text(
-                        "The speed of the service's clock: 1 for the real service, N for an emulator started with hookscope emulate --speed N that calls this receiver. The timeline is drawn on that clock.",
+                        "The speed of the service's clock: 1 for the real service, N for an emulator whose clock runs N times faster. The timeline is drawn on that clock. (Hookscope's own emulator names its speed in each call, and is read on it.)",
                     )
                     .changed()
                 {
                     chosen = Some(v);
                 }
-                ui.weak("real time (1 for the real service, N for an emulator run with --speed N)");
+                ui.weak("real time (1 for the real service, N for an emulator N times faster)");
             });
             if let Some(hint) = d.speed_hint.filter(|h| (h / speed - 1.0).abs() > 0.2) {
                 ui.horizontal_wrapped(|ui| {
@@ -273,7 +277,7 @@ fn delivery_ui(
                     }).color(color));
                     if ui
                         .button(format!("Read at {}", speed_text(hint)))
-                        .on_hover_text("For an emulator run with --speed N, read its deliveries at N (kept for next time).")
+                        .on_hover_text("For an emulator N times faster than real time, read its deliveries at N (kept for next time).")
                         .clicked()
                     {
                         chosen = Some(hint);
@@ -314,7 +318,7 @@ fn delivery_ui(
             }));
         }
         let speed = match clock {
-            Clock::Emulator(speed) | Clock::Other(speed) => speed,
+            Clock::Emulator(speed) | Clock::Marked(speed) | Clock::Other(speed) => speed,
         };
         super::timeline::timeline_ui(ui, first.at, end.max(first.at), speed, &marks, Some(now));
     }
@@ -358,6 +362,19 @@ fn delivery_ui(
         finding_ui(ui, f, dark);
     }
     chosen
+}
+
+/// `lead` ("…whose clock runs") and how fast, for a delivery drawn on an emulator's clock.
+fn on_clock(lead: &str, speed: f64) -> String {
+    if speed == 1.0 {
+        format!("{lead} at real time.")
+    } else {
+        format!(
+            "{lead} {} faster than real time: the timeline is drawn on its clock (its 90 s are {} here).",
+            speed_text(speed),
+            crate::text::human_duration(std::time::Duration::from_secs_f64(90.0 / speed))
+        )
+    }
 }
 
 /// A clock speed as the Timeline writes it: "600x", "1.5x".
