@@ -451,6 +451,21 @@ pub fn wait_words(d: Duration) -> String {
     }
 }
 
+/// How long `d` of a clock running `speed` times faster than real time takes in real time, as
+/// [`human_duration`] says it ("under 1 ms" for what a very fast clock makes of a short wait).
+pub fn human_duration_at(d: Duration, speed: f64) -> String {
+    let real = if speed.is_finite() && speed > 0.0 {
+        d.div_f64(speed)
+    } else {
+        d
+    };
+    if !d.is_zero() && real < Duration::from_millis(1) {
+        "under 1 ms".to_owned()
+    } else {
+        human_duration(real)
+    }
+}
+
 /// A human duration: `1.5 s`, `1 min 30 s`, `4 min 12 s`, `1 h 31 min`, `2 d`: under 10 s to
 /// the tenth, otherwise its two largest units, rounded to the smaller of them (so 47 h 59 min
 /// 59 s is `2 d`, not `1 d 23 h`).
@@ -702,6 +717,21 @@ mod tests {
         assert_eq!(human_duration(Duration::from_millis(59_600)), "1 min");
         assert_eq!(human_duration(Duration::from_millis(250)), "250 ms");
         assert_eq!(human_duration(Duration::ZERO), "0 s");
+        // On a fast clock: 90 s at 60x, 2 days at 60x, 90 s at 1,000,000x.
+        assert_eq!(human_duration_at(Duration::from_secs(90), 60.0), "1.5 s");
+        assert_eq!(
+            human_duration_at(Duration::from_secs(172_800), 60.0),
+            "48 min"
+        );
+        assert_eq!(
+            human_duration_at(Duration::from_secs(90), 1e6),
+            "under 1 ms"
+        );
+        assert_eq!(human_duration_at(Duration::ZERO, 1e6), "0 s");
+        assert_eq!(
+            human_duration_at(Duration::from_secs(90), f64::NAN),
+            "1 min 30 s"
+        );
         assert_eq!(
             super::parse_bind("localhost"),
             Ok(std::net::Ipv4Addr::LOCALHOST.into())

@@ -83,7 +83,11 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 }
             }
             ui.add_space(8.0);
-            what_if_ui(ui, &current, &app.state.rules);
+            // The built-in emulator's clock, when the window talks to it and it runs fast.
+            let emulator = (!app.state.settings.api_custom
+                && app.state.settings.emulator_speed > 1.0)
+                .then_some(app.state.settings.emulator_speed);
+            what_if_ui(ui, &current, &app.state.rules, emulator);
             ui.add_space(8.0);
             ui.separator();
             custom_ui(ui, app);
@@ -121,6 +125,7 @@ fn what_if_ui(
     ui: &mut egui::Ui,
     answer: &crate::responder::Answer,
     rules: &crate::app::state::RulesEditor,
+    emulator_speed: Option<f64>,
 ) {
     let dark = ui.visuals().dark_mode;
     let outcome = answer.outcome();
@@ -185,6 +190,17 @@ fn what_if_ui(
         plan.retries.len() + 1,
         local(plan.discard_at)
     ));
+    if let Some(speed) = emulator_speed {
+        // The times above are the real service's; a demo on the emulator sees them sooner.
+        ui.label(
+            RichText::new(format!(
+                "Those are the real service's times. The built-in emulator's clock runs {speed:.0}x faster: there, retry 1 comes {} after the failure, and the 2 days last {}.",
+                crate::text::human_duration_at(next.delay, speed),
+                crate::text::human_duration_at(schedule.window, speed),
+            ))
+            .weak(),
+        );
+    }
     let mut marks = vec![super::timeline::Mark {
         at: now,
         filled: true,

@@ -357,18 +357,12 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         app.state.settings.emulator_speed = speed;
         emu.set_speed(speed);
     }
-    let after = |secs: f64| {
-        let d = std::time::Duration::from_secs_f64(secs / speed);
-        if d < std::time::Duration::from_millis(1) {
-            "under 1 ms".to_owned()
-        } else {
-            crate::text::human_duration(d)
-        }
-    };
+    let after =
+        |secs: u64| crate::text::human_duration_at(std::time::Duration::from_secs(secs), speed);
     ui.label(format!(
         "At {speed:.0}×, the first retry (90 s) comes after {}, and the 2-day window lasts {}.",
-        after(90.0),
-        after(172_800.0)
+        after(90),
+        after(172_800)
     ));
     let mut remote = emu.allow_remote();
     if ui
