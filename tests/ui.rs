@@ -1320,6 +1320,46 @@ fn zooming_in_and_out_lays_the_list_out_afresh() {
     rig.harness.get_by_label("dlv-zoom");
 }
 
+/// Click the top bar's Service button (the panel's heading says "Service" too).
+fn service_button(rig: &UiRig) {
+    rig.harness
+        .query_all_by_label("Service")
+        .min_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
+        .expect("the Service button")
+        .click();
+}
+
+/// Zoomed in for a room, the Service panel steps aside; zoomed back out, it returns, unless
+/// its button was used meanwhile (then the user's choice holds).
+#[test]
+fn the_service_panel_comes_back_after_a_zoom_in_and_out() {
+    let mut rig = start();
+    let zoom = |rig: &mut UiRig, z: f32| {
+        rig.harness.ctx.set_zoom_factor(z);
+        for _ in 0..3 {
+            rig.harness.step();
+        }
+        rig.harness.state().state.show_service
+    };
+    assert!(zoom(&mut rig, 1.0));
+    assert!(!zoom(&mut rig, 1.5), "1280 px at 1.5 is too narrow for it");
+    assert!(zoom(&mut rig, 1.0), "back at 1.0 it returns");
+    rig.harness.get_by_label_contains("Send a test message");
+    // Closed by its button at 1.0: a zoom in and out leaves it closed.
+    service_button(&rig);
+    rig.harness.step();
+    assert!(!zoom(&mut rig, 1.0));
+    assert!(!zoom(&mut rig, 1.5));
+    assert!(!zoom(&mut rig, 1.0), "the user closed it");
+    // Opened by its button while narrow, then closed again: the user's choice holds too.
+    assert!(!zoom(&mut rig, 1.5));
+    service_button(&rig);
+    rig.harness.step();
+    service_button(&rig);
+    rig.harness.step();
+    assert!(!zoom(&mut rig, 1.0), "closed by the user while zoomed in");
+}
+
 #[test]
 fn the_detail_panel_keeps_its_height_on_a_short_tab_and_while_a_call_loads() {
     let mut rig = start();

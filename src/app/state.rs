@@ -649,6 +649,9 @@ pub struct AppState {
     pub first_frame: bool,
     /// The last frame was too narrow for both side panels and the list.
     pub was_narrow: bool,
+    /// The Service panel stepped aside for a narrow window (not closed by the user): it comes
+    /// back when the window is wide enough again.
+    pub service_aside: bool,
     /// How wide the top bar's receiver status and its buttons were in the last frame, to lay
     /// it out on one line or two.
     pub top_bar_widths: [f32; 2],
@@ -702,6 +705,7 @@ impl AppState {
             show_settings: false,
             first_frame: true,
             was_narrow: false,
+            service_aside: false,
             top_bar_widths: [0.0; 2],
             settings_draft: None,
             settings_draft_base: None,

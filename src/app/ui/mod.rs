@@ -98,10 +98,15 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let width = ui.max_rect().width();
     // Too narrow for both side panels and a list to read (a small window, a large zoom): the
     // Service panel steps aside, once, as the window becomes that narrow; the Service button
-    // brings it back.
+    // brings it back, and so does a window wide enough again (a zoom in for the room and back
+    // out), unless the button was used meanwhile.
     let narrow = width < SERVICE_MIN + ANSWER_MIN + LIST_MIN_WIDTH;
-    if narrow && !app.state.was_narrow {
+    if narrow && !app.state.was_narrow && app.state.show_service {
         app.state.show_service = false;
+        app.state.service_aside = true;
+    } else if !narrow && app.state.was_narrow && app.state.service_aside {
+        app.state.show_service = true;
+        app.state.service_aside = false;
     }
     app.state.was_narrow = narrow;
     let (left, right) = side_widths(width);

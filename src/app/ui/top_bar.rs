@@ -190,6 +190,8 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .clicked()
     {
         app.state.show_service = !app.state.show_service;
+        // The user's choice from now on: a wider window does not undo it.
+        app.state.service_aside = false;
     }
     if ui.button("Settings").clicked() {
         app.state.show_settings = !app.state.show_settings;
