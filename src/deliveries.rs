@@ -106,7 +106,9 @@ pub fn marked_speed(calls: &[Stored]) -> Option<f64> {
 }
 
 /// The schedule to read `calls` against: on the clock they say they followed (see
-/// [`marked_speed`]), or else `otherwise` (the speed the reader chose).
+/// [`marked_speed`]), or else `otherwise` (the speed the reader chose). (Each retry's gap is
+/// held to its own call's mark in [`analyze`] whatever the schedule; this one draws the
+/// timeline and plans the retries to come.)
 pub fn schedule_for(calls: &[Stored], otherwise: Schedule) -> Schedule {
     marked_speed(calls).map_or(otherwise, scaled_schedule)
 }
@@ -219,16 +221,18 @@ pub fn with_batch_calls(calls: Vec<Stored>, parent: Vec<Stored>) -> Vec<Stored> 
     carried
 }
 
-/// Read the calls of one delivery (oldest first) against `schedule`. `cancels` are the calls
-/// that answered the delivery's webhook 410, oldest first: a call after one is flagged, unless
-/// the webhook was set up again in between, and a 410 to another delivery while this one was
-/// retrying ends it too (the service stops calling the webhook entirely).
 /// The latest a call made before the service read the 410 of `c` can arrive: when the 410 was
 /// answered, plus the tolerance for the commit, the network and the service's own timing.
 fn known(c: &Cancel, tolerance: Duration) -> DateTime<Utc> {
     c.answered + TimeDelta::from_std(tolerance).unwrap_or(TimeDelta::zero())
 }
 
+/// Read the calls of one delivery (oldest first) against `schedule`. `cancels` are the calls
+/// that answered the delivery's webhook 410, oldest first: a call after one is flagged, unless
+/// the webhook was set up again in between, and a 410 to another delivery while this one was
+/// retrying ends it too (the service stops calling the webhook entirely). A retry marked with
+/// the clock speed it was made on (see [`marked_speed`]) is held to that clock's schedule: an
+/// emulator's speed may change between retries.
 pub fn analyze(
     calls: &[Stored],
     schedule: &Schedule,
@@ -237,6 +241,12 @@ pub fn analyze(
 ) -> Option<Delivery> {
     let first = calls.first()?;
     let mut attempts: Vec<Observed> = Vec::with_capacity(calls.len());
+    // The clock each call says it was made on (a Hookscope emulator's mark), if any: the gap
+    // before it is held to that clock's schedule, whatever `schedule` is.
+    let marks: Vec<Option<f64>> = calls
+        .iter()
+        .map(|c| marked_speed(std::slice::from_ref(c)))
+        .collect();
     let mut findings = Vec::new();
     for s in calls {
         let gap = attempts
@@ -270,7 +280,7 @@ pub fn analyze(
             },
         ));
     }
-    for w in attempts.windows(2) {
+    for (i, w) in attempts.windows(2).enumerate() {
         let (prev, cur) = (&w[0], &w[1]);
         if let (Some(p), Some(c)) = (prev.number, cur.number) {
             if c == p {
@@ -315,6 +325,11 @@ pub fn analyze(
         } else if prev.outcome.is_retry()
             && let (Some(p), Some(gap)) = (prev.number, cur.gap)
         {
+            let marked = marks[i + 1].map(scaled_schedule);
+            let (schedule, tolerance) = match &marked {
+                Some(m) => (m, tolerance_for(m)),
+                None => (schedule, tolerance),
+            };
             let expected =
                 schedule.effective_delay(p, prev.retry_after.map(|r| r.wait_from(prev.at)));
             if gap + tolerance < expected {
@@ -653,6 +668,21 @@ mod tests {
         let d = analyze(&calls, &schedule, tolerance_for(&schedule), &[]).unwrap();
         assert!(d.findings.is_empty(), "{:?}", d.findings);
         assert_eq!((d.marked_speed, d.speed_hint), (Some(600.0), None));
+        // The speed changed from 600x to 60x after attempt 3: each gap is held to the clock its
+        // call was made on, so neither part is "too early", whatever schedule is passed.
+        let mut changed = paced(503, &[155, 304, 6_010, 12_010]);
+        for (i, v) in ["600", "600", "600", "60", "60"].into_iter().enumerate() {
+            mark(&mut changed, i, v);
+        }
+        let d = analyze(&changed, &Schedule::default(), DEFAULT_TOLERANCE, &[]).unwrap();
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
+        // A retry too early for its own clock is still one: 6 min at 60x is 6 s, not 1 s.
+        let mut early = paced(503, &[155, 304, 1_000]);
+        for (i, v) in ["600", "600", "600", "60"].into_iter().enumerate() {
+            mark(&mut early, i, v);
+        }
+        let d = analyze(&early, &scaled_schedule(600.0), DEFAULT_TOLERANCE, &[]).unwrap();
+        assert_eq!(codes(&d), ["retry-too-early"], "{:?}", d.findings);
         // The latest call's mark wins (the speed its retries follow from now on).
         calls[6].inv.headers = vec![Header::new("X-Hookscope-Clock-Speed", b" 60 ")];
         assert_eq!(marked_speed(&calls), Some(60.0));

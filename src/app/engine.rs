@@ -298,12 +298,15 @@ impl Engine {
         });
     }
 
-    /// Load and analyse the delivery `delivery` of `webhook_id` against `schedule`.
+    /// Load and analyse the delivery `delivery` of `webhook_id` against `schedule`: the clock
+    /// its retries to come follow when `clock_known` (the built-in emulator's, at its speed
+    /// now), or else the reader's choice, which the clock speed the calls carry overrides.
     pub fn load_delivery(
         &self,
         delivery: String,
         webhook_id: Option<String>,
         schedule: crate::contract::Schedule,
+        clock_known: bool,
     ) {
         self.blocking(move |store| {
             let calls = match store.by_delivery(&delivery, webhook_id.as_deref()) {
@@ -324,7 +327,11 @@ impl Engine {
                 None => calls,
             };
             // On the clock the calls say they followed, when a Hookscope emulator made them.
-            let schedule = crate::deliveries::schedule_for(&calls, schedule);
+            let schedule = if clock_known {
+                schedule
+            } else {
+                crate::deliveries::schedule_for(&calls, schedule)
+            };
             let cancels = match webhook_id.as_deref().map(|w| store.cancels(w)) {
                 Some(Ok(c)) => c,
                 Some(Err(e)) => return Msg::Error(format!("cannot read delivery {delivery}: {e}")),

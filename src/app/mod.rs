@@ -130,7 +130,11 @@ impl HookscopeApp {
 
     fn load_delivery(&self, delivery: String, webhook_id: Option<String>) {
         let schedule = self.delivery_schedule(webhook_id.as_deref());
-        self.engine.load_delivery(delivery, webhook_id, schedule);
+        // The built-in emulator's retries to come follow its speed now, whatever the speed
+        // each call was made at.
+        let builtin = self.from_builtin_emulator(webhook_id.as_deref());
+        self.engine
+            .load_delivery(delivery, webhook_id, schedule, builtin);
     }
 
     /// Use `store` for the keychain (tests pass a stand-in).
@@ -603,8 +607,12 @@ impl HookscopeApp {
                 top,
                 count,
             } => {
-                if self.state.list.set_count(generation, top, count) && self.state.settings.follow {
-                    self.state.list.scroll_to_top = true;
+                if self.state.list.set_count(generation, top, count) {
+                    // Calls stored after the snapshot was taken, and already known: new.
+                    self.state.list.note_newest(self.state.newest);
+                    if self.state.settings.follow {
+                        self.state.list.scroll_to_top = true;
+                    }
                 }
             }
             Msg::SelectedShown {

@@ -115,6 +115,18 @@ impl Outcome {
     }
 }
 
+impl Outcome {
+    /// [`Outcome::describe`] as a sentence of its own ("Succeeded, and the webhook is ready for
+    /// more."), for a tooltip beside the outcome's name.
+    pub fn sentence(self) -> String {
+        let d = self.describe();
+        let mut chars = d.chars();
+        chars.next().map_or_else(String::new, |c| {
+            format!("{}{}.", c.to_uppercase(), chars.as_str())
+        })
+    }
+}
+
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -182,6 +194,11 @@ mod tests {
             assert!(!o.describe().is_empty());
             // It follows "Answering 503: " or "No retries: ", so it has no colon of its own.
             assert!(!o.describe().contains(':'), "{}", o.describe());
+            assert!(o.sentence().ends_with('.'), "{}", o.sentence());
         }
+        assert_eq!(
+            Outcome::Succeeded.sentence(),
+            "Succeeded, and the webhook is ready for more."
+        );
     }
 }

@@ -187,8 +187,13 @@ fn delivery_ui(
         });
         return None;
     };
-    // The calls' own word on their clock comes first: it holds whatever the speeds are set to now.
-    let clock = d.marked_speed.map_or(clock, Clock::Marked);
+    // Another emulator's calls that say their clock's speed are read on it, whatever speed is
+    // chosen for other services (the built-in emulator's retries follow its speed now; the
+    // gaps before its calls are held to the speed each was made at all the same).
+    let clock = match (clock, d.marked_speed) {
+        (Clock::Other(_), Some(speed)) => Clock::Marked(speed),
+        (clock, _) => clock,
+    };
     let dark = ui.visuals().dark_mode;
     let now = chrono::Utc::now();
     if matches!(d.state, crate::deliveries::State::Retrying { .. }) {

@@ -121,7 +121,7 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         ui.separator();
         if ui
             .checkbox(&mut app.state.settings.follow, "Follow newest")
-            .on_hover_text("Jump to each new call as it arrives")
+            .on_hover_text("Keep the newest calls in sight at the top of the list as they arrive (the call open below stays open). Moving the selection down the list turns this off.")
             .changed()
             && app.state.settings.follow
         {
@@ -385,11 +385,8 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                         egui::Label::new(RichText::new(list_label(s.outcome)).color(color))
                             .show_tooltip_when_elided(false),
                     )
-                    .on_hover_text(format!(
-                        "{}: {}",
-                        s.outcome.label(),
-                        s.outcome.describe()
-                    ));
+                    // The outcome's name is in the cell; the hover says what it means.
+                    .on_hover_text(s.outcome.sentence());
                 });
                 row.col(|ui| {
                     if s.problems() > 0 {

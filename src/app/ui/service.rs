@@ -54,9 +54,15 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 /// The width of a text field in a two-column grid of `labels` and fields laid out in `ui`: what
 /// the widest label leaves of the row, so that the grid never makes the panel wider (a field
 /// sized from a grid cell's own room pushed the panel wider each time the form opened).
-fn field_width(ui: &egui::Ui, labels: &[&str]) -> f32 {
-    let widest = super::widest_text(ui, egui::TextStyle::Body, labels.iter().copied());
-    (ui.available_width() - widest - ui.spacing().item_spacing.x).clamp(80.0, 240.0)
+/// A text field under its label, as wide as the panel: a URL in a grid's second column was cut
+/// at "http://127.0.0.1:45049/" in the default panel.
+fn field(ui: &mut egui::Ui, label: &str, edit: egui::TextEdit<'_>) -> egui::Response {
+    let l = ui.label(label);
+    let r = ui
+        .add(edit.desired_width(ui.available_width()))
+        .labelled_by(l.id);
+    ui.add_space(2.0);
+    r
 }
 
 fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
@@ -83,37 +89,26 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     let s = &mut app.state.settings;
     if s.api_custom {
-        let field = field_width(ui, &["API base URL", "Username", "Password"]);
-        egui::Grid::new("conn_grid").num_columns(2).show(ui, |ui| {
-            let l = ui.label("API base URL");
-            ui.add(
-                egui::TextEdit::singleline(&mut s.api_base_url)
-                    .hint_text("https://host/v1")
-                    .desired_width(field),
-            )
-            .labelled_by(l.id);
-            ui.end_row();
-            let l = ui.label("Username");
-            ui.add(
-                egui::TextEdit::singleline(&mut s.api_user)
-                    .hint_text("user or token id")
-                    .desired_width(field),
-            )
-            .labelled_by(l.id);
-            ui.end_row();
-            let l = ui.label("Password");
-            ui.add(
-                egui::TextEdit::singleline(&mut app.state.service.password)
-                    .password(true)
-                    .hint_text("password or token secret")
-                    .desired_width(field),
-            )
-            .labelled_by(l.id)
-            .on_hover_text(
-                "Never written to a file or logged; kept in the OS keychain only if you ask",
-            );
-            ui.end_row();
-        });
+        field(
+            ui,
+            "API base URL",
+            egui::TextEdit::singleline(&mut s.api_base_url).hint_text("https://host/v1"),
+        );
+        field(
+            ui,
+            "Username",
+            egui::TextEdit::singleline(&mut s.api_user).hint_text("user or token id"),
+        );
+        field(
+            ui,
+            "Password",
+            egui::TextEdit::singleline(&mut app.state.service.password)
+                .password(true)
+                .hint_text("password or token secret"),
+        )
+        .on_hover_text(
+            "Never written to a file or logged; kept in the OS keychain only if you ask",
+        );
         let mut remember = app.state.settings.api_remember;
         if ui
             .checkbox(&mut remember, "Remember in the OS keychain")
@@ -274,26 +269,19 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             Some(id) => format!("Edit webhook {id}"),
             None => "New webhook".to_owned(),
         });
-        let field = field_width(ui, &["Name", "URL", "Scope", "Contact e-mail"]);
-        egui::Grid::new("webhook_form").num_columns(2).show(ui, |ui| {
-            let l = ui.label("Name");
-            ui.add(egui::TextEdit::singleline(&mut f.name).desired_width(field)).labelled_by(l.id);
-            ui.end_row();
-            let l = ui.label("URL");
-            ui.add(egui::TextEdit::singleline(&mut f.url).desired_width(field)).labelled_by(l.id);
-            ui.end_row();
-            ui.label("Scope");
-            // One above the other: side by side they are wider than the panel.
-            ui.vertical(|ui| {
-                ui.selectable_value(&mut f.scope, TriggerScope::Sent, "SENT (status reports)");
-                ui.selectable_value(&mut f.scope, TriggerScope::Received, "RECEIVED");
-            });
-            ui.end_row();
-            let l = ui.label("Contact e-mail");
-            ui.add(egui::TextEdit::singleline(&mut f.contact).hint_text("for problem reports").desired_width(field))
-                .labelled_by(l.id);
-            ui.end_row();
+        field(ui, "Name", egui::TextEdit::singleline(&mut f.name));
+        field(ui, "URL", egui::TextEdit::singleline(&mut f.url));
+        ui.label("Scope");
+        ui.horizontal_wrapped(|ui| {
+            ui.selectable_value(&mut f.scope, TriggerScope::Sent, "SENT (status reports)");
+            ui.selectable_value(&mut f.scope, TriggerScope::Received, "RECEIVED (incoming messages)");
         });
+        ui.add_space(2.0);
+        field(
+            ui,
+            "Contact e-mail",
+            egui::TextEdit::singleline(&mut f.contact).hint_text("for problem reports"),
+        );
         ui.checkbox(&mut f.many, "Up to 10 messages per call");
         ui.checkbox(&mut f.active, "Active");
         let entry = f.entry();
@@ -325,7 +313,7 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 fn test_message_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.strong("Test message");
     ui.label(format!(
-        "Sends an SMS to the test number {TEST_NUMBER}: delivery fails by design, it costs nothing, and each status change reaches the SENT webhooks as a status report."
+        "Sends an SMS to the test number {TEST_NUMBER}, which costs nothing. The SMS never reaches a phone, by design (its last status is FAILED), and each status change reaches the SENT webhooks as a status report: those calls to your URL succeed when it answers 200."
     ));
     if ui
         .button(format!("Send a test message to {TEST_NUMBER}"))
