@@ -822,13 +822,21 @@ fn check_spacing(same: &[&Stored], speed: f64, webhook: &str) {
     assert_reads_clean(&three, speed);
 }
 
+/// A receiver answering `answer`, and an emulator at `speed` with a RECEIVED webhook on it.
+async fn hooked(answer: Answer, speed: f64) -> (Rig, Emulator) {
+    let rig = Rig::start(answer).await;
+    let emu = emulator(speed, |_| {}).await;
+    client(&emu)
+        .create_webhook(&received_hook(&rig))
+        .await
+        .unwrap();
+    (rig, emu)
+}
+
 /// The first two attempts of an incoming message the receiver answers with `answer`, the
 /// emulator's clock at `speed`.
 async fn two_attempts(answer: Answer, speed: f64) -> Vec<Stored> {
-    let rig = Rig::start(answer).await;
-    let emu = emulator(speed, |_| {}).await;
-    let c = client(&emu);
-    c.create_webhook(&received_hook(&rig)).await.unwrap();
+    let (rig, emu) = hooked(answer, speed).await;
     emu.inject_incoming("+27007654321", "+27001234567", "hi");
     calls(&rig, 2, 30).await
 }
@@ -868,6 +876,72 @@ async fn retry_after_delays_the_retry() {
     // The window reads the delivery against the emulator's clock, Retry-After included: the
     // retry the emulator made on time is not "too early".
     assert_reads_clean(&got[..2], speed);
+}
+
+/// A Retry-After date is the receiver's, on this machine's clock: its distance from the answer
+/// is a wait on the emulator's clock, as delay-seconds are (read against the emulator's own
+/// clock, which runs ahead, a date 10 minutes off had already passed and was ignored).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_date_delays_the_retry_on_a_fast_clock() {
+    let speed = 300.0;
+    let date = (chrono::Utc::now() + chrono::TimeDelta::seconds(600))
+        .format("%a, %d %b %Y %H:%M:%S GMT")
+        .to_string();
+    let (rig, emu) = hooked(
+        Answer {
+            retry_after: Some(date),
+            ..Answer::status(503)
+        },
+        speed,
+    )
+    .await;
+    // Once the emulator's clock has run 5 minutes ahead of this machine's (a second here), the
+    // date is 5 minutes off on its clock, and still 10 on the receiver's.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while emu.clock().now() < chrono::Utc::now() + chrono::TimeDelta::seconds(300) {
+        assert!(std::time::Instant::now() < deadline, "the clock runs fast");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    emu.inject_incoming("+27007654321", "+27001234567", "hi");
+    let got = calls(&rig, 2, 30).await;
+    let g = gap_secs(&got[0], &got[1]);
+    assert!(
+        g >= 1.9,
+        "a date about 10 min off at 300x is a wait of about 2 s (read on the emulator's clock, 1 s); the gap was {g}"
+    );
+    assert_reads_clean(&got[..2], speed);
+}
+
+/// A receiver that never answers in time makes the emulator wait 2 s of real time a call, more
+/// than the first retries' delays at 120x (0.75 s, 1.5 s, 3 s): each retry still waits its
+/// delay after the call that failed (the plan fell behind, and retries went out at once, 2 s
+/// apart where 3 s were due).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_never_answers_gets_each_retry_its_delay_after_the_failure() {
+    let speed = 120.0;
+    // The registration check is answered at once (it is not delayed while it passes).
+    let (rig, emu) = hooked(
+        Answer {
+            delay_ms: 10_000,
+            ..Answer::status(200)
+        },
+        speed,
+    )
+    .await;
+    emu.inject_incoming("+1", "+2", "never answered");
+    let got = calls(&rig, 4, 60).await;
+    let wait = hookscope::emulator::MIN_REAL_ANSWER_WAIT.as_secs_f64();
+    for (i, delay) in [90.0, 180.0, 360.0].into_iter().enumerate() {
+        let g = gap_secs(&got[i], &got[i + 1]);
+        assert!(
+            g >= wait + delay / speed - 0.1,
+            "retry {} came {g} s after attempt {}; due {} s after its failure at {wait} s",
+            i + 1,
+            i + 1,
+            delay / speed
+        );
+    }
+    assert_reads_clean(&got[..4], speed);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

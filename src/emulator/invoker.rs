@@ -20,6 +20,27 @@ pub const MIN_REAL_ANSWER_WAIT: Duration = Duration::from_secs(2);
 /// Real time the invoker waits for more events to batch into one call (invokeOption MANY).
 const BATCH_WINDOW: Duration = Duration::from_millis(50);
 
+/// How long a call waits for its answer in real time: the service's 30 s on the emulator's
+/// clock, and never less than [`MIN_REAL_ANSWER_WAIT`].
+fn answer_wait(s: &Shared) -> Duration {
+    s.clock.real(ANSWER_TIMEOUT).max(MIN_REAL_ANSWER_WAIT)
+}
+
+/// "no answer within 30 seconds", and what that was in real time on a fast clock.
+fn no_answer_within(s: &Shared) -> String {
+    let wait = answer_wait(s);
+    if wait > s.clock.real(ANSWER_TIMEOUT) {
+        format!(
+            "no answer within {} (the service's 30 seconds are less on the emulator's {}x clock; it waits at least {} of real time)",
+            crate::text::human_duration(wait),
+            s.clock.speed(),
+            crate::text::human_duration(MIN_REAL_ANSWER_WAIT)
+        )
+    } else {
+        "no answer within 30 seconds".to_owned()
+    }
+}
+
 /// POST `[]` with the invoker's headers; anything but 200 refuses the URL.
 pub async fn registration_check(s: &Shared, url: &str) -> Result<(), String> {
     let target = reqwest::Url::parse(url).map_err(|e| format!("url '{url}' is not valid: {e}"))?;
@@ -30,7 +51,7 @@ pub async fn registration_check(s: &Shared, url: &str) -> Result<(), String> {
         .header("Content-Type", "application/json")
         .header("User-Agent", s.brand().user_agent())
         .body("[]")
-        .timeout(s.clock.real(ANSWER_TIMEOUT).max(Duration::from_secs(2)))
+        .timeout(answer_wait(s))
         .send()
         .await;
     let why = match r {
@@ -43,7 +64,7 @@ pub async fn registration_check(s: &Shared, url: &str) -> Result<(), String> {
             r.status().as_u16(),
             r.status().canonical_reason().unwrap_or("")
         ),
-        Err(e) if e.is_timeout() => "no answer within 30 seconds".to_owned(),
+        Err(e) if e.is_timeout() => no_answer_within(s),
         Err(e) if e.is_connect() => "the connection was refused".to_owned(),
         Err(e) => e.to_string(),
     };
@@ -325,6 +346,8 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
             hook.id,
             outcome.as_str()
         ));
+        // The failure, in real time: the retry waits its delay after it (below).
+        let failed = std::time::Instant::now();
         let took = chrono::TimeDelta::from_std(started.elapsed()).unwrap_or_default();
         // Never ahead of the clock (a clock slower than real time).
         let now = (due + took).min(s.clock.now());
@@ -400,6 +423,15 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
             return;
         }
         s.clock.sleep_until(next.at).await;
+        // And never sooner after the failure, in real time, than the delay on the clock now: a
+        // call that took longer than the delay (a receiver that never answers makes the
+        // emulator wait 2 s, 200 s of a clock at 100x) would otherwise put the plan behind,
+        // and the retries after it would go out at once, closer than the schedule allows.
+        let delay = (next.at - now).to_std().unwrap_or_default();
+        let earliest = failed + s.clock.real(delay);
+        if std::time::Instant::now() < earliest {
+            tokio::time::sleep_until(earliest.into()).await;
+        }
         attempt = next.number;
         due = next.at;
     }
@@ -431,7 +463,7 @@ async fn call(
         // 30 s of emulated time; never less than 2 s of real time, so a fast clock does
         // not fail a receiver that is merely busy (a commit on a loaded laptop can take a few
         // hundred ms: 250 ms made up failures at 600x).
-        .timeout(s.clock.real(ANSWER_TIMEOUT).max(MIN_REAL_ANSWER_WAIT))
+        .timeout(answer_wait(s))
         .send()
         .await;
     match r {
@@ -440,7 +472,10 @@ async fn call(
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| parse_retry_after(v, s.clock.now()));
+                // A date is the receiver's, on this machine's clock: its distance from now is
+                // a wait on the emulator's clock, as delay-seconds are (read against the
+                // emulator's clock, which runs ahead, every date had passed).
+                .and_then(|v| parse_retry_after(v, Utc::now()));
             (Some(r.status().as_u16()), ra)
         }
         Err(_) => (None, None),

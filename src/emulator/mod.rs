@@ -13,6 +13,7 @@ use crate::api::model::Webhook;
 use crate::contract::{Brand, Message};
 use chrono::{DateTime, Utc};
 pub use clock::Clock;
+pub use invoker::MIN_REAL_ANSWER_WAIT;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
