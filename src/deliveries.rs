@@ -92,17 +92,41 @@ pub struct Delivery {
 /// attempt was made, which the retries still to come follow), when one did with a speed from 1
 /// (real time) up: a slower clock is read as real time, as [`scaled_schedule`] reads it.
 pub fn marked_speed(calls: &[Stored]) -> Option<f64> {
-    calls.iter().rev().find_map(|c| {
-        let h = c.inv.headers.iter().find(|h| {
-            h.name
-                .eq_ignore_ascii_case(crate::emulator::CLOCK_SPEED_HEADER)
-        })?;
-        h.value
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && (1.0..=crate::emulator::MAX_SPEED).contains(v))
-    })
+    calls.iter().rev().find_map(speed_mark)
+}
+
+/// The value of the header `name` of `call`, trimmed.
+fn header<'a>(call: &'a Stored, name: &str) -> Option<&'a str> {
+    call.inv
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case(name))
+        .map(|h| h.value.trim())
+}
+
+/// The clock speed one call is marked with (see [`marked_speed`]).
+fn speed_mark(call: &Stored) -> Option<f64> {
+    header(call, crate::emulator::CLOCK_SPEED_HEADER)?
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && (1.0..=crate::emulator::MAX_SPEED).contains(v))
+}
+
+/// The times on the emulator's clock when each of `calls` was made
+/// ([`CLOCK_TIME_HEADER`](crate::emulator::CLOCK_TIME_HEADER)), when every one carries a time
+/// and a speed, and the times do not go back.
+fn clock_times(calls: &[Stored]) -> Option<Vec<DateTime<Utc>>> {
+    let times = calls
+        .iter()
+        .map(|c| {
+            speed_mark(c)?;
+            let t = header(c, crate::emulator::CLOCK_TIME_HEADER)?;
+            DateTime::parse_from_rfc3339(t)
+                .ok()
+                .map(|t| t.with_timezone(&Utc))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    times.windows(2).all(|w| w[0] <= w[1]).then_some(times)
 }
 
 /// The schedule to read `calls` against: on the clock they say they followed (see
@@ -243,10 +267,10 @@ pub fn analyze(
     let mut attempts: Vec<Observed> = Vec::with_capacity(calls.len());
     // The clock each call says it was made on (a Hookscope emulator's mark), if any: the gap
     // before it is held to that clock's schedule, whatever `schedule` is.
-    let marks: Vec<Option<f64>> = calls
-        .iter()
-        .map(|c| marked_speed(std::slice::from_ref(c)))
-        .collect();
+    let marks: Vec<Option<f64>> = calls.iter().map(speed_mark).collect();
+    // Better, the time on its clock each call was made at: the gaps are measured on that clock.
+    let clock = clock_times(calls);
+    let contract_schedule = Schedule::default();
     let mut findings = Vec::new();
     for s in calls {
         let gap = attempts
@@ -325,10 +349,22 @@ pub fn analyze(
         } else if prev.outcome.is_retry()
             && let (Some(p), Some(gap)) = (prev.number, cur.gap)
         {
-            let marked = marks[i + 1].map(scaled_schedule);
+            // On a marked clock: the faster of the two calls' speeds, as the wait may have run
+            // at either (a speed changed during it); on the emulator's own times, exactly, with
+            // the tolerance its fastest speed makes of timer lag.
+            let fastest = marks[i + 1].map(|v| marks[i].map_or(v, |p| p.max(v)));
+            let marked = fastest.map(scaled_schedule);
             let (schedule, tolerance) = match &marked {
                 Some(m) => (m, tolerance_for(m)),
                 None => (schedule, tolerance),
+            };
+            let (schedule, tolerance, gap) = match (&clock, fastest) {
+                (Some(c), Some(v)) => (
+                    &contract_schedule,
+                    DEFAULT_TOLERANCE.max(Duration::from_millis(500).mul_f64(v)),
+                    (c[i + 1] - c[i]).to_std().unwrap_or_default(),
+                ),
+                _ => (schedule, tolerance, gap),
             };
             let expected =
                 schedule.effective_delay(p, prev.retry_after.map(|r| r.wait_from(prev.at)));
@@ -382,10 +418,56 @@ pub fn analyze(
         })
         .or_else(|| attempts.iter().enumerate().next_back())?;
     let last_number = last.number.unwrap_or(position as u32 + 1);
-    let first_failure = attempts.iter().find(|a| a.outcome.is_retry()).map(|a| a.at);
-    let ff = first_failure.unwrap_or(last.at);
+    let failing = attempts.iter().position(|a| a.outcome.is_retry());
+    // The frame the retries to come are planned in: the emulator's clock when the calls carry
+    // its times (its speed may have changed along the way: a plan from this machine's times
+    // counted the window at the speed now, and more retries than the schedule has), mapped
+    // back to this machine's clock at the speed now; or else this machine's clock.
+    let (plan_schedule, ff, last_at, last_retry_after) = match &clock {
+        Some(c) => (
+            &contract_schedule,
+            c[failing.unwrap_or(position)],
+            c[position],
+            // A date is the receiver's: the wait it asked for from the answer.
+            last.retry_after
+                .map(|r| RetryAfter::Wait(r.wait_from(last.at))),
+        ),
+        None => (
+            schedule,
+            failing.map_or(last.at, |i| attempts[i].at),
+            last.at,
+            last.retry_after,
+        ),
+    };
+    let speed_now = if schedule.speed.is_finite() && schedule.speed > 1.0 {
+        schedule.speed
+    } else {
+        1.0
+    };
+    let to_real = |t: DateTime<Utc>| -> DateTime<Utc> {
+        if clock.is_none() {
+            return t;
+        }
+        let us = (t - last_at).num_microseconds().unwrap_or(i64::MAX) as f64 / speed_now;
+        last.at + TimeDelta::microseconds(us as i64)
+    };
     // The retries still to come after the last attempt, if it fails like the last.
-    let retry_plan = || schedule.plan_from(ff, last_number, last.at, last.retry_after);
+    let retry_plan = || {
+        let p = plan_schedule.plan_from(ff, last_number, last_at, last_retry_after);
+        Plan {
+            first_failure: to_real(p.first_failure),
+            retries: p
+                .retries
+                .into_iter()
+                .map(|a| crate::contract::Attempt {
+                    at: to_real(a.at),
+                    ..a
+                })
+                .collect(),
+            window_end: to_real(p.window_end),
+            discard_at: to_real(p.discard_at),
+        }
+    };
     let (state, projection) = match last.outcome {
         Outcome::Succeeded => (
             State::Succeeded {
@@ -437,8 +519,8 @@ pub fn analyze(
                 ),
                 _ => {
                     let by_retry_after = last.retry_after.is_some()
-                        && !schedule
-                            .plan_from(ff, last_number, last.at, None)
+                        && !plan_schedule
+                            .plan_from(ff, last_number, last_at, None)
                             .retries
                             .is_empty();
                     (
@@ -453,6 +535,10 @@ pub fn analyze(
         }
     };
     let speed_hint = clock_speed_hint(&attempts, schedule);
+    let window_end = to_real(plan_schedule.window_end(match &clock {
+        Some(c) => c[failing.unwrap_or(0)],
+        None => failing.map_or(first.inv.received_at, |i| attempts[i].at),
+    }));
     Some(Delivery {
         speed_hint,
         marked_speed: marked_speed(calls),
@@ -462,7 +548,7 @@ pub fn analyze(
         state,
         projection,
         findings,
-        window_end: schedule.window_end(first_failure.unwrap_or(first.inv.received_at)),
+        window_end,
     })
 }
 
@@ -676,9 +762,11 @@ mod tests {
         }
         let d = analyze(&changed, &Schedule::default(), DEFAULT_TOLERANCE, &[]).unwrap();
         assert!(d.findings.is_empty(), "{:?}", d.findings);
-        // A retry too early for its own clock is still one: 6 min at 60x is 6 s, not 1 s.
-        let mut early = paced(503, &[155, 304, 1_000]);
-        for (i, v) in ["600", "600", "600", "60"].into_iter().enumerate() {
+        // A gap whose calls were made at 600x and 60x is held to the faster: the wait may
+        // have run at either. A retry too early for its clock is still one: 6 min at 60x is
+        // 6 s, not 1 s.
+        let mut early = paced(503, &[155, 3_010, 1_000]);
+        for (i, v) in ["600", "600", "60", "60"].into_iter().enumerate() {
             mark(&mut early, i, v);
         }
         let d = analyze(&early, &scaled_schedule(600.0), DEFAULT_TOLERANCE, &[]).unwrap();
@@ -698,6 +786,60 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn calls_with_the_emulators_times_are_measured_and_planned_on_its_clock() {
+        use crate::store::Header;
+        // Emulated times: 90 s, 3 min and 6 min apart, the first two at 600x, then the speed
+        // went down to 60x halfway through the second wait (90 s at 600x, 90 s at 60x: 0.15 s +
+        // 1.5 s of real time).
+        let emu = [0, 90, 270, 630];
+        let speeds = ["600", "600", "60", "60"];
+        let mut calls = paced(503, &[150, 1_650, 6_000]);
+        for (i, c) in calls.iter_mut().enumerate() {
+            let t = t0() + TimeDelta::hours(5) + TimeDelta::seconds(emu[i]);
+            c.inv.headers = vec![
+                Header::new("X-Hookscope-Clock-Speed", speeds[i].as_bytes()),
+                Header::new(
+                    "X-Hookscope-Clock-Time",
+                    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+                        .as_bytes(),
+                ),
+            ];
+        }
+        // Read at the speed now (60x): no finding, whatever the speeds along the way.
+        let d = analyze(&calls, &scaled_schedule(60.0), DEFAULT_TOLERANCE, &[]).unwrap();
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
+        // Planned on its clock: retry 4 is 12 min after attempt 4 (12 s at 60x), and 195
+        // attempts in all, not more.
+        let plan = d.projection.clone().unwrap();
+        assert_eq!(plan.retries[0].number, 5);
+        assert_eq!(
+            plan.retries[0].at,
+            calls[3].inv.received_at + TimeDelta::seconds(12)
+        );
+        assert_eq!(plan.retries.last().unwrap().number, 195);
+        // The window ends 2 days of its clock after the first failure: 2 days less the 630 s
+        // already run, at 60x, from the last attempt.
+        assert_eq!(
+            d.window_end,
+            calls[3].inv.received_at + TimeDelta::milliseconds((172_800 - 630) * 1000 / 60)
+        );
+        // A retry too early on its clock is one: 6 min due, 5 min came (beyond the 30 s the
+        // timers may lag at 60x).
+        let t = t0() + TimeDelta::hours(5) + TimeDelta::seconds(570);
+        calls[3].inv.headers[1] = Header::new(
+            "X-Hookscope-Clock-Time",
+            t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+                .as_bytes(),
+        );
+        let d = analyze(&calls, &scaled_schedule(60.0), DEFAULT_TOLERANCE, &[]).unwrap();
+        assert_eq!(codes(&d), ["retry-too-early"]);
+        assert!(d.findings[0].message.contains("5 min"), "{:?}", d.findings);
+        // One call without a time (or with one that is not): read on this machine's clock.
+        calls[2].inv.headers.truncate(1);
+        assert_eq!(clock_times(&calls), None);
     }
 
     #[test]

@@ -962,6 +962,23 @@ async fn retry_after_with_500_is_ignored() {
 /// the emulator's.
 fn assert_reads_clean(attempts: &[Stored], speed: f64) {
     assert_eq!(hookscope::deliveries::marked_speed(attempts), Some(speed));
+    // And the time on its clock, which the reading measures the gaps on.
+    for a in attempts {
+        let time = a
+            .inv
+            .headers
+            .iter()
+            .find(|h| {
+                h.name
+                    .eq_ignore_ascii_case(hookscope::emulator::CLOCK_TIME_HEADER)
+            })
+            .map(|h| h.value.clone())
+            .unwrap_or_default();
+        assert!(
+            chrono::DateTime::parse_from_rfc3339(&time).is_ok(),
+            "{time:?}"
+        );
+    }
     let schedule =
         hookscope::deliveries::schedule_for(attempts, hookscope::contract::Schedule::default());
     let d = hookscope::deliveries::analyze(

@@ -459,6 +459,12 @@ async fn call(
         .header("Content-Type", "application/json")
         .header("User-Agent", b.user_agent())
         .header(super::CLOCK_SPEED_HEADER, s.clock.speed().to_string())
+        .header(
+            super::CLOCK_TIME_HEADER,
+            s.clock
+                .now()
+                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        )
         .body(body)
         // 30 s of emulated time; never less than 2 s of real time, so a fast clock does
         // not fail a receiver that is merely busy (a commit on a loaded laptop can take a few

@@ -27,6 +27,9 @@ pub const MAX_MESSAGES_PER_REQUEST: usize = 30_000;
 /// the speed of its clock when the call was made, so a receiver reads the delivery on the clock
 /// it followed, whatever the speed is set to later.
 pub const CLOCK_SPEED_HEADER: &str = "X-Hookscope-Clock-Speed";
+/// Beside it, the time on the emulator's clock when the call was made (RFC 3339): a reader
+/// measures the gaps between attempts on that clock, exact whatever its speed did in between.
+pub const CLOCK_TIME_HEADER: &str = "X-Hookscope-Clock-Time";
 
 /// A principal: a username (or token id) and its password (or secret).
 #[derive(Clone, PartialEq, Eq)]

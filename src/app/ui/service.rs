@@ -344,6 +344,10 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     {
         app.state.settings.emulator_speed = speed;
         emu.set_speed(speed);
+        // The open delivery's retries to come follow the new speed: read it again.
+        if let Some(d) = &app.state.delivery {
+            app.load_delivery(d.delivery.clone(), d.webhook_id.clone());
+        }
     }
     let after =
         |secs: u64| crate::text::human_duration_at(std::time::Duration::from_secs(secs), speed);
