@@ -938,7 +938,8 @@ fn retry_after_line(
 ) -> String {
     let given = match value {
         RetryAfter::Wait(d) => crate::text::wait_words(d),
-        RetryAfter::Until(at) => format!("{} UTC", at.format("%a, %d %b %Y %H:%M:%S")),
+        // As an HTTP date is written (always GMT), so it can be given back to --retry-after.
+        RetryAfter::Until(at) => at.format("%a, %d %b %Y %H:%M:%S GMT").to_string(),
     };
     let what = if !outcome.honours_retry_after() {
         "ignored: the service honours it only with 503 and 429".to_owned()
@@ -1413,7 +1414,7 @@ mod tests {
         let date = RetryAfter::parse("Sun, 22 Nov 2026 12:00:00 GMT").unwrap();
         let t = schedule_text(503, Some(date), now);
         assert!(
-            t.contains("Retry-After: Sun, 22 Nov 2026 12:00:00 UTC (honoured: no retry before that date, in 2 h;"),
+            t.contains("Retry-After: Sun, 22 Nov 2026 12:00:00 GMT (honoured: no retry before that date, in 2 h;"),
             "{t}"
         );
         // The first retry waits for the date; the second is back on the schedule (3 min).

@@ -386,7 +386,14 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                             .show_tooltip_when_elided(false),
                     )
                     // The outcome's name is in the cell; the hover says what it means.
-                    .on_hover_text(s.outcome.sentence());
+                    .on_hover_text(
+                        if s.registration_check && s.outcome == Outcome::Succeeded {
+                            // No webhook is ready yet: its URL is.
+                            "The registration check passed: the service accepts the URL.".to_owned()
+                        } else {
+                            s.outcome.sentence()
+                        },
+                    );
                 });
                 row.col(|ui| {
                     if s.problems() > 0 {
