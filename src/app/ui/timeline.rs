@@ -108,17 +108,28 @@ pub fn timeline_ui(
             room_right = x - half;
         }
     }
+    let width_of = |text: &str| {
+        ui.painter()
+            .layout_no_wrap(text.to_owned(), tick_font.clone(), weak)
+            .size()
+            .x
+    };
+    // The row above the axis: "end of window" first, then "now", then the counts of shared
+    // spots from the right; a label that would touch one already there is left out.
+    let mut row = LabelRow::default();
     // The end of the window.
     let xe = x_of(end);
     painter.line_segment(
         [Pos2::new(xe, rect.top() + 4.0), Pos2::new(xe, line_y + 6.0)],
         Stroke::new(2.0, visuals.warn_fg_color),
     );
+    let end_label = "end of window";
+    row.take(xe - 2.0 - width_of(end_label), xe - 2.0);
     painter.text(
         Pos2::new(xe - 2.0, rect.top() + 2.0),
         egui::Align2::RIGHT_TOP,
-        "end of window",
-        egui::FontId::proportional(10.0),
+        end_label,
+        tick_font.clone(),
         weak,
     );
     if let Some(now) = now
@@ -130,13 +141,24 @@ pub fn timeline_ui(
             [Pos2::new(x, rect.top() + 4.0), Pos2::new(x, line_y + 8.0)],
             Stroke::new(1.5, visuals.strong_text_color()),
         );
-        painter.text(
-            Pos2::new(x + 3.0, rect.top() + 2.0),
-            egui::Align2::LEFT_TOP,
-            "now",
-            egui::FontId::proportional(10.0),
-            visuals.strong_text_color(),
-        );
+        // Right of its line, or else left of it (next to the end of the window).
+        let w = width_of("now");
+        let at = if row.take(x + 3.0, x + 3.0 + w) {
+            Some((x + 3.0, egui::Align2::LEFT_TOP))
+        } else if row.take(x - 3.0 - w, x - 3.0) {
+            Some((x - 3.0, egui::Align2::RIGHT_TOP))
+        } else {
+            None
+        };
+        if let Some((x, align)) = at {
+            painter.text(
+                Pos2::new(x, rect.top() + 2.0),
+                align,
+                "now",
+                tick_font.clone(),
+                visuals.strong_text_color(),
+            );
+        }
     }
     // Marks closer than a mark's width are drawn once: projected ones (every 15 min, hundreds
     // of them in the last day) as a band, observed ones with how many share the spot.
@@ -150,16 +172,20 @@ pub fn timeline_ui(
             Stroke::new(5.0, marks[i].color.gamma_multiply(0.45)),
         );
     }
-    for (x, n, last) in placed.spots {
-        let color = marks[last].color;
-        painter.circle_filled(Pos2::new(x, line_y), 5.0, color);
-        if n > 1 {
+    for &(x, _, last) in &placed.spots {
+        painter.circle_filled(Pos2::new(x, line_y), 5.0, marks[last].color);
+    }
+    // The counts, from the right (the latest attempts read first), where they fit.
+    for &(x, n, last) in placed.spots.iter().rev().filter(|s| s.1 > 1) {
+        let label = format!("×{n}");
+        let half = width_of(&label) / 2.0;
+        if row.take(x - half, x + half) {
             painter.text(
                 Pos2::new(x, line_y - 7.0),
                 egui::Align2::CENTER_BOTTOM,
-                format!("×{n}"),
+                label,
                 tick_font.clone(),
-                color,
+                marks[last].color,
             );
         }
     }
@@ -192,6 +218,23 @@ struct Placed {
     band: Option<(f32, f32, usize)>,
 }
 
+/// The labels placed in one row, by their extent: a label is placed only where it does not come
+/// within a few points of one already there.
+#[derive(Debug, Default)]
+struct LabelRow(Vec<(f32, f32)>);
+
+impl LabelRow {
+    /// Place a label from `from` to `to`, if there is room; whether it was placed.
+    fn take(&mut self, from: f32, to: f32) -> bool {
+        const GAP: f32 = 4.0;
+        if self.0.iter().any(|&(a, b)| from < b + GAP && a < to + GAP) {
+            return false;
+        }
+        self.0.push((from, to));
+        true
+    }
+}
+
 /// Observed marks closer than this (a filled mark's diameter) share one spot.
 const SPOT: f32 = 10.0;
 
@@ -220,6 +263,19 @@ fn place(xs: impl Iterator<Item = (f32, bool)>) -> Placed {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_label_that_would_touch_another_is_left_out() {
+        let mut row = super::LabelRow::default();
+        assert!(row.take(100.0, 160.0), "end of window");
+        assert!(!row.take(150.0, 170.0), "now, over it");
+        assert!(!row.take(162.0, 170.0), "now, closer than the gap");
+        assert!(row.take(80.0, 95.0), "now, left of it");
+        // Counts side by side: ×7 and ×5 10 points apart do not both fit.
+        assert!(row.take(40.0, 52.0));
+        assert!(!row.take(31.0, 43.0));
+        assert!(row.take(20.0, 32.0));
+    }
+
     #[test]
     fn marks_too_close_to_tell_apart_are_drawn_once() {
         // Three attempts within a pixel, one apart; projected retries every 20 px, then every 2.
