@@ -1901,6 +1901,45 @@ fn the_emulator_clock_goes_as_fast_as_the_command_line_one() {
 }
 
 #[test]
+fn a_clock_speed_typed_in_its_box_applies_on_enter_not_at_each_keystroke() {
+    let mut rig = start();
+    rig.until("the emulator runs", |app| {
+        app.state.service.emulator.is_some()
+    });
+    let speed_now = |rig: &UiRig| {
+        let app = rig.harness.state();
+        let emu = app
+            .state
+            .service
+            .emulator
+            .as_ref()
+            .map(|e| e.clock().speed());
+        (app.state.settings.emulator_speed, emu)
+    };
+    let before = speed_now(&rig);
+    // The slider's number box: a click opens it for typing with its text selected.
+    let shown = format!("{:.0}", before.0);
+    rig.harness
+        .get_by(|n| {
+            n.role() == egui::accesskit::Role::SpinButton && n.numeric_value() == Some(before.0)
+        })
+        .click();
+    rig.harness.run();
+    for c in ["6", "0", "0"] {
+        rig.harness.event(egui::Event::Text(c.to_owned()));
+        rig.harness.run();
+    }
+    // Typed, not yet applied: neither the setting nor the emulator's clock moved on the way
+    // (to 6, then 60).
+    assert_eq!(speed_now(&rig), before, "box showed {shown}");
+    rig.harness.key_press(egui::Key::Enter);
+    rig.harness.run();
+    assert_eq!(speed_now(&rig), (600.0, Some(600.0)));
+    rig.harness
+        .get_by_label_contains("At 600×, the first retry (90 s) comes after 150 ms");
+}
+
+#[test]
 fn a_call_with_a_string_of_megabytes_opens_without_laying_it_all_out() {
     let mut rig = start();
     let body = serde_json::to_vec(&["y".repeat(5 * 1024 * 1024)]).unwrap();

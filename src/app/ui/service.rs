@@ -334,7 +334,10 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .add(
             egui::Slider::new(&mut speed, 1.0..=crate::emulator::MAX_SPEED)
                 .logarithmic(true)
-                .max_decimals(0),
+                .max_decimals(0)
+                // A typed speed applies on Enter or leaving the box: typing 600 would otherwise
+                // run the clock at 6 and 60 on the way, and read the open delivery again at each.
+                .update_while_editing(false),
         )
         .labelled_by(l.id)
         .on_hover_text(
