@@ -330,6 +330,20 @@ fn webhook_table(list: &[Webhook]) -> Vec<String> {
         .collect()
 }
 
+/// What `webhooks list` says of the webhooks it could not read: they are left out of the table,
+/// not the reason the table is missing.
+fn unreadable_note(unreadable: &[String]) -> String {
+    let mut note = format!(
+        "warning: the service listed {} that Hookscope cannot read, left out above (`--json` shows them as sent):",
+        crate::text::count(unreadable.len() as u64, "webhook", "webhooks")
+    );
+    for u in unreadable {
+        note.push_str("\n  ");
+        note.push_str(u);
+    }
+    note
+}
+
 fn scope(s: &str) -> Result<TriggerScope, ApiCliError> {
     TriggerScope::parse(s)
         .ok_or_else(|| ApiCliError::Input(format!("--scope must be SENT or RECEIVED, not '{s}'")))
@@ -343,9 +357,12 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
             if api.json {
                 return print_json(&answered.json);
             }
-            let list = answered.value;
+            let crate::api::WebhookList {
+                webhooks: list,
+                unreadable,
+            } = answered.value;
             let mut out = std::io::stdout().lock();
-            if list.is_empty() {
+            if list.is_empty() && unreadable.is_empty() {
                 writeln!(
                     out,
                     "No webhooks. Create one with `hookscope webhooks create --name NAME --url URL --scope SENT`."
@@ -355,6 +372,9 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
                 for line in webhook_table(&list) {
                     writeln!(out, "{line}")?;
                 }
+            }
+            if !unreadable.is_empty() {
+                eprintln!("{}", unreadable_note(&unreadable));
             }
             Ok(())
         }

@@ -667,6 +667,47 @@ async fn every_error_kind_maps_to_a_message() {
         .unwrap_err();
     assert!(matches!(e, ApiError::NotJson { .. }), "{e}");
     api_at(&rig).delete_webhook(5).await.unwrap();
+    // JSON, but a webhook of a scope Hookscope does not know: a list keeps the others and names
+    // it; a get says which value it could not read, not that the JSON is not JSON.
+    rig.responder
+        .set_answer(Answer {
+            body: Some(
+                r#"[{"id":7,"name":"mms","url":"http://h/7","triggerScope":"MMS","active":true},
+                    {"id":8,"name":"sms","url":"http://h/8","triggerScope":"SENT","active":false}]"#
+                    .into(),
+            ),
+            content_type: Some("application/json".into()),
+            ..Answer::status(200)
+        })
+        .unwrap();
+    let listed = api_at(&rig).list_webhooks_answered().await.unwrap();
+    assert_eq!(listed.value.webhooks.len(), 1);
+    assert_eq!(listed.value.webhooks[0].id, 8);
+    assert_eq!(listed.value.unreadable.len(), 1);
+    assert!(
+        listed.value.unreadable[0].starts_with("webhook 7 \"mms\": unknown variant `MMS`"),
+        "{:?}",
+        listed.value.unreadable
+    );
+    assert_eq!(listed.json.as_array().map(Vec::len), Some(2), "as sent");
+    rig.responder
+        .set_answer(Answer {
+            body: Some(
+                r#"{"id":7,"name":"mms","url":"http://h/7","triggerScope":"MMS","active":true}"#
+                    .into(),
+            ),
+            content_type: Some("application/json".into()),
+            ..Answer::status(200)
+        })
+        .unwrap();
+    let e = api_at(&rig).get_webhook(7).await.unwrap_err();
+    assert!(
+        matches!(&e, ApiError::NotReadable { status: 200, detail, .. } if detail.contains("`MMS`")),
+        "{e}"
+    );
+    // A list that is no list at all is still an error, not an empty list.
+    let e = api_at(&rig).list_webhooks().await.unwrap_err();
+    assert!(matches!(&e, ApiError::NotReadable { .. }), "{e}");
     // A proxy's HTML error page for a 5xx is a server error to retry, not a wrong base URL.
     rig.responder
         .set_answer(Answer {

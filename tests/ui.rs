@@ -10,7 +10,7 @@ use hookscope::app::HookscopeApp;
 use hookscope::app::engine::Engine;
 use hookscope::app::state::{Listening, Settings};
 use hookscope::contract::{Brand, TriggerScope};
-use hookscope::responder::Responder;
+use hookscope::responder::{Answer, Responder};
 use hookscope::store::{Durability, Store};
 use std::time::{Duration, Instant};
 
@@ -107,6 +107,24 @@ impl UiRig {
     }
 
     /// Step until the service panel reports an error.
+    /// Switch the service panel to a real service at `base` as user demo, type `password` and
+    /// press *Test connection*.
+    fn test_connection(&mut self, base: &str, password: &str) {
+        self.harness.get_by_label("A real service").click();
+        self.harness.step();
+        {
+            let s = &mut self.harness.state_mut().state.settings;
+            s.api_base_url = base.to_owned();
+            s.api_user = "demo".into();
+        }
+        self.harness.step();
+        self.harness.get_by_label("Password").click();
+        self.harness.step();
+        self.harness.get_by_label("Password").type_text(password);
+        self.harness.step();
+        self.harness.get_by_label("Test connection").click();
+    }
+
     fn until_service_error(&mut self) {
         self.until("the service panel's error", |app| {
             app.state
@@ -991,19 +1009,7 @@ fn a_wrong_password_shows_the_mapped_message() {
         .as_ref()
         .unwrap()
         .base_url();
-    rig.harness.get_by_label("A real service").click();
-    rig.harness.step();
-    {
-        let s = &mut rig.harness.state_mut().state.settings;
-        s.api_base_url = base;
-        s.api_user = "demo".into();
-    }
-    rig.harness.step();
-    rig.harness.get_by_label("Password").click();
-    rig.harness.step();
-    rig.harness.get_by_label("Password").type_text("wrong");
-    rig.harness.step();
-    rig.harness.get_by_label("Test connection").click();
+    rig.test_connection(&base, "wrong");
     rig.until_service_error();
     rig.harness.step();
     let shown = rig
@@ -1014,6 +1020,31 @@ fn a_wrong_password_shows_the_mapped_message() {
     assert!(shown.contains("check the username and password"), "{shown}");
     // The password never shows as text on screen.
     assert!(rig.harness.query_by_label_contains("wrong").is_none());
+}
+
+/// A webhook the service lists with a scope Hookscope does not know is named at the foot of the
+/// panel; the others are shown, and the connection counts as made.
+#[test]
+fn a_webhook_hookscope_cannot_read_is_named_and_the_others_shown() {
+    let mut rig = start();
+    let service = rig.rt.block_on(Rig::start(Answer {
+        body: Some(
+            r#"[{"id":7,"name":"mms hook","url":"http://127.0.0.1:1/m","triggerScope":"MMS","active":true},
+                {"id":8,"name":"sms hook","url":"http://127.0.0.1:1/s","triggerScope":"SENT","active":true}]"#
+                .into(),
+        ),
+        content_type: Some("application/json".into()),
+        ..Answer::status(200)
+    }));
+    rig.test_connection(&service.url("/v1"), "demo");
+    rig.until_service_error();
+    rig.harness.run();
+    let webhooks = &rig.harness.state().state.service.webhooks;
+    assert_eq!(webhooks.iter().map(|w| w.id).collect::<Vec<_>>(), [8]);
+    rig.harness.get_by_label_contains("sms hook");
+    rig.harness.get_by_label_contains(
+        "Connected: 1 webhook, and 1 webhook that Hookscope cannot read, not shown here: webhook 7 \"mms hook\": unknown variant `MMS`",
+    );
 }
 
 #[derive(Default)]

@@ -2,6 +2,7 @@
 
 use super::model::{ErrorBody, SubmissionEntry, Webhook, WebhookEntry};
 use crate::contract::Message;
+use serde::Deserialize;
 use std::time::Duration;
 
 /// Every way a call can fail, each with a sentence that says what to do.
@@ -55,6 +56,16 @@ pub enum ApiError {
         status: u16,
         snippet: String,
     },
+    /// JSON, but not in the shape the service's API answers there: a field missing, or a value
+    /// (a trigger scope, say) that Hookscope does not know.
+    #[error(
+        "{url} answered {status} with JSON that Hookscope cannot read as the service's ({detail}); is --api-url the API's base, ending in /v1?"
+    )]
+    NotReadable {
+        url: String,
+        status: u16,
+        detail: String,
+    },
     #[error("the call to {url} failed: {detail}")]
     Other { url: String, detail: String },
     #[error(
@@ -81,6 +92,50 @@ fn retry_suffix(r: &Option<u64>) -> String {
     r.map_or("; try again later".to_owned(), |s| {
         format!("; try again in {s} s")
     })
+}
+
+/// The webhooks the service listed: those Hookscope can read, and a sentence for each it cannot
+/// (a `triggerScope` or `invokeOption` it does not know, a field missing), so one webhook of a
+/// kind newer than Hookscope does not hide all the others.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WebhookList {
+    pub webhooks: Vec<Webhook>,
+    pub unreadable: Vec<String>,
+}
+
+impl WebhookList {
+    /// Each entry of the service's list read on its own.
+    pub fn read(entries: &[serde_json::Value]) -> Self {
+        let mut list = WebhookList::default();
+        for entry in entries {
+            match Webhook::deserialize(entry) {
+                Ok(w) => list.webhooks.push(w),
+                Err(e) => list.unreadable.push(unreadable_webhook(entry, &e)),
+            }
+        }
+        list
+    }
+}
+
+/// `webhook 7 "mms-hook": unknown variant `MMS`, expected `SENT` or `RECEIVED``, control
+/// characters escaped and the whole kept to a line.
+fn unreadable_webhook(entry: &serde_json::Value, e: &serde_json::Error) -> String {
+    let id = entry.get("id").and_then(serde_json::Value::as_u64);
+    let name = entry.get("name").and_then(serde_json::Value::as_str);
+    let who = match (id, name) {
+        (Some(id), Some(name)) => format!("webhook {id} \"{}\"", short(name, 60)),
+        (Some(id), None) => format!("webhook {id}"),
+        (None, Some(name)) => format!("a webhook without an id, \"{}\"", short(name, 60)),
+        (None, None) => "an entry that is not a webhook".to_owned(),
+    };
+    format!("{who}: {}", short(&e.to_string(), 160))
+}
+
+/// At most `max` characters of `s`, control characters escaped.
+fn short(s: &str, max: usize) -> String {
+    let (head, rest) = crate::text::head_chars(s, max);
+    let more = if rest > 0 { "…" } else { "" };
+    format!("{}{more}", crate::text::escape_control(head))
 }
 
 /// An answer read as `T`, with the JSON the service sent: `--json` prints that, every field as
@@ -307,7 +362,11 @@ impl ApiClient {
             snippet: snippet(&body),
         };
         let json: serde_json::Value = serde_json::from_slice(&body).map_err(|_| not_json())?;
-        let value = T::deserialize(&json).map_err(|_| not_json())?;
+        let value = T::deserialize(&json).map_err(|e| ApiError::NotReadable {
+            url: url.to_owned(),
+            status,
+            detail: short(&e.to_string(), 160),
+        })?;
         Ok(Answered { value, json })
     }
 
@@ -334,14 +393,22 @@ impl ApiClient {
         })
     }
 
+    /// The webhooks Hookscope can read ([`ApiClient::list_webhooks_answered`] names the others).
     pub async fn list_webhooks(&self) -> Result<Vec<Webhook>, ApiError> {
-        Ok(self.list_webhooks_answered().await?.value)
+        Ok(self.list_webhooks_answered().await?.value.webhooks)
     }
 
-    /// [`ApiClient::list_webhooks`], with the service's JSON (for `--json`).
-    pub async fn list_webhooks_answered(&self) -> Result<Answered<Vec<Webhook>>, ApiError> {
+    /// [`ApiClient::list_webhooks`], with the service's JSON (for `--json`) and the webhooks in
+    /// it Hookscope cannot read. An answer that is not a list at all is an error.
+    pub async fn list_webhooks_answered(&self) -> Result<Answered<WebhookList>, ApiError> {
         let url = self.url("/webhooks");
-        self.answered(self.http.get(&url), &url, self.timeout).await
+        let answered: Answered<Vec<serde_json::Value>> = self
+            .answered(self.http.get(&url), &url, self.timeout)
+            .await?;
+        Ok(Answered {
+            value: WebhookList::read(&answered.value),
+            json: answered.json,
+        })
     }
 
     pub async fn get_webhook(&self, id: u64) -> Result<Webhook, ApiError> {
@@ -583,6 +650,59 @@ fn plain_tls(chain: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listed_webhook_hookscope_cannot_read_is_named_and_the_others_kept() {
+        let entries: Vec<serde_json::Value> = serde_json::from_str(
+            r#"[
+              {"id":1,"name":"ok","url":"http://h/1","triggerScope":"SENT","active":true},
+              {"id":2,"name":"newer","url":"http://h/2","triggerScope":"MMS","active":true},
+              {"id":3,"name":"batch","url":"http://h/3","triggerScope":"RECEIVED","active":true,"invokeOption":"BATCH"},
+              {"id":4,"url":"http://h/4","triggerScope":"SENT","active":true},
+              {"name":"bell\u0007","triggerScope":"SENT"},
+              "not a webhook"
+            ]"#,
+        )
+        .unwrap();
+        let list = WebhookList::read(&entries);
+        assert_eq!(list.webhooks.len(), 1);
+        assert_eq!(list.webhooks[0].id, 1);
+        let u = &list.unreadable;
+        assert_eq!(u.len(), 5, "{u:?}");
+        assert!(
+            u[0].starts_with("webhook 2 \"newer\": unknown variant `MMS`"),
+            "{}",
+            u[0]
+        );
+        assert!(u[0].contains("`SENT` or `RECEIVED`"), "{}", u[0]);
+        assert!(
+            u[1].starts_with("webhook 3 \"batch\": unknown variant `BATCH`"),
+            "{}",
+            u[1]
+        );
+        assert_eq!(u[2], "webhook 4: missing field `name`");
+        assert!(
+            u[3].starts_with("a webhook without an id, \"bell\\u{7}\""),
+            "{}",
+            u[3]
+        );
+        assert!(
+            u[4].starts_with("an entry that is not a webhook: invalid type"),
+            "{}",
+            u[4]
+        );
+    }
+
+    #[test]
+    fn an_unreadable_entry_is_said_in_one_short_line() {
+        let name = "n".repeat(500);
+        let entry = serde_json::json!({"id": 9, "name": name, "triggerScope": "X\nY"});
+        let list = WebhookList::read(&[entry]);
+        let said = &list.unreadable[0];
+        assert!(said.chars().count() < 250, "{said}");
+        assert!(said.contains("…"), "{said}");
+        assert!(!said.contains('\n'), "{said}");
+    }
 
     #[test]
     fn a_failed_handshake_is_said_in_words() {

@@ -4,7 +4,7 @@
 mod client;
 pub mod model;
 
-pub use client::{Answered, ApiClient, ApiError};
+pub use client::{Answered, ApiClient, ApiError, WebhookList};
 
 /// Use ring for TLS (installed once per process; a second call is harmless).
 pub fn install_tls_provider() {

@@ -76,7 +76,7 @@ pub enum ApiOp {
 
 #[derive(Clone, Debug)]
 pub enum ApiReply {
-    Webhooks(Vec<crate::api::model::Webhook>),
+    Webhooks(crate::api::WebhookList),
     Webhook(crate::api::model::Webhook),
     Deleted(u64),
     Sent(Vec<crate::contract::Message>),
@@ -426,7 +426,10 @@ impl Engine {
         let (tx, wake) = (self.tx.clone(), self.wake.clone());
         self.rt.spawn(async move {
             let r = match &op {
-                ApiOp::List | ApiOp::Test => client.list_webhooks().await.map(ApiReply::Webhooks),
+                ApiOp::List | ApiOp::Test => client
+                    .list_webhooks_answered()
+                    .await
+                    .map(|a| ApiReply::Webhooks(a.value)),
                 ApiOp::Create(e) => client.create_webhook(e).await.map(ApiReply::Webhook),
                 ApiOp::Update(id, e) => client.update_webhook(*id, e).await.map(ApiReply::Webhook),
                 ApiOp::Delete(id) => client

@@ -264,10 +264,29 @@ impl HookscopeApp {
                 }
             }
             (op, Ok(ApiReply::Webhooks(list))) => {
-                if matches!(op, ApiOp::Test) {
-                    sv.status = Some(Ok(format!("Connected: {} webhooks.", list.len())));
+                if !list.unreadable.is_empty() {
+                    // Said whether listed by a test or a refresh: a webhook missing from the
+                    // panel with no word of why would look deleted.
+                    let connected = if matches!(op, ApiOp::Test) {
+                        format!(
+                            "Connected: {}, and ",
+                            crate::text::count(list.webhooks.len() as u64, "webhook", "webhooks")
+                        )
+                    } else {
+                        "The service listed ".to_owned()
+                    };
+                    sv.status = Some(Err(format!(
+                        "{connected}{} that Hookscope cannot read, not shown here: {}.",
+                        crate::text::count(list.unreadable.len() as u64, "webhook", "webhooks"),
+                        list.unreadable.join("; ")
+                    )));
+                } else if matches!(op, ApiOp::Test) {
+                    sv.status = Some(Ok(format!(
+                        "Connected: {}.",
+                        crate::text::count(list.webhooks.len() as u64, "webhook", "webhooks")
+                    )));
                 }
-                sv.webhooks = list;
+                sv.webhooks = list.webhooks;
                 sv.listed = true;
             }
             (op, Ok(ApiReply::Webhook(w))) => {
