@@ -278,7 +278,7 @@ impl HookscopeApp {
                     sv.status = Some(Err(format!(
                         "{connected}{} that Hookscope cannot read, not shown here: {}.",
                         crate::text::count(list.unreadable.len() as u64, "webhook", "webhooks"),
-                        list.unreadable.join("; ")
+                        first_few(&list.unreadable, 3)
                     )));
                 } else if matches!(op, ApiOp::Test) {
                     sv.status = Some(Ok(format!(
@@ -850,9 +850,33 @@ impl eframe::App for HookscopeApp {
     }
 }
 
+/// The first `n` of `items` joined by "; ", and how many more there are: the foot of the
+/// service panel holds a sentence, not a list of fifty.
+fn first_few(items: &[String], n: usize) -> String {
+    let mut said = items.iter().take(n).cloned().collect::<Vec<_>>().join("; ");
+    if items.len() > n {
+        said.push_str(&format!(
+            "; and {} more (`hookscope webhooks list` names them all)",
+            items.len() - n
+        ));
+    }
+    said
+}
+
 #[cfg(test)]
 mod tests {
-    use super::in_window_words;
+    use super::{first_few, in_window_words};
+
+    #[test]
+    fn the_panel_names_a_few_unreadable_webhooks_and_counts_the_rest() {
+        let items: Vec<String> = (1..=5).map(|i| format!("webhook {i}")).collect();
+        assert_eq!(first_few(&items[..2], 3), "webhook 1; webhook 2");
+        assert_eq!(first_few(&items[..3], 3), "webhook 1; webhook 2; webhook 3");
+        assert_eq!(
+            first_few(&items, 3),
+            "webhook 1; webhook 2; webhook 3; and 2 more (`hookscope webhooks list` names them all)"
+        );
+    }
 
     #[test]
     fn messages_for_the_command_line_name_the_window_controls_instead() {
