@@ -1117,7 +1117,7 @@ fn a_webhook_hookscope_cannot_read_is_named_and_the_rest_listed() {
         "{err}"
     );
     assert!(
-        err.contains("webhook 6 \"new\\u{1b}[2J\": unknown variant `MMS`"),
+        err.contains("webhook 6 \"new\\u{1b}[2J\": triggerScope: unknown variant `MMS`"),
         "{err}"
     );
     assert!(!err.contains('\u{1b}'), "{err}");

@@ -685,7 +685,8 @@ async fn every_error_kind_maps_to_a_message() {
     assert_eq!(listed.value.webhooks[0].id, 8);
     assert_eq!(listed.value.unreadable.len(), 1);
     assert!(
-        listed.value.unreadable[0].starts_with("webhook 7 \"mms\": unknown variant `MMS`"),
+        listed.value.unreadable[0]
+            .starts_with("webhook 7 \"mms\": triggerScope: unknown variant `MMS`"),
         "{:?}",
         listed.value.unreadable
     );
@@ -702,7 +703,7 @@ async fn every_error_kind_maps_to_a_message() {
         .unwrap();
     let e = api_at(&rig).get_webhook(7).await.unwrap_err();
     assert!(
-        matches!(&e, ApiError::NotReadable { status: 200, detail, .. } if detail.contains("`MMS`")),
+        matches!(&e, ApiError::NotReadable { status: 200, detail, .. } if detail.starts_with("triggerScope: unknown variant `MMS`")),
         "{e}"
     );
     // A list that is no list at all is still an error, not an empty list.

@@ -1043,7 +1043,7 @@ fn a_webhook_hookscope_cannot_read_is_named_and_the_others_shown() {
     assert_eq!(webhooks.iter().map(|w| w.id).collect::<Vec<_>>(), [8]);
     rig.harness.get_by_label_contains("sms hook");
     rig.harness.get_by_label_contains(
-        "Connected: 1 webhook, and 1 webhook that Hookscope cannot read, not shown here: webhook 7 \"mms hook\": unknown variant `MMS`",
+        "Connected: 1 webhook, and 1 webhook that Hookscope cannot read, not shown here: webhook 7 \"mms hook\": triggerScope: unknown variant `MMS`",
     );
 }
 

@@ -2,7 +2,6 @@
 
 use super::model::{ErrorBody, SubmissionEntry, Webhook, WebhookEntry};
 use crate::contract::Message;
-use serde::Deserialize;
 use std::time::Duration;
 
 /// Every way a call can fail, each with a sentence that says what to do.
@@ -108,7 +107,7 @@ impl WebhookList {
     pub fn read(entries: &[serde_json::Value]) -> Self {
         let mut list = WebhookList::default();
         for entry in entries {
-            match Webhook::deserialize(entry) {
+            match read_as::<Webhook>(entry) {
                 Ok(w) => list.webhooks.push(w),
                 Err(e) => list.unreadable.push(unreadable_webhook(entry, &e)),
             }
@@ -117,9 +116,23 @@ impl WebhookList {
     }
 }
 
-/// `webhook 7 "mms-hook": unknown variant `MMS`, expected `SENT` or `RECEIVED``, control
-/// characters escaped and the whole kept to a line.
-fn unreadable_webhook(entry: &serde_json::Value, e: &serde_json::Error) -> String {
+/// `value` read as `T`; the error names the field it failed at (`triggerScope: unknown variant
+/// `MMS`, expected `SENT` or `RECEIVED``), kept short and free of control characters.
+fn read_as<T: serde::de::DeserializeOwned>(value: &serde_json::Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let said = if path == "." {
+            e.inner().to_string()
+        } else {
+            format!("{path}: {}", e.inner())
+        };
+        short(&said, 160)
+    })
+}
+
+/// `webhook 7 "mms-hook": triggerScope: unknown variant `MMS`, expected `SENT` or
+/// `RECEIVED``, control characters escaped and the whole kept to a line.
+fn unreadable_webhook(entry: &serde_json::Value, e: &str) -> String {
     let id = entry.get("id").and_then(serde_json::Value::as_u64);
     let name = entry.get("name").and_then(serde_json::Value::as_str);
     let who = match (id, name) {
@@ -128,7 +141,7 @@ fn unreadable_webhook(entry: &serde_json::Value, e: &serde_json::Error) -> Strin
         (None, Some(name)) => format!("a webhook without an id, \"{}\"", short(name, 60)),
         (None, None) => "an entry that is not a webhook".to_owned(),
     };
-    format!("{who}: {}", short(&e.to_string(), 160))
+    format!("{who}: {e}")
 }
 
 /// At most `max` characters of `s`, control characters escaped.
@@ -362,10 +375,10 @@ impl ApiClient {
             snippet: snippet(&body),
         };
         let json: serde_json::Value = serde_json::from_slice(&body).map_err(|_| not_json())?;
-        let value = T::deserialize(&json).map_err(|e| ApiError::NotReadable {
+        let value = read_as::<T>(&json).map_err(|detail| ApiError::NotReadable {
             url: url.to_owned(),
             status,
-            detail: short(&e.to_string(), 160),
+            detail,
         })?;
         Ok(Answered { value, json })
     }
@@ -670,13 +683,13 @@ mod tests {
         let u = &list.unreadable;
         assert_eq!(u.len(), 5, "{u:?}");
         assert!(
-            u[0].starts_with("webhook 2 \"newer\": unknown variant `MMS`"),
+            u[0].starts_with("webhook 2 \"newer\": triggerScope: unknown variant `MMS`"),
             "{}",
             u[0]
         );
         assert!(u[0].contains("`SENT` or `RECEIVED`"), "{}", u[0]);
         assert!(
-            u[1].starts_with("webhook 3 \"batch\": unknown variant `BATCH`"),
+            u[1].starts_with("webhook 3 \"batch\": invokeOption: unknown variant `BATCH`"),
             "{}",
             u[1]
         );
