@@ -20,6 +20,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 use tokio::sync::{broadcast, oneshot};
 
+mod tap;
+
 /// The default port of the receiver.
 pub const DEFAULT_PORT: u16 = 8787;
 /// The default body limit: 32 MiB.
@@ -450,8 +452,8 @@ pub async fn start(
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         let serve = axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
+            tap::TappedListener(listener),
+            app.into_make_service_with_connect_info::<tap::Conn>(),
         )
         .with_graceful_shutdown(async {
             let _ = stop_rx.await;
@@ -554,7 +556,7 @@ async fn read_body(
 
 async fn handle(
     State(shared): State<Arc<Shared>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ConnectInfo(conn): ConnectInfo<tap::Conn>,
     req: Request,
 ) -> Response {
     let started = Instant::now();
@@ -562,11 +564,18 @@ async fn handle(
     let _counted = InProgress::new(&shared.in_progress);
     let _call = InProgress::new(&shared.quit.calls);
     let (parts, body) = req.into_parts();
-    let headers: Vec<Header> = parts
-        .headers
-        .iter()
-        .map(|(n, v)| Header::new(n.as_str(), v.as_bytes()))
-        .collect();
+    let peer = conn.peer;
+    // The headers as they arrived (order and spelling), or as hyper read them if the
+    // connection's tap lost the thread.
+    let raw = tap::lock(&conn.tap).take(parts.method.as_str(), &parts.uri, parts.headers.len());
+    let headers: Vec<Header> = match raw {
+        Some(raw) => raw.headers,
+        None => parts
+            .headers
+            .iter()
+            .map(|(n, v)| Header::new(n.as_str(), v.as_bytes()))
+            .collect(),
+    };
     let declared = parts
         .headers
         .get(header::CONTENT_LENGTH)

@@ -855,6 +855,18 @@ fn check_spacing(same: &[&Stored], speed: f64, webhook: &str) {
         assert_eq!(s.inv.webhook_id.as_deref(), Some(webhook));
         assert_eq!(s.inv.event.as_deref(), Some("status-report"));
         assert!(s.inv.findings.is_empty(), "{:?}", s.inv.findings);
+        // The invoker's header names arrive spelt as contract.md writes them.
+        let names: Vec<&str> = s.inv.headers.iter().map(|h| h.name.as_str()).collect();
+        for name in [
+            "X-Service-Event",
+            "X-Service-Delivery",
+            "X-Service-Delivery-Attempt",
+            "X-Service-Webhook-Id",
+            "Content-Type",
+            "User-Agent",
+        ] {
+            assert!(names.contains(&name), "{name} in {names:?}");
+        }
     }
     let (g1, g2) = (gap_secs(same[0], same[1]), gap_secs(same[1], same[2]));
     let (e1, e2) = (90.0 / speed, 180.0 / speed);

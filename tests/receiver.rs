@@ -283,6 +283,77 @@ async fn raw_call(addr: std::net::SocketAddr, request: &[u8]) -> String {
         .to_owned()
 }
 
+/// Three requests on one connection, sent in one write: the headers of each are recorded as
+/// they arrived, in their order (a repeated header where it was, not grouped with its first
+/// appearance) and spelt as sent, across a chunked body and a body with a length.
+#[tokio::test]
+async fn headers_are_recorded_in_their_order_and_spelling_across_pipelined_calls() {
+    let rig = Rig::start(Answer::status(204)).await;
+    let mut s = tokio::net::TcpStream::connect(rig.running.addr)
+        .await
+        .unwrap();
+    let requests = b"POST /one HTTP/1.1\r\nHost: x\r\nX-Trace: 1\r\ncontent-type: application/json\r\nX-TRACE: 2\r\nTransfer-Encoding: chunked\r\n\r\n1;ext=a\r\n[\r\n1\r\n]\r\n0\r\nX-Trailer: t\r\n\r\n\
+PUT /two?q=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nx-a: 1\r\nX-B: 2\r\nx-A: 3\r\n\r\n[]\
+GET /three HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n";
+    s.write_all(requests).await.unwrap();
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while String::from_utf8_lossy(&got)
+        .matches("HTTP/1.1 204")
+        .count()
+        < 3
+    {
+        let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut chunk))
+            .await
+            .expect("three answers in time")
+            .unwrap();
+        assert!(
+            n > 0,
+            "the connection closed: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&chunk[..n]);
+    }
+    let last = rig.store.last_id().unwrap().unwrap();
+    let headers = |id: i64| -> Vec<(String, String)> {
+        let s = rig.store.get(id).unwrap().unwrap();
+        s.inv
+            .headers
+            .iter()
+            .map(|h| (h.name.clone(), h.value.clone()))
+            .collect()
+    };
+    let pairs = |p: &[(&str, &str)]| -> Vec<(String, String)> {
+        p.iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    assert_eq!(
+        headers(last - 2),
+        pairs(&[
+            ("Host", "x"),
+            ("X-Trace", "1"),
+            ("content-type", "application/json"),
+            ("X-TRACE", "2"),
+            ("Transfer-Encoding", "chunked"),
+        ])
+    );
+    assert_eq!(rig.store.get(last - 2).unwrap().unwrap().inv.body, b"[]");
+    assert_eq!(
+        headers(last - 1),
+        pairs(&[
+            ("Host", "x"),
+            ("Content-Length", "2"),
+            ("x-a", "1"),
+            ("X-B", "2"),
+            ("x-A", "3"),
+        ])
+    );
+    assert_eq!(rig.store.get(last - 1).unwrap().unwrap().inv.path, "/two");
+    assert_eq!(headers(last), pairs(&[("Host", "x"), ("Accept", "*/*")]));
+    assert_eq!(rig.store.get(last).unwrap().unwrap().inv.method, "GET");
+}
+
 #[tokio::test]
 async fn a_call_with_no_headers_and_odd_bytes_is_recorded() {
     let rig = Rig::start(Answer::status(202)).await;
@@ -308,7 +379,7 @@ async fn a_call_with_no_headers_and_odd_bytes_is_recorded() {
         .inv
         .headers
         .iter()
-        .find(|h| h.name == "x-service-delivery")
+        .find(|h| h.name == "X-Service-Delivery")
         .unwrap();
     assert_eq!(h.bytes(), b"\xff\xfe");
     assert!(finding_codes(&rig, s.id).contains(&"malformed-header".to_owned()));

@@ -238,7 +238,10 @@ impl Emulator {
             .local_addr()
             .map_err(|source| EmulatorError::Bind { addr, source })?;
         crate::api::install_tls_provider();
+        // Header names go out spelt as contract.md writes them (X-Service-Event, User-Agent),
+        // as a real service's do, not lowercased.
         let http = reqwest::Client::builder()
+            .http1_title_case_headers()
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| EmulatorError::Client(e.to_string()))?;
