@@ -497,6 +497,14 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     } else {
         Durability::Full
     };
+    let config = ReceiverConfig {
+        bind: args.bind,
+        port: args.port,
+        body_limit: args.body_limit,
+        brand: Brand::new(&args.brand),
+    };
+    // The port first: a port in use must not leave a new, empty database behind.
+    let bound = receiver::bind(config).await?;
     let store = Store::open(&dir, durability)?;
     let responder = Responder::new(ResponderConfig {
         answer: answer.clone(),
@@ -506,13 +514,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     if let Some(rules) = rules {
         responder.set_rules(rules);
     }
-    let config = ReceiverConfig {
-        bind: args.bind,
-        port: args.port,
-        body_limit: args.body_limit,
-        brand: Brand::new(&args.brand),
-    };
-    let running = receiver::start(config, store.clone(), responder).await?;
+    let running = bound.start(store.clone(), responder);
     let mut events = running.subscribe();
     {
         let mut err = std::io::stderr().lock();
@@ -764,7 +766,11 @@ pub fn render_show(s: &Stored) -> String {
             ),
         }
     );
-    t += &indent(&body_text(&inv.body));
+    if inv.body_kept {
+        t += &indent(&body_text(&inv.body));
+    } else {
+        t += "  (not kept: only its size was recorded)\n";
+    }
     t += "\nFindings\n";
     if inv.findings.is_empty() {
         // `show` reads one call: the checks across a delivery's attempts (timing, order, calls
@@ -1375,10 +1381,15 @@ mod tests {
             inv.body_size = size;
             inv.declared_size = declared;
             let t = render_show(&Stored { id: 1, inv });
-            t.lines()
-                .find(|l| l.starts_with("Body ("))
-                .unwrap_or_default()
-                .to_owned()
+            let mut lines = t.lines().skip_while(|l| !l.starts_with("Body ("));
+            let head = lines.next().unwrap_or_default().to_owned();
+            // The line under it says the body was not kept, not that it was empty.
+            assert_eq!(
+                lines.next(),
+                Some("  (not kept: only its size was recorded)"),
+                "{t}"
+            );
+            head
         };
         assert_eq!(
             body(Some(10_000), 500),

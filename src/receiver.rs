@@ -422,6 +422,31 @@ pub async fn start(
     store: Store,
     responder: Responder,
 ) -> Result<Running, ReceiverError> {
+    Ok(bind(config).await?.start(store, responder))
+}
+
+/// A receiver's port, bound but not yet answering: a caller can learn that the port is free
+/// before it creates anything (the store) that would be left behind if it were not.
+pub struct Bound {
+    listener: tokio::net::TcpListener,
+    local: SocketAddr,
+    config: ReceiverConfig,
+}
+
+impl Bound {
+    /// Start answering on the bound port, on the current tokio runtime.
+    pub fn start(self, store: Store, responder: Responder) -> Running {
+        let Bound {
+            listener,
+            local,
+            config,
+        } = self;
+        serve(listener, local, config, store, responder)
+    }
+}
+
+/// Bind the receiver's port (see [`Bound`]).
+pub async fn bind(config: ReceiverConfig) -> Result<Bound, ReceiverError> {
     let addr = SocketAddr::new(config.bind, config.port);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -435,6 +460,20 @@ pub async fn start(
     let local = listener
         .local_addr()
         .map_err(|source| ReceiverError::Bind { addr, source })?;
+    Ok(Bound {
+        listener,
+        local,
+        config,
+    })
+}
+
+fn serve(
+    listener: tokio::net::TcpListener,
+    local: SocketAddr,
+    config: ReceiverConfig,
+    store: Store,
+    responder: Responder,
+) -> Running {
     let (events, _) = broadcast::channel(4096);
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
     let in_progress = Arc::new(AtomicUsize::new(0));
@@ -462,7 +501,7 @@ pub async fn start(
             tracing::error!("the receiver stopped: {e}");
         }
     });
-    Ok(Running {
+    Running {
         addr: local,
         events,
         stop: Some(stop_tx),
@@ -471,7 +510,7 @@ pub async fn start(
         quit,
         store,
         task,
-    })
+    }
 }
 
 /// The body as read: kept whole up to the limit, or only counted past it.

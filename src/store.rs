@@ -22,6 +22,10 @@ pub enum StoreError {
         "{path} is a file, not a directory: give --data-dir a directory (it is created if need be)"
     )]
     NotADirectory { path: PathBuf },
+    #[error(
+        "{path} is a file, not a directory: give --data-dir the directory that holds {DB_FILE} (the one `hookscope listen` or the window stored into)"
+    )]
+    NotADirectoryToRead { path: PathBuf },
     #[error("cannot create the data directory {path}: {source}")]
     CreateDir {
         path: PathBuf,
@@ -199,7 +203,7 @@ impl Invocation {
     pub fn meaning(&self) -> &'static str {
         match self.outcome() {
             Outcome::Succeeded if self.registration_check => {
-                "accepted: the service can register this URL"
+                "succeeded: the URL is accepted, and the service can register it"
             }
             outcome => outcome.describe(),
         }
@@ -1057,7 +1061,7 @@ impl Store {
     /// `--data-dir` must not look like an empty store).
     pub fn open_read(dir: &Path) -> Result<Store, StoreError> {
         if dir.exists() && !dir.is_dir() {
-            return Err(StoreError::NotADirectory {
+            return Err(StoreError::NotADirectoryToRead {
                 path: dir.to_owned(),
             });
         }
@@ -1993,7 +1997,10 @@ mod tests {
         assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
         // A file where a directory is named: said so.
         let err = Store::open_read(&db).unwrap_err();
-        assert!(matches!(err, StoreError::NotADirectory { .. }), "{err}");
+        assert!(
+            matches!(err, StoreError::NotADirectoryToRead { .. }),
+            "{err}"
+        );
     }
 
     #[test]

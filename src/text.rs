@@ -236,11 +236,14 @@ pub fn parse_speed(s: &str) -> Result<f64, String> {
     }
 }
 
-/// An invocation id, as `hookscope log` prints it.
+/// An invocation id, as `hookscope log` prints it: a whole number from 1.
 pub fn parse_id(s: &str) -> Result<i64, String> {
-    s.trim().parse::<i64>().map_err(|_| {
-        format!("\"{s}\" is not an invocation id: give the number in the first column of `hookscope log`")
-    })
+    match s.trim().parse::<i64>() {
+        Ok(id) if id >= 1 => Ok(id),
+        _ => Err(format!(
+            "\"{s}\" is not an invocation id (ids are whole numbers from 1): give the number in the first column of `hookscope log`"
+        )),
+    }
 }
 
 /// Credits for the emulator's account: a number, 0 or more.
@@ -619,6 +622,11 @@ mod tests {
         }
         assert_eq!(parse_credits("0"), Ok(0.0));
         assert!(parse_credits("-5").is_err());
+        assert_eq!(parse_id(" 42 "), Ok(42));
+        // Ids start at 1: 0 and negatives are refused as "abc" is, not looked up.
+        for bad in ["0", "-1", "abc", "99999999999999999999", "1.5", ""] {
+            assert!(parse_id(bad).is_err_and(|e| e.contains("from 1")), "{bad}");
+        }
     }
 
     #[test]

@@ -97,9 +97,10 @@ fn listen_on_a_port_in_use_is_a_clear_error() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
     let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("new");
     let out = bin()
         .args(["listen", "--port", &port, "--data-dir"])
-        .arg(dir.path())
+        .arg(&data)
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -107,6 +108,8 @@ fn listen_on_a_port_in_use_is_a_clear_error() {
     assert!(err.contains(&format!("port {port}")), "{err}");
     assert!(err.contains("--port"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+    // Nothing is left behind by a start that failed: `log` still says nothing was stored there.
+    assert!(!data.exists(), "a failed start created {}", data.display());
 }
 
 #[test]
@@ -805,21 +808,34 @@ fn a_screenshot_is_a_png_and_a_data_dir_is_a_directory() {
 #[test]
 fn log_on_a_mistyped_data_dir_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
+    // What `log` and `show 1` print to stderr, read from `data_dir`; both must fail.
+    let refused = |data_dir: &std::path::Path| {
+        [&["log"][..], &["show", "1"][..]].map(|args| {
+            let out = bin()
+                .args(args)
+                .arg("--data-dir")
+                .arg(data_dir)
+                .output()
+                .unwrap();
+            assert!(!out.status.success());
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(err.contains("--data-dir"), "{err}");
+            assert!(!err.contains("panicked"), "{err}");
+            err
+        })
+    };
     let typo = dir.path().join("hookscop");
-    for args in [&["log"][..], &["show", "1"][..]] {
-        let out = bin()
-            .args(args)
-            .arg("--data-dir")
-            .arg(&typo)
-            .output()
-            .unwrap();
-        assert!(!out.status.success());
-        let err = String::from_utf8_lossy(&out.stderr);
+    for err in refused(&typo) {
         assert!(err.contains("no Hookscope database"), "{err}");
-        assert!(err.contains("--data-dir"), "{err}");
-        assert!(!err.contains("panicked"), "{err}");
     }
     assert!(!typo.exists());
+    // Reading never creates anything, so its hint for a file does not say it would.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    for err in refused(&file) {
+        assert!(err.contains("is a file, not a directory"), "{err}");
+        assert!(!err.contains("created"), "{err}");
+    }
 }
 
 /// `--data-dir` before the subcommand is the subcommand's (it used to be read by the window

@@ -2024,6 +2024,40 @@ fn the_raw_tab_shows_a_large_binary_body_whole() {
         .get_by_label_contains("00100000  54 48 45 2d 45 4e 44 21");
 }
 
+/// A body refused for its size was not kept: its tabs say so and why, not "not JSON" or
+/// "empty".
+#[test]
+fn the_body_tabs_of_a_body_over_the_limit_say_it_was_not_kept() {
+    let mut rig = start_filled(0, [1280.0, 800.0], |store, rt| {
+        let mut inv = hookscope::store::Invocation::synthetic(0, b"");
+        inv.delivery = Some("too-big-1".into());
+        inv.body_kept = false;
+        inv.body_size = 5000;
+        inv.declared_size = Some(5000);
+        inv.messages = None;
+        inv.answer.status = 413;
+        rt.block_on(store.insert(inv)).unwrap();
+    });
+    rig.until("the receiver listens", |app| {
+        matches!(app.state.listening, Listening::On(_))
+    });
+    rig.open_newest("too-big-1", 1);
+    use hookscope::app::state::DetailTab;
+    for tab in [DetailTab::Messages, DetailTab::Json, DetailTab::Raw] {
+        rig.harness.state_mut().state.detail_tab = tab;
+        rig.harness.step();
+        rig.harness.step();
+        rig.harness.get_by_label_contains(
+            "The body (4.9 KiB) was over the body limit: it was answered 413 and not kept",
+        );
+        assert!(
+            rig.harness.query_by_label_contains("not JSON").is_none()
+                && rig.harness.query_by_label("(empty body)").is_none(),
+            "{tab:?}"
+        );
+    }
+}
+
 #[test]
 fn a_body_that_is_not_text_is_copied_as_hex_not_changed() {
     let mut rig = start();

@@ -125,6 +125,16 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             egui::ScrollArea::vertical()
         }
     };
+    if !s.inv.body_kept
+        && matches!(
+            app.state.detail_tab,
+            DetailTab::Messages | DetailTab::Json | DetailTab::Raw
+        )
+    {
+        // Not "not JSON" nor "empty": there is no body to read, and the user is told why.
+        ui.label(not_kept_sentence(&s.inv));
+        return;
+    }
     if app.state.detail_tab == DetailTab::Raw {
         // Its own scroll area, which lays out only the rows in sight.
         raw_ui(ui, s.id, &s.inv.body);
@@ -627,6 +637,21 @@ fn text_rows(text: &str) -> Vec<std::ops::Range<usize>> {
         offset += line.len();
     }
     rows
+}
+
+/// What the body tabs say of a body refused for its size: it was not kept, only counted.
+fn not_kept_sentence(inv: &crate::store::Invocation) -> String {
+    let size = crate::text::human_size(inv.body_size);
+    let size = match inv.declared_size {
+        Some(d) if d > inv.body_size => {
+            format!("declared {}, {size} arrived", crate::text::human_size(d))
+        }
+        _ => size,
+    };
+    format!(
+        "The body ({size}) was over the body limit: it was answered {} and not kept, so there is nothing to show here. Raise the limit with Body limit in Settings to keep bodies this large.",
+        inv.answer.status
+    )
 }
 
 /// The body whole, text or hex dump, in a scroll area that lays out only the rows in sight:
