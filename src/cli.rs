@@ -470,6 +470,12 @@ pub fn answer_banner(
         last.summary(),
         last.outcome().describe()
     ));
+    if last.outcome() == crate::contract::Outcome::RetrySlowDown && !last.too_late() {
+        lines.push(format!(
+            "{} (Assumed: the contract does not say how.)",
+            crate::contract::slowdown::RULE
+        ));
+    }
     if last.too_late() {
         lines.push(format!(
             "The service waits {} at most for an answer: held back {}, every call counts as a temporary failure, whatever its code.",
@@ -925,6 +931,8 @@ pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
                 "outcome": outcome.as_str(),
                 "meaning": outcome.describe(),
                 "rule": SCHEDULE_RULE,
+                "slow_down": (outcome == crate::contract::Outcome::RetrySlowDown)
+                    .then_some(crate::contract::slowdown::RULE),
                 "retry_after_seconds": retry_after.map(|r| retry_after_seconds(r, now)),
                 "retry_after_honoured": retry_after.map(|_| outcome.honours_retry_after()),
                 "plan": plan,
@@ -971,6 +979,12 @@ pub fn schedule_text(
 ) -> String {
     let outcome = outcome_of(code);
     let mut t = format!("Answering {code}: {}\n", outcome.describe());
+    if outcome == crate::contract::Outcome::RetrySlowDown {
+        t += &format!(
+            "{} (Assumed: the contract does not say how.)\n",
+            crate::contract::slowdown::RULE
+        );
+    }
     if let Some(value) = retry_after {
         t += &retry_after_line(outcome, value, now);
     }
@@ -1149,6 +1163,13 @@ mod tests {
         );
         let lines = answer_banner(&Answer::status(200), None, false);
         assert!(!lines[0].contains("registration"), "{lines:?}");
+        // A 429 says what slowing down is taken to mean.
+        let lines = answer_banner(&Answer::status(429), None, true);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[1].starts_with("After a 429 the service slows down"),
+            "{lines:?}"
+        );
 
         let rule = |name: &str, when: crate::rules::Condition, times| Rule {
             name: name.into(),
@@ -1411,6 +1432,11 @@ mod tests {
         assert!(t.contains("(+1 min 30 s after the failure before"), "{t}");
         let t = schedule_text(429, Some(RetryAfter::Wait(Duration::from_secs(300))), now);
         assert!(t.contains("Retry-After: 5 min (honoured"), "{t}");
+        // The slow-down a 429 causes is stated, with the rule assumed.
+        assert!(
+            t.contains("one call at a time, at least 1 s apart, until 5 minutes pass"),
+            "{t}"
+        );
         assert!(t.contains("(+5 min after the failure before"), "{t}");
         // Ignored with an answer that is not retried at all, and said so.
         let t = schedule_text(200, Some(RetryAfter::Wait(Duration::from_secs(300))), now);

@@ -1014,24 +1014,79 @@ async fn retry_after_with_500_is_ignored() {
 /// The window's reading of these attempts of one delivery finds no fault with the emulator's
 /// timing: read on the clock speed the calls carry (the reader's own choice is 1x), which is
 /// the emulator's.
+/// The time on the emulator's clock when it sent the call (its clock-time header).
+fn sent_at(s: &Stored) -> chrono::DateTime<chrono::FixedOffset> {
+    let value = s
+        .inv
+        .headers
+        .iter()
+        .find(|h| {
+            h.name
+                .eq_ignore_ascii_case(hookscope::emulator::CLOCK_TIME_HEADER)
+        })
+        .map(|h| h.value.clone())
+        .unwrap_or_default();
+    chrono::DateTime::parse_from_rfc3339(&value).expect("the clock-time header")
+}
+
+/// After a 429 the service slows down its calls to the webhook (contract.md; the rule assumed
+/// is `contract::slowdown`'s): the next messages go one call at a time, at least 1 s apart on
+/// the service's clock, where at full speed they would all go at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_429_the_calls_to_the_webhook_go_one_at_a_time_a_second_apart() {
+    let speed = 20.0;
+    let (rig, emu) = hooked(
+        Answer {
+            delay_ms: 30,
+            ..Answer::status(429)
+        },
+        speed,
+    )
+    .await;
+    emu.inject_incoming("+27007654321", "+27001234567", "first");
+    calls(&rig, 1, 30).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !emu.activity().iter().any(|a| {
+        a.text
+            .contains("answered 429: After a 429 the service slows down")
+    }) {
+        assert!(std::time::Instant::now() < deadline, "no slow-down logged");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for i in 0..4 {
+        emu.inject_incoming("+27007654321", "+27001234567", &format!("next {i}"));
+    }
+    let got = calls(&rig, 5, 30).await;
+    let mut next: Vec<Stored> = got
+        .into_iter()
+        .filter(|s| {
+            s.inv.attempt == Some(1) && String::from_utf8_lossy(&s.inv.body).contains("next ")
+        })
+        .collect();
+    assert_eq!(next.len(), 4);
+    next.sort_by_key(sent_at);
+    for pair in next.windows(2) {
+        let gap = sent_at(&pair[1]) - sent_at(&pair[0]);
+        assert!(
+            gap >= chrono::TimeDelta::seconds(1),
+            "{gap} between calls on the service's clock"
+        );
+        // One at a time: each sent after the one before was answered (its 30 ms included).
+        let answered =
+            pair[0].inv.received_at + chrono::TimeDelta::microseconds(pair[0].inv.took_us as i64);
+        assert!(
+            pair[1].inv.received_at >= answered - chrono::TimeDelta::milliseconds(1),
+            "overlapping calls: {} before {answered}",
+            pair[1].inv.received_at
+        );
+    }
+}
+
 fn assert_reads_clean(attempts: &[Stored], speed: f64) {
     assert_eq!(hookscope::deliveries::marked_speed(attempts), Some(speed));
     // And the time on its clock, which the reading measures the gaps on.
     for a in attempts {
-        let time = a
-            .inv
-            .headers
-            .iter()
-            .find(|h| {
-                h.name
-                    .eq_ignore_ascii_case(hookscope::emulator::CLOCK_TIME_HEADER)
-            })
-            .map(|h| h.value.clone())
-            .unwrap_or_default();
-        assert!(
-            chrono::DateTime::parse_from_rfc3339(&time).is_ok(),
-            "{time:?}"
-        );
+        sent_at(a);
     }
     let schedule =
         hookscope::deliveries::schedule_for(attempts, hookscope::contract::Schedule::default());

@@ -2079,6 +2079,11 @@ fn a_preset_card_chooses_from_anywhere_on_it() {
         app.state.settings.answer.status == 429
     });
     assert_eq!(rig.send("status-report", "dlv-card", 1), 429);
+    // What "slows down" is taken to mean is said where the plan is.
+    rig.harness.step();
+    rig.harness.get_by_label_contains(
+        "After a 429 the service slows down its calls to that webhook: one call at a time",
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@
 mod message;
 mod outcome;
 mod schedule;
+pub mod slowdown;
 mod validate;
 
 pub use message::{Message, MessageStatus, Submission};

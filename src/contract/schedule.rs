@@ -15,8 +15,9 @@
 //! - a `Retry-After` sent with a 503 (or a 429) pushes the retry that follows it to no sooner than
 //!   that time: the later of the schedule's delay and Retry-After wins; later retries keep the
 //!   schedule's delays, counted from that retry;
-//! - 429 is retried on the same schedule; "the service slows down" is about its overall rate
-//!   towards the webhook, which a per-message timeline does not show.
+//! - 429 is retried on the same schedule; "the service slows down" is about its calls to the
+//!   webhook, all messages alike, which a per-message timeline does not show (the rule assumed
+//!   is [`super::slowdown`]'s).
 //!
 //! Time is a parameter: nothing here reads a clock, so a two-day schedule runs in a test at once.
 
@@ -40,8 +41,8 @@ pub const RETRY_WINDOW: Duration = Duration::from_secs(2 * 24 * 60 * 60);
 pub const RULE: &str = "Delays count from the failure before each retry. The 2-day window counts \
 from the first failure; the message is discarded when the last retry inside it fails. A \
 Retry-After on a 503 (or 429) answer delays the next retry to the later of the schedule and \
-Retry-After. 429 is retried on the same schedule; its slow-down affects the service's overall \
-rate, not one message's timeline.";
+Retry-After. 429 is retried on the same schedule; its slow-down is of the service's calls to the \
+webhook: one at a time, at least 1 s apart, until 5 minutes pass without another 429.";
 
 /// One planned attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 
 use super::{Mail, Shared};
 use crate::api::model::{InvokeOption, Webhook};
+use crate::contract::slowdown::{Gate, RULE as SLOW_RULE, SLOW_FOR};
 use crate::contract::{
     ANSWER_TIMEOUT, EventKind, Message, MessageStatus, Outcome, Schedule, Submission, TEST_NUMBER,
     TriggerScope, outcome_of, parse_retry_after,
@@ -317,13 +318,38 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
             (id, 1, None, s.clock.now())
         }
     };
+    let lane = s.lane(w.id);
     loop {
         let started = std::time::Instant::now();
-        // A slot among the webhook's calls first; then a webhook deleted or deactivated (or
-        // cancelled by a 410) while this call waited for it is not called.
-        let calls = s.calls_to(w.id);
+        // Its turn at the webhook's pace first: after a 429, alone, and spaced from the call
+        // before (held until this call is answered); then a slot among the webhook's calls;
+        // then a webhook deleted or deactivated (or cancelled by a 410) while this call waited
+        // is not called.
+        let mut pace = lane.pace.lock().await;
+        let alone = match pace.gate(s.clock.now()) {
+            Gate::Free => None,
+            Gate::Ended => {
+                s.log(format!(
+                    "webhook {}: {} min without a 429, back to full speed",
+                    w.id,
+                    SLOW_FOR.as_secs() / 60
+                ));
+                None
+            }
+            Gate::Alone(at) => Some(at),
+        };
+        let mut pace = match alone {
+            Some(at) => {
+                s.clock.sleep_until(at).await;
+                Some(pace)
+            }
+            None => {
+                drop(pace);
+                None
+            }
+        };
         // Err only if the semaphore were closed, which it never is.
-        let permit = calls.acquire().await.ok();
+        let permit = lane.slots.acquire().await.ok();
         let current = s.data().webhooks.get(&w.id).cloned();
         let Some(hook) = current.filter(|h| h.active) else {
             s.log(format!(
@@ -332,8 +358,22 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
             ));
             return;
         };
+        if let Some(p) = pace.as_mut() {
+            p.called(s.clock.now());
+        }
         let (status, retry_after) = call(&s, &hook, event, &delivery, attempt, &messages).await;
         drop(permit);
+        if status == Some(429) {
+            let now = s.clock.now();
+            let started = match pace.as_mut() {
+                Some(p) => p.answered_429(now),
+                None => lane.pace.lock().await.answered_429(now),
+            };
+            if started {
+                s.log(format!("webhook {} answered 429: {}", hook.id, SLOW_RULE));
+            }
+        }
+        drop(pace);
         let outcome = status.map_or(Outcome::RetryTemporary, outcome_of);
         let retry_after = retry_after.filter(|_| outcome.honours_retry_after());
         let answered = status.map_or("no answer".to_owned(), |c| c.to_string());

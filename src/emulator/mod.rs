@@ -138,11 +138,8 @@ pub(crate) struct Shared {
     /// Starts as `config.brand`; the app changes it with its receiver's, so the built-in
     /// emulator's calls keep naming the headers the receiver reads.
     pub brand: std::sync::RwLock<Brand>,
-    /// Calls in flight at once to each webhook, at most [`CALLS_AT_ONCE`] each: a burst of
-    /// messages queues here instead of opening thousands of connections, a call's 30 s only
-    /// start once it is sent (a receiver is never timed out for the emulator's own backlog),
-    /// and a slow receiver holds up only its own webhook's calls, never another's schedule.
-    pub calls: Mutex<std::collections::HashMap<u64, Arc<tokio::sync::Semaphore>>>,
+    /// The calls to each webhook: how many are in flight, and at what pace (see [`Lane`]).
+    pub calls: Mutex<std::collections::HashMap<u64, Arc<Lane>>>,
     /// The runtime the emulator was started on: its work is spawned there, so the app may
     /// steer it (inject a message) from the UI thread, which is outside any runtime.
     pub rt: tokio::runtime::Handle,
@@ -154,18 +151,36 @@ pub const MAX_SPEED: f64 = 1_000_000.0;
 /// How many calls the emulator makes at once to one webhook.
 pub const CALLS_AT_ONCE: usize = 32;
 
+/// The way to one webhook.
+#[derive(Debug)]
+pub(crate) struct Lane {
+    /// Calls in flight at once, at most [`CALLS_AT_ONCE`]: a burst of messages queues here
+    /// instead of opening thousands of connections, a call's 30 s only start once it is sent (a
+    /// receiver is never timed out for the emulator's own backlog), and a slow receiver holds up
+    /// only its own webhook's calls, never another's schedule.
+    pub slots: tokio::sync::Semaphore,
+    /// The slow-down after a 429 ([`crate::contract::slowdown`]); held across a call made
+    /// while slowed down, so those go one at a time.
+    pub pace: tokio::sync::Mutex<crate::contract::slowdown::Pace>,
+}
+
 impl Shared {
     pub fn allow_remote(&self) -> bool {
         self.remote.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// The calls to webhook `id` that may be in flight (see [`Shared::calls`]).
-    pub fn calls_to(&self, id: u64) -> Arc<tokio::sync::Semaphore> {
+    /// The way to webhook `id` (see [`Lane`]).
+    pub fn lane(&self, id: u64) -> Arc<Lane> {
         self.calls
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .entry(id)
-            .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(CALLS_AT_ONCE)))
+            .or_insert_with(|| {
+                Arc::new(Lane {
+                    slots: tokio::sync::Semaphore::new(CALLS_AT_ONCE),
+                    pace: tokio::sync::Mutex::default(),
+                })
+            })
             .clone()
     }
 

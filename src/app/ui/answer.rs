@@ -190,6 +190,13 @@ fn what_if_ui(
         plan.retries.len() + 1,
         local(plan.discard_at)
     ));
+    if outcome == crate::contract::Outcome::RetrySlowDown {
+        // Every message's calls to the webhook, not only this one's retries (assumed).
+        ui.label(format!(
+            "{} (Assumed: the contract does not say how.)",
+            crate::contract::slowdown::RULE
+        ));
+    }
     if let Some(speed) = emulator_speed {
         // The times above are the real service's; a demo on the emulator sees them sooner.
         ui.label(
