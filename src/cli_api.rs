@@ -247,13 +247,20 @@ impl ApiCliError {
             ApiCliError::NothingToChange(_)
                 | ApiCliError::Options(_)
                 | ApiCliError::Api(ApiError::BadBase { .. })
+                | ApiCliError::Api(ApiError::CredentialsInBase { .. })
         )
     }
 }
 
+/// A secret from the environment: unset, empty or not Unicode all count as not given (an
+/// empty `HOOKSCOPE_API_PASSWORD=` left in a shell is not taken for an empty password).
+fn env_secret(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
 /// The password: from the environment, else a prompt on a terminal, else none.
 fn password() -> Result<Option<String>, ApiCliError> {
-    if let Ok(p) = std::env::var(PASSWORD_ENV) {
+    if let Some(p) = env_secret(PASSWORD_ENV) {
         return Ok(Some(p));
     }
     if std::io::stdin().is_terminal() {
@@ -605,12 +612,13 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
     }
     // Ctrl-C, SIGTERM and SIGHUP all stop it the same way; registered before it starts.
     let mut signals = crate::signals::StopSignals::register();
-    let password = std::env::var(PASSWORD_ENV).unwrap_or_else(|_| "demo".into());
-    let default_password = std::env::var(PASSWORD_ENV).is_err();
+    let given = env_secret(PASSWORD_ENV);
+    let default_password = given.is_none();
+    let password = given.unwrap_or_else(|| "demo".into());
     let read_only = args.read_only_user.as_ref().map(|u| Credentials {
         user: u.clone(),
-        password: std::env::var("HOOKSCOPE_API_READONLY_PASSWORD")
-            .unwrap_or_else(|_| "readonly".into()),
+        password: env_secret("HOOKSCOPE_API_READONLY_PASSWORD")
+            .unwrap_or_else(|| "readonly".into()),
     });
     let emu = Emulator::start(EmulatorConfig {
         bind: args.bind,

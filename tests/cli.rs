@@ -164,6 +164,8 @@ fn bad_flag_values_are_refused_with_a_reason() {
         (&["emulate", "--speed", "0"], "is not a clock speed"),
         (&["emulate", "--speed", "1e-300"], "from 0.01 to 1000000"),
         (&["show", "abc"], "is not an invocation id"),
+        (&["show", "0"], "is not an invocation id"),
+        (&["show", "-1"], "is not an invocation id"),
         (&["webhooks", "get", "abc"], "is not a webhook id"),
         (
             &["webhooks", "update", "5"],
@@ -187,6 +189,15 @@ fn bad_flag_values_are_refused_with_a_reason() {
         (
             &["webhooks", "list", "--api-url", "ftp://127.0.0.1/v1"],
             "is not a whole http(s) address",
+        ),
+        (
+            &[
+                "webhooks",
+                "list",
+                "--api-url",
+                "http://me:pw@127.0.0.1:1/v1",
+            ],
+            "carries a user name or password",
         ),
         (
             &["emulate", "--read-only-user", "demo"],
@@ -673,6 +684,9 @@ async fn stops_in_order_on(signal: libc::c_int) {
 fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
     let child = bin()
         .args(["emulate", "--port", "0"])
+        // Left empty in a shell: not an empty password, the default one (the calls below
+        // log in with "demo").
+        .env("HOOKSCOPE_API_PASSWORD", "")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -209,7 +209,27 @@ async fn the_registration_check_must_get_200() {
     let e = c.create_webhook(&gone).await.unwrap_err();
     assert!(
         e.to_string()
-            .contains("Invoking the Webhook URL caused an error"),
+            .contains("Invoking the Webhook URL caused an error: the connection was refused"),
+        "{e}"
+    );
+    // https:// to a server that speaks http: the connection was made, the handshake failed.
+    let mut plain = sent_hook(&rig, "plain");
+    plain.url = rig.url("/hook").replace("http://", "https://");
+    let e = c.create_webhook(&plain).await.unwrap_err();
+    assert!(
+        e.to_string().contains("the secure connection failed")
+            && e.to_string().contains("does not speak TLS"),
+        "{e}"
+    );
+    // A code with no standard reason phrase is given alone, with no dangling " - ".
+    rig.responder.set_answer(Answer::status(599)).unwrap();
+    let e = c
+        .create_webhook(&sent_hook(&rig, "odd-code"))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .ends_with("Invoking the Webhook URL caused an error: 599"),
         "{e}"
     );
 }

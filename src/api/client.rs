@@ -71,6 +71,13 @@ pub enum ApiError {
         "the API base URL \"{base}\" is not a whole http(s) address (a scheme, a host, a port up to 65535, no query): give it as https://host/v1 (the emulator's is http://127.0.0.1:PORT/v1)"
     )]
     BadBase { base: String },
+    #[error(
+        "the API base URL \"{base}\" carries a user name or password (user:password@): give the URL without them, the user with --user (or HOOKSCOPE_API_USER) and the password in HOOKSCOPE_API_PASSWORD or at the prompt"
+    )]
+    CredentialsInBase {
+        /// The URL with its user and password taken out, so the error never prints them.
+        base: String,
+    },
 }
 
 /// `what: detail`, or the detail alone when it already says it (the service's "Not enough
@@ -189,9 +196,18 @@ impl ApiClient {
                 && u.query().is_none()
                 && u.fragment().is_none()
         });
-        if whole.is_none() {
+        let Some(mut whole) = whole else {
             return Err(ApiError::BadBase {
                 base: base.trim().to_owned(),
+            });
+        };
+        // Credentials in the URL would be sent beside --user's (two Authorization headers)
+        // and printed in every error that names the URL: refused, and never echoed.
+        if !whole.username().is_empty() || whole.password().is_some() {
+            let _ = whole.set_username("");
+            let _ = whole.set_password(None);
+            return Err(ApiError::CredentialsInBase {
+                base: whole.to_string(),
             });
         }
         let base = base.trim();
@@ -573,55 +589,71 @@ fn snippet(body: &[u8]) -> String {
 }
 
 fn transport_error(url: &str, e: &reqwest::Error) -> ApiError {
-    let chain = {
-        let mut s = e.to_string();
-        let mut src = std::error::Error::source(e);
-        while let Some(c) = src {
-            s.push_str(": ");
-            s.push_str(&c.to_string());
-            src = c.source();
-        }
-        s
-    };
-    let lower = chain.to_ascii_lowercase();
-    let refused = lower.contains("connection refused") || lower.contains("tcp connect error");
-    let tls_words = [
-        "certificate",
-        "tls",
-        "handshake",
-        "corrupt message",
-        "alert",
-    ];
-    if e.is_timeout() {
-        ApiError::Timeout {
-            url: url.to_owned(),
-        }
-    } else if !refused
-        && (tls_words.iter().any(|w| lower.contains(w))
-            || (e.is_connect() && url.starts_with("https:")))
-    {
-        // The TCP connection was made; the secure handshake on top of it failed.
-        ApiError::Tls {
-            url: url.to_owned(),
-            detail: plain_tls(&chain),
-        }
-    } else if e.is_connect() {
-        ApiError::ConnectionRefused {
-            url: url.to_owned(),
-        }
-    } else if lower.contains("connection reset") || lower.contains("connection closed before") {
-        ApiError::Other {
-            url: url.to_owned(),
+    let url = url.to_owned();
+    match Transport::of(url.starts_with("https:"), e) {
+        Transport::Timeout => ApiError::Timeout { url },
+        Transport::Tls(detail) => ApiError::Tls { url, detail },
+        Transport::Refused => ApiError::ConnectionRefused { url },
+        Transport::Closed => ApiError::Other {
             detail: if url.starts_with("http:") {
                 "the server closed the connection without an answer (if it speaks https, the URL must start with https://)".to_owned()
             } else {
                 "the server closed the connection without an answer".to_owned()
             },
-        }
-    } else {
-        ApiError::Other {
-            url: url.to_owned(),
-            detail: chain,
+            url,
+        },
+        Transport::Other(detail) => ApiError::Other { url, detail },
+    }
+}
+
+/// Why a request got no answer, read from reqwest's error and the chain of its sources: the
+/// API client and the emulator's invoker say it alike.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Transport {
+    Timeout,
+    /// The TCP connection was made; the secure handshake on top of it failed (in words).
+    Tls(String),
+    /// Nothing accepted the connection.
+    Refused,
+    /// The server closed the connection without an answer.
+    Closed,
+    /// Anything else: the whole chain.
+    Other(String),
+}
+
+impl Transport {
+    pub(crate) fn of(https: bool, e: &reqwest::Error) -> Transport {
+        let chain = {
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(c) = src {
+                s.push_str(": ");
+                s.push_str(&c.to_string());
+                src = c.source();
+            }
+            s
+        };
+        let lower = chain.to_ascii_lowercase();
+        let refused = lower.contains("connection refused") || lower.contains("tcp connect error");
+        let tls_words = [
+            "certificate",
+            "tls",
+            "handshake",
+            "corrupt message",
+            "alert",
+        ];
+        if e.is_timeout() {
+            Transport::Timeout
+        } else if !refused
+            && (tls_words.iter().any(|w| lower.contains(w)) || (e.is_connect() && https))
+        {
+            Transport::Tls(plain_tls(&chain))
+        } else if e.is_connect() {
+            Transport::Refused
+        } else if lower.contains("connection reset") || lower.contains("connection closed before") {
+            Transport::Closed
+        } else {
+            Transport::Other(chain)
         }
     }
 }
@@ -758,6 +790,18 @@ mod tests {
         }
         let c = ApiClient::new(" http://127.0.0.1:8788/v1/ ", "u", None).unwrap();
         assert_eq!(c.base(), "http://127.0.0.1:8788/v1");
+        // Credentials in the URL are refused, and the error does not repeat them.
+        for with in [
+            "http://user:s3cret@127.0.0.1:8788/v1",
+            "http://user@127.0.0.1:8788/v1",
+            "http://:s3cret@127.0.0.1:8788/v1",
+        ] {
+            let e = ApiClient::new(with, "u", None).err().map(|e| e.to_string());
+            let e = e.unwrap_or_default();
+            assert!(e.contains("carries a user name or password"), "{with}: {e}");
+            assert!(e.contains("\"http://127.0.0.1:8788/v1\""), "{e}");
+            assert!(!e.contains("s3cret") && !e.contains("user@"), "{e}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! invoker that calls webhooks and retries on the contract's schedule, by the emulator's clock.
 
 use super::{Mail, Shared};
+use crate::api::Transport;
 use crate::api::model::{InvokeOption, Webhook};
 use crate::contract::slowdown::{Gate, RULE as SLOW_RULE, SLOW_FOR};
 use crate::contract::{
@@ -60,14 +61,18 @@ pub async fn registration_check(s: &Shared, url: &str) -> Result<(), String> {
             s.log(format!("registration check of {url}: 200"));
             return Ok(());
         }
-        Ok(r) => format!(
-            "{} - {}",
-            r.status().as_u16(),
-            r.status().canonical_reason().unwrap_or("")
-        ),
-        Err(e) if e.is_timeout() => no_answer_within(s),
-        Err(e) if e.is_connect() => "the connection was refused".to_owned(),
-        Err(e) => e.to_string(),
+        Ok(r) => match r.status().canonical_reason() {
+            Some(reason) => format!("{} - {reason}", r.status().as_u16()),
+            // A code with no standard reason (599, say): the code alone, no dangling dash.
+            None => r.status().as_u16().to_string(),
+        },
+        Err(e) => match Transport::of(url.starts_with("https:"), &e) {
+            Transport::Timeout => no_answer_within(s),
+            Transport::Refused => "the connection was refused".to_owned(),
+            Transport::Tls(why) => format!("the secure connection failed: {why}"),
+            Transport::Closed => "the connection was closed without an answer".to_owned(),
+            Transport::Other(chain) => chain,
+        },
     };
     s.log(format!(
         "registration check of {url}: {why}; the URL is refused"
