@@ -773,6 +773,15 @@ fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
         said.contains("no webhook is active for SENT messages, so its status reports go nowhere"),
         "{said}"
     );
+    // A handset's number is checked as a send's recipient is.
+    let out = bin()
+        .args(["inject", "--body", "x", "--from", "abc", "--api-url", &api])
+        .env("HOOKSCOPE_API_PASSWORD", "demo")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("'abc' is not a phone number"), "{err}");
     // Anything else is refused by name.
     let out = bin()
         .args([

@@ -614,6 +614,23 @@ async fn every_error_kind_maps_to_a_message() {
         ),
         "{e}"
     );
+    assert!(e.to_string().ends_with("; try again in 2 min"), "{e}");
+    // A Retry-After date is the wait until it.
+    let in_an_hour = (chrono::Utc::now() + chrono::TimeDelta::seconds(3620))
+        .format("%a, %d %b %Y %H:%M:%S GMT")
+        .to_string();
+    rig.responder
+        .set_answer(Answer {
+            retry_after: Some(in_an_hour),
+            ..Answer::status(503)
+        })
+        .unwrap();
+    let e = api_at(&rig).list_webhooks().await.unwrap_err();
+    assert!(
+        matches!(e, ApiError::Unavailable { status: 503, retry_after: Some(s) } if (3500..=3660).contains(&s)),
+        "{e}"
+    );
+    assert!(e.to_string().ends_with("; try again in 1 h"), "{e}");
     rig.responder.set_answer(Answer::status(429)).unwrap();
     assert!(matches!(
         api_at(&rig).list_webhooks().await,

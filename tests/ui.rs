@@ -1830,6 +1830,16 @@ fn receive_delivers_an_incoming_message_to_the_received_webhook() {
     rig.harness.step();
     rig.harness
         .get_by_label_contains("no webhook is active for RECEIVED messages");
+    // A From that is no phone number is refused as the API refuses it, and nothing is sent.
+    let number = rig.harness.state().state.service.inject_from.clone();
+    rig.harness.state_mut().state.service.inject_from = "abc".into();
+    rig.harness.step();
+    rig.harness.get_by_label("Receive").click();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("'abc' is not a phone number: give the handset's number in From");
+    rig.harness.state_mut().state.service.inject_from = number;
 
     rig.harness.get_by_label("New webhook").click();
     rig.until("the form opens", |app| app.state.service.form_open);

@@ -95,9 +95,15 @@ fn detail_suffix(d: &Option<String>) -> String {
 }
 
 fn retry_suffix(r: &Option<u64>) -> String {
-    r.map_or("; try again later".to_owned(), |s| {
-        format!("; try again in {s} s")
-    })
+    match r {
+        None => "; try again later".to_owned(),
+        // A date already passed.
+        Some(0) => "; try again now".to_owned(),
+        Some(s) => format!(
+            "; try again in {}",
+            crate::text::human_duration(Duration::from_secs(*s))
+        ),
+    }
 }
 
 /// The webhooks the service listed: those Hookscope can read, and a sentence for each it cannot
@@ -279,7 +285,9 @@ impl ApiClient {
             .headers()
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok());
+            // Seconds, or an HTTP date as the wait until it (0 once it has passed).
+            .and_then(|v| crate::contract::parse_retry_after(v, chrono::Utc::now()))
+            .map(|wait| wait.as_secs());
         let body = resp.bytes().await.map_err(|e| transport_error(url, &e))?;
         if (200..300).contains(&status) {
             return Ok((status, body));

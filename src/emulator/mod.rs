@@ -148,6 +148,15 @@ pub(crate) struct Shared {
 /// The fastest the emulator's clock runs (2 days in 0.17 s).
 pub const MAX_SPEED: f64 = 1_000_000.0;
 
+/// A phone number as the emulator takes one: digits, after an optional `+`.
+pub fn check_phone_number(n: &str) -> Result<(), String> {
+    let digits = n.strip_prefix('+').unwrap_or(n);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("'{n}' is not a phone number"));
+    }
+    Ok(())
+}
+
 /// How many calls the emulator makes at once to one webhook.
 pub const CALLS_AT_ONCE: usize = 32;
 

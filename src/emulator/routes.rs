@@ -370,15 +370,16 @@ fn recipients(to: &Value) -> Result<Vec<String>, ApiErr> {
         other => vec![one(other)?],
     };
     for n in &list {
-        let digits = n.strip_prefix('+').unwrap_or(n);
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(bad_request(format!("'{n}' is not a phone number")));
-        }
+        check_number(n)?;
     }
     if list.is_empty() {
         return Err(bad_request("to must name at least one recipient"));
     }
     Ok(list)
+}
+
+fn check_number(n: &str) -> Result<(), ApiErr> {
+    super::check_phone_number(n).map_err(bad_request)
 }
 
 /// The query parameters of POST /messages (service-api.md).
@@ -841,12 +842,12 @@ struct Inject {
 
 async fn inject(State(s): Shr, body: Body) -> Result<(StatusCode, axum::Json<Message>), ApiErr> {
     let i: Inject = json_body(body)?;
-    let m = invoker::receive(
-        &s,
-        i.from.as_deref().unwrap_or("+27007654321"),
-        i.to.as_deref().unwrap_or("+27001234567"),
-        &i.body,
-    );
+    // A handset's number to your number, checked as a send's recipients are.
+    let from = i.from.as_deref().unwrap_or("+27007654321");
+    let to = i.to.as_deref().unwrap_or("+27001234567");
+    check_number(from)?;
+    check_number(to)?;
+    let m = invoker::receive(&s, from, to, &i.body);
     Ok((StatusCode::CREATED, axum::Json(m)))
 }
 

@@ -385,12 +385,19 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         ui.add(egui::TextEdit::singleline(&mut app.state.service.inject_text).desired_width(width))
             .labelled_by(l.id);
         if ui.button("Receive").clicked() {
+            let from = app.state.service.inject_from.trim().to_owned();
+            if let Err(why) = crate::emulator::check_phone_number(&from) {
+                app.state.service.status = Some(Err(format!(
+                    "{why}: give the handset's number in From, digits after an optional +."
+                )));
+                return;
+            }
             // Only a webhook the emulator calls with incoming messages can bring it here.
             let active = emu.webhooks().iter().any(|w| {
                 w.active && w.trigger_scope == crate::contract::TriggerScope::Received
             });
             let m = emu.inject_incoming(
-                &app.state.service.inject_from,
+                &from,
                 "+27001234567",
                 &app.state.service.inject_text,
             );
