@@ -8,6 +8,7 @@ use crate::text::escape_control;
 use clap::{Args, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::net::IpAddr;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// The environment variable that carries the API password or token secret.
 pub const PASSWORD_ENV: &str = "HOOKSCOPE_API_PASSWORD";
@@ -285,6 +286,28 @@ fn print_json(v: &impl serde::Serialize) -> Result<(), ApiCliError> {
     Ok(())
 }
 
+/// The widest a name shows in the table of `webhooks` (the whole of it is in `--json`).
+const WIDEST_NAME: usize = 40;
+
+/// `s` cut to `columns` of a terminal, with "…" where it was cut.
+fn fit(s: &str, columns: usize) -> String {
+    if s.width() <= columns {
+        return s.to_owned();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > columns {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
 /// `webhooks list` for people: a header, then one line per webhook, each column as wide as
 /// its widest value (ids run to 10 digits), anything from the service escaped.
 fn webhook_table(list: &[Webhook]) -> Vec<String> {
@@ -293,7 +316,7 @@ fn webhook_table(list: &[Webhook]) -> Vec<String> {
         .map(|w| {
             [
                 w.id.to_string(),
-                escape_control(&w.name),
+                fit(&escape_control(&w.name), WIDEST_NAME),
                 w.trigger_scope.as_str().to_owned(),
                 if w.active { "active" } else { "inactive" }.to_owned(),
                 match w.invoke_option {
@@ -311,10 +334,11 @@ fn webhook_table(list: &[Webhook]) -> Vec<String> {
         })
         .collect();
     let header = ["ID", "NAME", "SCOPE", "STATE", "CALLS", "URL", "CONTACT"].map(str::to_owned);
-    let mut widths = header.clone().map(|h| h.chars().count());
+    // Columns as wide as they show in a terminal: 日本 takes four, not two.
+    let mut widths = header.clone().map(|h| h.width());
     for r in &rows {
         for (w, cell) in widths.iter_mut().zip(r) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(cell.width());
         }
     }
     std::iter::once(&header)
@@ -325,10 +349,11 @@ fn webhook_table(list: &[Webhook]) -> Vec<String> {
                 .zip(widths)
                 .enumerate()
                 .map(|(i, (cell, w))| {
+                    let pad = " ".repeat(w.saturating_sub(cell.width()));
                     if i == 0 {
-                        format!("{cell:>w$}")
+                        format!("{pad}{cell}")
                     } else {
-                        format!("{cell:<w$}")
+                        format!("{cell}{pad}")
                     }
                 })
                 .collect();
@@ -758,6 +783,52 @@ mod tests {
         assert_eq!(lines[1].find("ops@example.com"), Some(contact));
         assert!(lines[2].contains("in\\u{1b}[2J"), "escaped: {}", lines[2]);
         assert!(lines[1].trim_start().starts_with("176380000001"));
+
+        // Wide characters take two columns in a terminal, and the columns after them still
+        // line up; a very long name is cut, not stretched across every row.
+        let mut wide = lines_of_two("日本語の名前");
+        let scope = wide[0].find("SCOPE").unwrap();
+        let cols = |line: &str, byte: usize| line[..byte].width();
+        assert_eq!(
+            cols(&wide[1], wide[1].find("SENT").unwrap()),
+            cols(&wide[0], scope)
+        );
+        assert_eq!(
+            cols(&wide[2], wide[2].find("SENT").unwrap()),
+            cols(&wide[0], scope)
+        );
+        wide = lines_of_two(&"n".repeat(5000));
+        assert!(wide.iter().all(|l| l.width() < 200), "{:?}", wide[2].len());
+        assert!(
+            wide[2].contains(&format!(" {}… ", "n".repeat(39))),
+            "{}",
+            wide[2]
+        );
+    }
+
+    /// The table of two webhooks: "a" and one named `name`.
+    fn lines_of_two(name: &str) -> Vec<String> {
+        let w = Webhook {
+            id: 1,
+            name: "a".into(),
+            url: "http://127.0.0.1:8787/hook".into(),
+            trigger_scope: crate::contract::TriggerScope::Sent,
+            active: true,
+            contact_email_address: None,
+            on_web_app: None,
+            invoke_option: None,
+        };
+        let mut named = w.clone();
+        named.name = name.into();
+        webhook_table(&[w, named])
+    }
+
+    #[test]
+    fn fit_cuts_to_columns_with_an_ellipsis() {
+        assert_eq!(fit("short", 40), "short");
+        assert_eq!(fit("abcdef", 4), "abc…");
+        // Two columns a character: 日本 is 4 columns, so 3 leave room for one and the "…".
+        assert_eq!(fit("日本語", 4), "日…");
     }
 
     /// service-api.md's Webhook response has no invokeOption: a webhook read without one is

@@ -60,11 +60,20 @@ pub enum ReceiverError {
         "port {port} on {ip} is already in use (another Hookscope, or another program); choose another with --port, or --port 0 for any free port"
     )]
     PortInUse { ip: IpAddr, port: u16 },
+    #[error("{}", not_here(.ip))]
+    NotHere { ip: IpAddr },
     #[error("cannot listen on {addr}: {source}; check the address given with --bind")]
     Bind {
         addr: SocketAddr,
         source: std::io::Error,
     },
+}
+
+/// What to say of a `--bind` address that is not one of this machine's.
+pub fn not_here(ip: &IpAddr) -> String {
+    format!(
+        "{ip} is not an address of this machine, so nothing can listen on it: give --bind one of its own (127.0.0.1 for this machine only, 0.0.0.0 for every address it has)"
+    )
 }
 
 impl ReceiverError {
@@ -78,6 +87,12 @@ impl ReceiverError {
             ),
             (ReceiverError::PortInUse { port, .. }, Some(still)) => format!(
                 "Port {port} is already in use (another Hookscope, or another program). Still listening on http://{still}/: choose another port in Settings."
+            ),
+            (ReceiverError::NotHere { ip }, still) => format!(
+                "{ip} is not an address of this machine. Check the address in Settings.{}",
+                still.map_or(String::new(), |s| format!(
+                    " Still listening on http://{s}/."
+                ))
             ),
             (ReceiverError::Bind { addr, source }, still) => format!(
                 "Cannot listen on {addr}: {source}. Check the address in Settings.{}",
@@ -455,6 +470,7 @@ pub async fn bind(config: ReceiverConfig) -> Result<Bound, ReceiverError> {
                 ip: config.bind,
                 port: config.port,
             },
+            std::io::ErrorKind::AddrNotAvailable => ReceiverError::NotHere { ip: config.bind },
             _ => ReceiverError::Bind { addr, source },
         })?;
     let local = listener

@@ -112,6 +112,33 @@ fn listen_on_a_port_in_use_is_a_clear_error() {
     assert!(!data.exists(), "a failed start created {}", data.display());
 }
 
+/// An address that is not this machine's is named as such, not as an OS error number; nothing
+/// is sent anywhere (binding fails on this machine).
+#[test]
+fn an_address_not_on_this_machine_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    // TEST-NET-1 (RFC 5737): documentation only, never a machine's own address.
+    for args in [&["listen", "--data-dir"][..], &["emulate"]] {
+        let mut cmd = bin();
+        cmd.args(args);
+        if args[0] == "listen" {
+            cmd.arg(dir.path().join("d"));
+        }
+        let out = cmd
+            .args(["--bind", "192.0.2.1", "--port", "0"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("192.0.2.1 is not an address of this machine")
+                && err.contains("--bind")
+                && !err.contains("os error"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn listen_refuses_an_answer_http_cannot_send() {
     let dir = tempfile::tempdir().unwrap();

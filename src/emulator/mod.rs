@@ -220,6 +220,8 @@ pub enum EmulatorError {
         "port {port} on {ip} is already in use; choose another with --port, or --port 0 for any free port"
     )]
     PortInUse { ip: IpAddr, port: u16 },
+    #[error("{}", crate::receiver::not_here(.ip))]
+    NotHere { ip: IpAddr },
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -256,6 +258,7 @@ impl Emulator {
                     ip: config.bind,
                     port: config.port,
                 },
+                std::io::ErrorKind::AddrNotAvailable => EmulatorError::NotHere { ip: config.bind },
                 _ => EmulatorError::Bind { addr, source },
             })?;
         let local = listener
