@@ -505,12 +505,14 @@ pub async fn send(args: SendArgs) -> Result<(), ApiCliError> {
 }
 
 pub async fn send_test(args: SendTestArgs) -> Result<(), ApiCliError> {
+    send_to(&args.api, TEST_NUMBER, &args.body).await?;
+    // Said once it was sent: a refused call is not announced as on its way.
     if !args.api.json {
         eprintln!(
-            "Sending to the test number {TEST_NUMBER}: delivery fails by design and costs nothing; the SENT webhooks get its status reports."
+            "Sent to the test number {TEST_NUMBER}: its delivery fails by design and costs nothing; the SENT webhooks get its status reports."
         );
     }
-    send_to(&args.api, TEST_NUMBER, &args.body).await
+    Ok(())
 }
 
 async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError> {
@@ -714,25 +716,30 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
                 "… {skipped} more lines of activity came too fast to show"
             );
         }
-        for a in lines {
-            let _ = writeln!(
-                out,
-                "{}  {}",
-                a.at.format("%Y-%m-%d %H:%M:%S"),
-                escape_control(&a.text)
-            );
-            shown_activity = a.seq;
+        // The activity and the outbox's new mail, in the order they happened (each is in
+        // order already; the sort is stable, so lines of the same second keep theirs).
+        let mut due: Vec<(chrono::DateTime<chrono::Utc>, String)> = lines
+            .iter()
+            .map(|a| (a.at, escape_control(&a.text)))
+            .collect();
+        if let Some(last) = lines.last() {
+            shown_activity = last.seq;
         }
         let mail = emu.outbox();
-        for m in &mail[shown_mail.min(mail.len())..] {
-            let _ = writeln!(
-                out,
-                "{}  OUTBOX to {}: {}: {}",
-                m.at.format("%Y-%m-%d %H:%M:%S"),
-                escape_control(&m.to),
-                m.notice,
-                escape_control(&m.text)
-            );
+        due.extend(mail[shown_mail.min(mail.len())..].iter().map(|m| {
+            (
+                m.at,
+                format!(
+                    "OUTBOX to {}: {}: {}",
+                    escape_control(&m.to),
+                    m.notice,
+                    escape_control(&m.text)
+                ),
+            )
+        }));
+        due.sort_by_key(|(at, _)| *at);
+        for (at, text) in due {
+            let _ = writeln!(out, "{}  {text}", at.format("%Y-%m-%d %H:%M:%S"));
         }
         let _ = out.flush();
         drop(out);

@@ -704,6 +704,21 @@ async fn every_error_kind_maps_to_a_message() {
         .unwrap_err();
     assert!(matches!(e, ApiError::NotJson { .. }), "{e}");
     api_at(&rig).delete_webhook(5).await.unwrap();
+    // The real service has no way in for a handset's message: a 404 there says inject is the
+    // emulator's.
+    rig.responder
+        .set_answer(json_error(404, "not-found"))
+        .unwrap();
+    let e = api_at(&rig)
+        .inject_incoming("+27001", "+27002", "hi")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, ApiError::NotFound { .. })
+            && e.to_string()
+                .contains("works only with Hookscope's emulator"),
+        "{e}"
+    );
     // JSON, but a webhook of a scope Hookscope does not know: a list keeps the others and names
     // it; a get says which value it could not read, not that the JSON is not JSON.
     rig.responder
@@ -844,6 +859,14 @@ async fn a_fast_clock_waits_a_real_second_for_an_answer() {
         .unwrap();
     // Its status reports (SENT, then the failure): each answered after 300 ms.
     let got = calls(&rig, 2, 60).await;
+    // Its log tells each change of its status, SENT included.
+    let said: Vec<String> = emu.activity().into_iter().map(|a| a.text).collect();
+    for status in ["accepted", "is SENT.null", "is FAILED.HANDSET_ERROR"] {
+        assert!(
+            said.iter().any(|t| t.ends_with(status)),
+            "{status}: {said:?}"
+        );
+    }
     for s in &got {
         let codes: Vec<_> = s.inv.findings.iter().map(|f| f.code.as_str()).collect();
         assert!(!codes.contains(&"caller-hung-up"), "{codes:?}");

@@ -346,6 +346,12 @@ impl ApiClient {
                     "{detail} (nothing is at {url}: is --api-url the API's base, ending in /v1?)"
                 ),
             },
+            // Only Hookscope's emulator takes messages from a handset.
+            404 if url.ends_with("/emulator/incoming") => ApiError::NotFound {
+                detail: format!(
+                    "{detail} (nothing is at {url}: injecting an incoming message works only with Hookscope's emulator, `hookscope emulate`, not with the real service)"
+                ),
+            },
             404 => ApiError::NotFound { detail },
             400 if fragment.contains("too-many")
                 || detail.contains("at most") && detail.contains("messages") =>

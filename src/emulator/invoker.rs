@@ -197,10 +197,11 @@ pub fn submit(s: &Arc<Shared>, sub: Outgoing<'_>) -> Message {
         }
         let t = s2.clock.now() + chrono::TimeDelta::from_std(STEP).unwrap_or_default();
         s2.clock.sleep_until(t).await;
-        if let Some(sent) = set_status(&s2, &id, MessageStatus::new("SENT", None), Some(cost))
-            && reports == "ALL"
-        {
-            dispatch(&s2, TriggerScope::Sent, sent);
+        if let Some(sent) = set_status(&s2, &id, MessageStatus::new("SENT", None), Some(cost)) {
+            s2.log(format!("message {id} is {}", sent.status.id));
+            if reports == "ALL" {
+                dispatch(&s2, TriggerScope::Sent, sent);
+            }
         }
         let t = s2.clock.now() + chrono::TimeDelta::from_std(STEP).unwrap_or_default();
         s2.clock.sleep_until(t).await;
