@@ -369,16 +369,15 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
         }
         let (status, retry_after) = call(&s, &hook, event, &delivery, attempt, &messages).await;
         drop(permit);
-        if status == Some(429) {
+        let slowed = if status == Some(429) {
             let now = s.clock.now();
-            let started = match pace.as_mut() {
+            match pace.as_mut() {
                 Some(p) => p.answered_429(now),
                 None => lane.pace.lock().await.answered_429(now),
-            };
-            if started {
-                s.log(format!("webhook {} answered 429: {}", hook.id, SLOW_RULE));
             }
-        }
+        } else {
+            false
+        };
         drop(pace);
         let outcome = status.map_or(Outcome::RetryTemporary, outcome_of);
         let retry_after = retry_after.filter(|_| outcome.honours_retry_after());
@@ -392,6 +391,9 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
             hook.id,
             outcome.as_str()
         ));
+        if slowed {
+            s.log(format!("webhook {} answered 429: {}", hook.id, SLOW_RULE));
+        }
         // The failure, in real time: the retry waits its delay after it (below).
         let failed = std::time::Instant::now();
         let took = chrono::TimeDelta::from_std(started.elapsed()).unwrap_or_default();
