@@ -2052,6 +2052,8 @@ fn the_body_tabs_of_a_body_over_the_limit_say_it_was_not_kept() {
         matches!(app.state.listening, Listening::On(_))
     });
     rig.open_newest("too-big-1", 1);
+    // Nothing to copy either.
+    assert!(rig.harness.query_by_label("Copy body").is_none());
     use hookscope::app::state::DetailTab;
     for tab in [DetailTab::Messages, DetailTab::Json, DetailTab::Raw] {
         rig.harness.state_mut().state.detail_tab = tab;

@@ -24,7 +24,9 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // the panel is narrow (or zoomed) instead of running under the buttons.
     ui.horizontal(|ui| {
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            if std::str::from_utf8(&s.inv.body).is_ok() {
+            if !s.inv.body_kept {
+                // Nothing of the body was kept to copy (its tabs say why).
+            } else if std::str::from_utf8(&s.inv.body).is_ok() {
                 super::copy_button(
                     ui,
                     &mut app.state.copied,
