@@ -1,7 +1,7 @@
 //! Deliveries: the attempts that carry one delivery id (for one webhook), read against the
 //! contract's schedule: the state in plain words, the projected future, and anomalies.
 
-use crate::contract::{Finding, Outcome, Plan, RetryAfter, Schedule, Severity};
+use crate::contract::{Finding, Outcome, Plan, RetryAfter, RetryDates, Schedule, Severity};
 use crate::store::{Cancel, Stored};
 use crate::text::human_duration;
 use chrono::{DateTime, Local, TimeDelta, Utc};
@@ -287,6 +287,18 @@ pub fn analyze(
         });
     }
 
+    // On the emulator's clock, the wait each answer's Retry-After asked for, read as the
+    // emulator reads it: a date by its distance from the answer, and the same date again as
+    // the time it was first read as (waited for once).
+    let clock_waits: Option<Vec<Option<Duration>>> = clock.as_ref().map(|c| {
+        let mut dates = RetryDates::default();
+        attempts
+            .iter()
+            .zip(c)
+            .map(|(a, &t)| a.retry_after.map(|r| dates.wait(r, a.at, t)))
+            .collect()
+    });
+
     // Attempt numbers: 1, 2, 3... in order.
     if let Some(n) = attempts[0].number
         && n > 1
@@ -358,16 +370,21 @@ pub fn analyze(
                 Some(m) => (m, tolerance_for(m)),
                 None => (schedule, tolerance),
             };
-            let (schedule, tolerance, gap) = match (&clock, fastest) {
-                (Some(c), Some(v)) => (
+            let (schedule, tolerance, gap, wait) = match (&clock, &clock_waits, fastest) {
+                (Some(c), Some(w), Some(v)) => (
                     &contract_schedule,
                     DEFAULT_TOLERANCE.max(Duration::from_millis(500).mul_f64(v)),
                     (c[i + 1] - c[i]).to_std().unwrap_or_default(),
+                    w[i],
                 ),
-                _ => (schedule, tolerance, gap),
+                _ => (
+                    schedule,
+                    tolerance,
+                    gap,
+                    prev.retry_after.map(|r| r.wait_from(prev.at)),
+                ),
             };
-            let expected =
-                schedule.effective_delay(p, prev.retry_after.map(|r| r.wait_from(prev.at)));
+            let expected = schedule.effective_delay(p, wait);
             if gap + tolerance < expected {
                 findings.push(finding(
                     Severity::Error,
@@ -428,9 +445,11 @@ pub fn analyze(
             &contract_schedule,
             c[failing.unwrap_or(position)],
             c[position],
-            // A date is the receiver's: the wait it asked for from the answer.
-            last.retry_after
-                .map(|r| RetryAfter::Wait(r.wait_from(last.at))),
+            // A date is the receiver's: the wait it asked for from the answer, as above.
+            clock_waits
+                .as_ref()
+                .and_then(|w| w[position])
+                .map(RetryAfter::Wait),
         ),
         None => (
             schedule,
@@ -788,6 +807,58 @@ mod tests {
         }
     }
 
+    /// The marks an emulator puts on its call: its clock's speed, and its time (`emu_secs`
+    /// after 19:00 of t0's day).
+    fn emulator_marks(c: &mut Stored, speed: &str, emu_secs: i64) {
+        use crate::store::Header;
+        let t = t0() + TimeDelta::hours(5) + TimeDelta::seconds(emu_secs);
+        c.inv.headers = vec![
+            Header::new("X-Hookscope-Clock-Speed", speed.as_bytes()),
+            Header::new(
+                "X-Hookscope-Clock-Time",
+                t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+                    .as_bytes(),
+            ),
+        ];
+    }
+
+    #[test]
+    fn the_same_retry_after_date_is_waited_for_once_on_the_emulators_clock() {
+        use crate::store::Header;
+        // At 60x, every answer 503 with the same date, 10 minutes after the first answer on
+        // this machine's clock: the first retry waits for it (10 min of the emulator's clock,
+        // 10 s here), the next ones follow the schedule (3 min, then 6).
+        let date = "Mon, 16 Nov 2026 14:10:00 GMT";
+        let real = [0, 10, 13];
+        let emu = [0, 600, 780];
+        let mut calls: Vec<Stored> = (0..3)
+            .map(|i| call(i as i64 + 1, i as u32 + 1, real[i], 503, Some(date)))
+            .collect();
+        for (i, c) in calls.iter_mut().enumerate() {
+            emulator_marks(c, "60", emu[i]);
+        }
+        let d = analyze(&calls, &scaled_schedule(60.0), DEFAULT_TOLERANCE, &[]).unwrap();
+        // Read afresh, the date was still 9 min 47 s off at the second answer, and the third
+        // call came "too early".
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
+        // The next retry: 6 min of its clock after the third call, 6 s here.
+        let plan = d.projection.clone().unwrap();
+        assert_eq!(
+            plan.retries[0].at,
+            calls[2].inv.received_at + TimeDelta::seconds(6)
+        );
+        // A retry that did not wait for the date is still too early.
+        let t = t0() + TimeDelta::hours(5) + TimeDelta::seconds(300);
+        calls[1].inv.headers[1] = Header::new(
+            "X-Hookscope-Clock-Time",
+            t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+                .as_bytes(),
+        );
+        calls[1].inv.received_at = t0() + TimeDelta::seconds(5);
+        let d = analyze(&calls[..2], &scaled_schedule(60.0), DEFAULT_TOLERANCE, &[]).unwrap();
+        assert_eq!(codes(&d), ["retry-too-early"]);
+    }
+
     #[test]
     fn calls_with_the_emulators_times_are_measured_and_planned_on_its_clock() {
         use crate::store::Header;
@@ -798,15 +869,7 @@ mod tests {
         let speeds = ["600", "600", "60", "60"];
         let mut calls = paced(503, &[150, 1_650, 6_000]);
         for (i, c) in calls.iter_mut().enumerate() {
-            let t = t0() + TimeDelta::hours(5) + TimeDelta::seconds(emu[i]);
-            c.inv.headers = vec![
-                Header::new("X-Hookscope-Clock-Speed", speeds[i].as_bytes()),
-                Header::new(
-                    "X-Hookscope-Clock-Time",
-                    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
-                        .as_bytes(),
-                ),
-            ];
+            emulator_marks(c, speeds[i], emu[i]);
         }
         // Read at the speed now (60x): no finding, whatever the speeds along the way.
         let d = analyze(&calls, &scaled_schedule(60.0), DEFAULT_TOLERANCE, &[]).unwrap();

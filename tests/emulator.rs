@@ -994,7 +994,8 @@ async fn retry_after_delays_the_retry() {
 
 /// A Retry-After date is the receiver's, on this machine's clock: its distance from the answer
 /// is a wait on the emulator's clock, as delay-seconds are (read against the emulator's own
-/// clock, which runs ahead, a date 10 minutes off had already passed and was ignored).
+/// clock, which runs ahead, a date 10 minutes off had already passed and was ignored), and the
+/// same date in the next answer has passed (it was waited for again on every retry).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_after_date_delays_the_retry_on_a_fast_clock() {
     let speed = 300.0;
@@ -1017,13 +1018,21 @@ async fn a_retry_after_date_delays_the_retry_on_a_fast_clock() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     emu.inject_incoming("+27007654321", "+27001234567", "hi");
-    let got = calls(&rig, 2, 30).await;
+    let got = calls(&rig, 3, 30).await;
     let g = gap_secs(&got[0], &got[1]);
     assert!(
         g >= 1.9,
         "a date about 10 min off at 300x is a wait of about 2 s (read on the emulator's clock, 1 s); the gap was {g}"
     );
-    assert_reads_clean(&got[..2], speed);
+    // The second answer carries the same date: waited for once, it has passed on the
+    // emulator's clock, and the next retry follows the schedule (3 min, 0.6 s at 300x), not
+    // the date's distance again (still almost 10 minutes on this machine's clock: 2 s).
+    let g2 = gap_secs(&got[1], &got[2]);
+    assert!(
+        (0.5..1.5).contains(&g2),
+        "after the date, the schedule's 3 min (0.6 s at 300x); the gap was {g2}"
+    );
+    assert_reads_clean(&got[..3], speed);
 }
 
 /// A receiver that never answers in time makes the emulator wait 2 s of real time a call, more

@@ -13,8 +13,8 @@ mod validate;
 pub use message::{Message, MessageStatus, Submission};
 pub use outcome::{Outcome, outcome_of};
 pub use schedule::{
-    Attempt, Plan, RETRY_DELAYS, RETRY_WINDOW, RULE as SCHEDULE_RULE, RetryAfter, STEADY_DELAY,
-    Schedule, max_attempts, parse_retry_after,
+    Attempt, Plan, RETRY_DELAYS, RETRY_WINDOW, RULE as SCHEDULE_RULE, RetryAfter, RetryDates,
+    STEADY_DELAY, Schedule, max_attempts, parse_retry_after,
 };
 pub use validate::{FastPath, Finding, HeaderPair, Severity, Validation, check_body, validate};
 

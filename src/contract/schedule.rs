@@ -258,6 +258,52 @@ impl RetryAfter {
     }
 }
 
+/// How one delivery's answers' Retry-After read on an emulator's clock (the emulator plans by
+/// it, and the window reads the emulator's calls by it).
+///
+/// The receiver writes a date on this machine's clock, while the delivery runs on the
+/// emulator's, which may run faster. A date is read by its distance from when the answer came
+/// (a date 10 minutes off holds the retry 10 emulated minutes), and the emulated time it names
+/// is remembered: an answer that carries the same date again names the same time, which has
+/// then passed, so a plan whose answers all carry one date waits for it once and then follows
+/// the schedule, as the service would (read afresh, the date would still be 10 real minutes
+/// off after 10 s of a 60x clock, and every retry would wait again). A receiver that writes a
+/// new date each time ("10 minutes from now") gets each read afresh, as the service would.
+#[derive(Clone, Debug, Default)]
+pub struct RetryDates {
+    /// The last date seen and the emulated time it was read as.
+    last: Option<(DateTime<Utc>, DateTime<Utc>)>,
+}
+
+impl RetryDates {
+    /// The wait `ra` asks for from an answer that came at `real_now` on this machine's clock
+    /// and `emulated_now` on the emulator's.
+    pub fn wait(
+        &mut self,
+        ra: RetryAfter,
+        real_now: DateTime<Utc>,
+        emulated_now: DateTime<Utc>,
+    ) -> Duration {
+        let RetryAfter::Until(date) = ra else {
+            return ra.wait_from(real_now);
+        };
+        let at = match self.last {
+            Some((seen, at)) if seen == date => at,
+            _ => {
+                let at = emulated_now
+                    .checked_add_signed(
+                        chrono::TimeDelta::from_std(ra.wait_from(real_now))
+                            .unwrap_or(chrono::TimeDelta::MAX),
+                    )
+                    .unwrap_or(DateTime::<Utc>::MAX_UTC);
+                self.last = Some((date, at));
+                at
+            }
+        };
+        (at - emulated_now).to_std().unwrap_or(Duration::ZERO)
+    }
+}
+
 /// Parse a Retry-After header value: delay-seconds or an HTTP-date (relative to `now`).
 /// A date in the past means no wait.
 pub fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
@@ -444,5 +490,88 @@ mod tests {
         // Seconds, by contrast, delay every retry alike.
         let p = s.plan(t0(), Some(RetryAfter::Wait(Duration::from_secs(2 * 3600))));
         assert_eq!(p.retries[1].at - p.retries[0].at, secs(2 * 3600));
+    }
+}
+
+#[cfg(test)]
+mod retry_dates_tests {
+    use super::*;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    /// A 60x clock: 10 real seconds after 14:00:00 real, the emulator is 10 minutes on.
+    const REAL_0: &str = "2026-11-23T14:00:00Z";
+    const EMU_0: &str = "2026-11-25T08:00:00Z";
+
+    #[test]
+    fn a_date_is_read_by_its_distance_from_the_answer() {
+        let mut d = RetryDates::default();
+        let ra = RetryAfter::Until(t("2026-11-23T14:10:00Z"));
+        assert_eq!(d.wait(ra, t(REAL_0), t(EMU_0)), Duration::from_secs(600));
+    }
+
+    #[test]
+    fn the_same_date_again_has_passed_on_the_emulators_clock() {
+        let mut d = RetryDates::default();
+        let ra = RetryAfter::Until(t("2026-11-23T14:10:00Z"));
+        assert_eq!(d.wait(ra, t(REAL_0), t(EMU_0)), Duration::from_secs(600));
+        // The retry came 10 emulated minutes (10 real seconds) later and was answered with the
+        // same date: waited for once, it asks for nothing more.
+        assert_eq!(
+            d.wait(ra, t("2026-11-23T14:00:10Z"), t("2026-11-25T08:10:00Z")),
+            Duration::ZERO
+        );
+        // Answered with it again while it had not yet passed (a retry that came early):
+        // only what is left of it.
+        let mut d = RetryDates::default();
+        d.wait(ra, t(REAL_0), t(EMU_0));
+        assert_eq!(
+            d.wait(ra, t("2026-11-23T14:00:04Z"), t("2026-11-25T08:04:00Z")),
+            Duration::from_secs(360)
+        );
+    }
+
+    #[test]
+    fn a_new_date_each_time_is_read_afresh() {
+        let mut d = RetryDates::default();
+        let first = RetryAfter::Until(t("2026-11-23T14:10:00Z"));
+        assert_eq!(d.wait(first, t(REAL_0), t(EMU_0)), Duration::from_secs(600));
+        // "10 minutes from now" again, 10 real seconds later.
+        let second = RetryAfter::Until(t("2026-11-23T14:10:10Z"));
+        assert_eq!(
+            d.wait(second, t("2026-11-23T14:00:10Z"), t("2026-11-25T08:10:00Z")),
+            Duration::from_secs(600)
+        );
+    }
+
+    #[test]
+    fn seconds_and_past_dates_are_unchanged() {
+        let mut d = RetryDates::default();
+        assert_eq!(
+            d.wait(
+                RetryAfter::Wait(Duration::from_secs(120)),
+                t(REAL_0),
+                t(EMU_0)
+            ),
+            Duration::from_secs(120)
+        );
+        assert_eq!(
+            d.wait(
+                RetryAfter::Until(t("1994-11-06T08:49:37Z")),
+                t(REAL_0),
+                t(EMU_0)
+            ),
+            Duration::ZERO
+        );
+        // A date too far for the calendar does not overflow.
+        assert!(
+            d.wait(
+                RetryAfter::Until(DateTime::<Utc>::MAX_UTC),
+                t(REAL_0),
+                t(EMU_0)
+            ) > Duration::from_secs(1 << 40)
+        );
     }
 }

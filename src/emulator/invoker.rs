@@ -6,8 +6,8 @@ use crate::api::Transport;
 use crate::api::model::{InvokeOption, Webhook};
 use crate::contract::slowdown::{Gate, RULE as SLOW_RULE, SLOW_FOR};
 use crate::contract::{
-    ANSWER_TIMEOUT, EventKind, Message, MessageStatus, Outcome, Schedule, Submission, TEST_NUMBER,
-    TriggerScope, outcome_of, parse_retry_after,
+    ANSWER_TIMEOUT, EventKind, Message, MessageStatus, Outcome, RetryAfter, RetryDates, Schedule,
+    Submission, TEST_NUMBER, TriggerScope, outcome_of,
 };
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -290,6 +290,7 @@ struct Resume {
     attempt: u32,
     first_failure: DateTime<Utc>,
     at: DateTime<Utc>,
+    dates: RetryDates,
 }
 
 /// Call the webhook with `messages` until the contract says stop. (Boxed: a failed batch
@@ -311,17 +312,17 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
     // clock a millisecond of timer lag or of answer time would otherwise count as seconds or
     // minutes of schedule, and a delivery would make fewer attempts in its 2 days than the
     // service makes (at speed 1 the two are the same).
-    let (delivery, mut attempt, mut first_failure, mut due) = match resume {
+    let (delivery, mut attempt, mut first_failure, mut due, mut dates) = match resume {
         Some(r) => {
             s.clock.sleep_until(r.at).await;
-            (r.delivery, r.attempt, Some(r.first_failure), r.at)
+            (r.delivery, r.attempt, Some(r.first_failure), r.at, r.dates)
         }
         None => {
             let mut d = s.data();
             d.next_delivery += 1;
             let id = format!("dlv-{:06}-{}", d.next_delivery, w.id);
             drop(d);
-            (id, 1, None, s.clock.now())
+            (id, 1, None, s.clock.now(), RetryDates::default())
         }
     };
     let lane = s.lane(w.id);
@@ -380,7 +381,7 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
         };
         drop(pace);
         let outcome = status.map_or(Outcome::RetryTemporary, outcome_of);
-        let retry_after = retry_after.filter(|_| outcome.honours_retry_after());
+        let answered_at = Utc::now();
         let answered = status.map_or("no answer".to_owned(), |c| c.to_string());
         // For the outbox's sentences: "was answered 503", "got no answer in time".
         let was_answered = status.map_or("got no answer in time".to_owned(), |c| {
@@ -399,6 +400,9 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
         let took = chrono::TimeDelta::from_std(started.elapsed()).unwrap_or_default();
         // Never ahead of the clock (a clock slower than real time).
         let now = (due + took).min(s.clock.now());
+        let retry_after = retry_after
+            .filter(|_| outcome.honours_retry_after())
+            .map(|ra| dates.wait(ra, answered_at, now));
         match outcome {
             Outcome::Succeeded => return,
             Outcome::FailedPermanently => {
@@ -464,6 +468,7 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
                     attempt: next.number,
                     first_failure: ff,
                     at: next.at,
+                    dates: dates.clone(),
                 };
                 let (s2, w2) = (s.clone(), hook.clone());
                 s.rt.spawn(async move { deliver(s2, w2, vec![m], Some(resume)).await });
@@ -494,7 +499,7 @@ async fn call(
     delivery: &str,
     attempt: u32,
     messages: &[Message],
-) -> (Option<u16>, Option<Duration>) {
+) -> (Option<u16>, Option<RetryAfter>) {
     let b = &s.brand();
     let body = serde_json::to_vec(messages).unwrap_or_else(|_| b"[]".to_vec());
     let r = s
@@ -526,10 +531,9 @@ async fn call(
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
-                // A date is the receiver's, on this machine's clock: its distance from now is
-                // a wait on the emulator's clock, as delay-seconds are (read against the
-                // emulator's clock, which runs ahead, every date had passed).
-                .and_then(|v| parse_retry_after(v, Utc::now()));
+                // A date is the receiver's, on this machine's clock: the delivery reads it on
+                // the emulator's (`RetryDates`).
+                .and_then(RetryAfter::parse);
             (Some(r.status().as_u16()), ra)
         }
         Err(_) => (None, None),
