@@ -534,7 +534,10 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         } else {
             writeln!(err, "Hookscope is listening on {}", running.url())?;
         }
-        if let Some(warning) = crate::cli_api::exposure_warning(running.addr.ip(), false) {
+        if let Some(warning) = crate::cli_api::exposure_warning(
+            running.addr.ip(),
+            crate::cli_api::DefaultPasswords::default(),
+        ) {
             writeln!(err, "{warning}")?;
         }
         writeln!(err, "Calls are stored in {}", store.db_path().display())?;

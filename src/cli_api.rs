@@ -159,18 +159,31 @@ pub struct InjectArgs {
     pub api: ApiArgs,
 }
 
+/// Which of the emulator's passwords are still the well-known defaults.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DefaultPasswords {
+    /// The account's is `demo` (HOOKSCOPE_API_PASSWORD unset or empty).
+    pub account: bool,
+    /// A read-only principal was asked for and its password is `readonly`
+    /// (HOOKSCOPE_API_READONLY_PASSWORD unset or empty).
+    pub read_only: bool,
+}
+
 /// What `listen` and `emulate` say when their address is not this machine's alone (and, for
-/// the emulator, when its API still has the demo password).
-pub fn exposure_warning(bind: IpAddr, default_password: bool) -> Option<String> {
+/// the emulator, when its API still has a default password).
+pub fn exposure_warning(bind: IpAddr, defaults: DefaultPasswords) -> Option<String> {
     (!bind.is_loopback()).then(|| {
-        format!(
-            "Warning: {bind} is reachable from other machines, not only this one{}.",
-            if default_password {
-                ", and the password is the demo one (set HOOKSCOPE_API_PASSWORD)"
-            } else {
-                ""
-            }
-        )
+        let mut also = String::new();
+        if defaults.account {
+            also.push_str(", and the password is the demo one (set HOOKSCOPE_API_PASSWORD)");
+        }
+        if defaults.read_only {
+            also.push_str(if defaults.account { "; " } else { ", and " });
+            also.push_str(
+                "the read-only principal's password is the default one (set HOOKSCOPE_API_READONLY_PASSWORD)",
+            );
+        }
+        format!("Warning: {bind} is reachable from other machines, not only this one{also}.")
     })
 }
 
@@ -642,10 +655,14 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
     let given = env_secret(PASSWORD_ENV);
     let default_password = given.is_none();
     let password = given.unwrap_or_else(|| "demo".into());
+    let given_read_only = env_secret("HOOKSCOPE_API_READONLY_PASSWORD");
+    let defaults = DefaultPasswords {
+        account: default_password,
+        read_only: args.read_only_user.is_some() && given_read_only.is_none(),
+    };
     let read_only = args.read_only_user.as_ref().map(|u| Credentials {
         user: u.clone(),
-        password: env_secret("HOOKSCOPE_API_READONLY_PASSWORD")
-            .unwrap_or_else(|| "readonly".into()),
+        password: given_read_only.unwrap_or_else(|| "readonly".into()),
     });
     let emu = Emulator::start(EmulatorConfig {
         bind: args.bind,
@@ -669,7 +686,7 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
     } else {
         eprintln!("The service emulator is listening on {}", emu.base_url());
     }
-    if let Some(warning) = exposure_warning(args.bind, default_password) {
+    if let Some(warning) = exposure_warning(args.bind, defaults) {
         eprintln!("{warning}");
     }
     eprintln!(
@@ -683,7 +700,12 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
     );
     if let Some(u) = &args.read_only_user {
         eprintln!(
-            "Read-only principal: {u} (password from HOOKSCOPE_API_READONLY_PASSWORD, default readonly)"
+            "Read-only principal: {u}, password {}",
+            if defaults.read_only {
+                "readonly (set HOOKSCOPE_API_READONLY_PASSWORD to change it)"
+            } else {
+                "from HOOKSCOPE_API_READONLY_PASSWORD"
+            }
         );
     }
     eprintln!(
@@ -886,16 +908,40 @@ mod tests {
     #[test]
     fn emulate_warns_when_other_machines_can_reach_it() {
         let any: IpAddr = "0.0.0.0".parse().unwrap();
-        let w = exposure_warning(any, true).expect("a warning");
+        let demo = DefaultPasswords {
+            account: true,
+            read_only: false,
+        };
+        let w = exposure_warning(any, demo).expect("a warning");
         assert!(
             w.contains("0.0.0.0 is reachable from other machines"),
             "{w}"
         );
         assert!(w.contains("HOOKSCOPE_API_PASSWORD"), "{w}");
-        let w = exposure_warning(any, false).expect("a warning");
-        assert!(!w.contains("demo"), "{w}");
+        assert!(!w.contains("READONLY"), "{w}");
+        let w = exposure_warning(any, DefaultPasswords::default()).expect("a warning");
+        assert!(!w.contains("demo") && !w.contains("default"), "{w}");
+        // The read-only principal's default password is as well known as the demo one.
+        let both = DefaultPasswords {
+            account: true,
+            read_only: true,
+        };
+        let w = exposure_warning(any, both).expect("a warning");
+        assert!(
+            w.contains("(set HOOKSCOPE_API_PASSWORD); the read-only principal's password is the default one (set HOOKSCOPE_API_READONLY_PASSWORD)."),
+            "{w}"
+        );
+        let ro = DefaultPasswords {
+            account: false,
+            read_only: true,
+        };
+        let w = exposure_warning(any, ro).expect("a warning");
+        assert!(
+            w.contains("this one, and the read-only principal's password"),
+            "{w}"
+        );
         for local in ["127.0.0.1", "::1"] {
-            assert_eq!(exposure_warning(local.parse().unwrap(), true), None);
+            assert_eq!(exposure_warning(local.parse().unwrap(), both), None);
         }
     }
 

@@ -398,13 +398,16 @@ pub fn check_target(url: &reqwest::Url, allow_remote: bool) -> Result<(), String
     let local = match host {
         url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
         url::Host::Ipv4(ip) => ip.is_loopback(),
-        url::Host::Ipv6(ip) => ip.is_loopback(),
+        // ::1, and 127.x.y.z written as an IPv4-mapped address (::ffff:127.0.0.1).
+        url::Host::Ipv6(ip) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
     };
     if local {
         Ok(())
     } else {
         Err(format!(
-            "the emulator only calls this machine (127.0.0.1, ::1, localhost), not {host}; to call other hosts, allow it (`hookscope emulate --allow-remote`, or *Call other hosts than this machine* in the window's Service panel)"
+            "the emulator only calls this machine (127.0.0.0/8, ::1, localhost), not {host}; to call other hosts, allow it (`hookscope emulate --allow-remote`, or *Call other hosts than this machine* in the window's Service panel)"
         ))
     }
 }
@@ -459,6 +462,7 @@ mod tests {
             "http://localhost/h",
             "https://[::1]:8/x",
             "http://127.8.9.1/",
+            "http://[::ffff:127.0.0.1]:8787/h",
         ] {
             assert_eq!(check_target(&url(ok), false), Ok(()), "{ok}");
         }
@@ -466,6 +470,8 @@ mod tests {
             "http://192.0.2.1/h",
             "http://10.0.0.1/h",
             "https://example.com/h",
+            "http://[::ffff:192.0.2.1]/h",
+            "http://[2001:db8::1]/h",
         ] {
             let e = check_target(&url(remote), false).unwrap_err();
             assert!(e.contains("--allow-remote"), "{e}");
