@@ -388,10 +388,19 @@ pub fn show_json(s: &Stored) -> serde_json::Value {
 
 /// One rule for the banner: its name, its answer, how often it answers, and what the service
 /// makes of an answer that is not simply its code.
-fn rule_line(r: &crate::rules::Rule, quoted: &dyn Fn(&str) -> String) -> String {
+/// (`notes`: false for the rule that takes every call, whose answer the lines after the list
+/// explain in full.)
+fn rule_line(r: &crate::rules::Rule, quoted: &dyn Fn(&str) -> String, notes: bool) -> String {
     let mut t = format!("{}: {}", quoted(&r.name), r.answer.summary());
     if r.answer.too_late() {
         t += " (past the service's wait: a temporary failure)";
+    } else if notes {
+        if let Some(brief) = r.answer.retry_after_brief() {
+            t += &format!(" ({brief})");
+        }
+        if r.answer.outcome() == crate::contract::Outcome::RetrySlowDown {
+            t += " (the service slows down: see below)";
+        }
     }
     if let Some(n) = r.when.every_nth.filter(|&n| n > 1) {
         t += &format!(
@@ -427,8 +436,10 @@ pub fn answer_banner(
         }
         Some(rules) => {
             lines.push("Rules, first match wins:".into());
+            let catch_all = rules.catch_all().map(|(i, _)| i);
             for (i, r) in rules.rules.iter().enumerate() {
-                lines.push(format!("  {}. {}", i + 1, rule_line(r, &quoted)));
+                let notes = catch_all != Some(i);
+                lines.push(format!("  {}. {}", i + 1, rule_line(r, &quoted, notes)));
             }
             match rules.catch_all() {
                 Some((i, rule)) => {
@@ -470,7 +481,17 @@ pub fn answer_banner(
         last.summary(),
         last.outcome().describe()
     ));
-    if last.outcome() == crate::contract::Outcome::RetrySlowDown && !last.too_late() {
+    // A 429 in a rule the list notes, or in the answer above: how the service slows down.
+    let slows =
+        |a: &Answer| a.outcome() == crate::contract::Outcome::RetrySlowDown && !a.too_late();
+    let a_rule_slows = rules.is_some_and(|rs| {
+        let catch_all = rs.catch_all().map(|(i, _)| i);
+        rs.rules
+            .iter()
+            .enumerate()
+            .any(|(i, r)| catch_all != Some(i) && slows(&r.answer))
+    });
+    if slows(last) || a_rule_slows {
         lines.push(format!(
             "{} (Assumed: the contract does not say how.)",
             crate::contract::slowdown::RULE
@@ -938,6 +959,7 @@ pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
                     .then_some(crate::contract::slowdown::RULE),
                 "retry_after_seconds": retry_after.map(|r| retry_after_seconds(r, now)),
                 "retry_after_honoured": retry_after.map(|_| outcome.honours_retry_after()),
+                "retry_after_effect": retry_after.map(|r| retry_after_effect(outcome, r, now)),
                 "plan": plan,
             }))?
         )?;
@@ -945,6 +967,28 @@ pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
         write!(out, "{}", schedule_text(args.code, retry_after, now))?;
     }
     Ok(())
+}
+
+/// What the service makes of a Retry-After in an answer with this outcome, in a word for
+/// `schedule --json`: `ignored` (not 503 or 429), `passed` (a date already passed: no wait),
+/// `past-window` (no retry fits in the 2-day window: the message is discarded), or `honoured`.
+fn retry_after_effect(
+    outcome: crate::contract::Outcome,
+    value: RetryAfter,
+    now: chrono::DateTime<chrono::Utc>,
+) -> &'static str {
+    if !outcome.honours_retry_after() {
+        return "ignored";
+    }
+    if matches!(value, RetryAfter::Until(at) if at <= now) {
+        return "passed";
+    }
+    let first_retry = Schedule::default().next_attempt(now, 1, now, Some(value.wait_from(now)));
+    if first_retry.is_none() {
+        "past-window"
+    } else {
+        "honoured"
+    }
 }
 
 /// What the service makes of a Retry-After in an answer with this outcome, in a line.
@@ -1232,6 +1276,43 @@ mod tests {
                 "  2. \"third\": 503 Retry-After 120, every 3rd call it matches",
             ]
         );
+        // A rule for some calls whose Retry-After is more than a wait, or whose 429 slows the
+        // service down, says so on its line, as the answer for every call would below.
+        let with = |name: &str, status, retry_after: &str| {
+            let mut r = rule(name, first_two.clone(), None);
+            r.answer = Answer {
+                retry_after: Some(retry_after.to_owned()),
+                ..Answer::status(status)
+            };
+            r
+        };
+        let lines = answer_banner(
+            &Answer::status(200),
+            Some(&RuleSet::new(vec![
+                with("too far", 503, "200000"),
+                with("passed", 503, "Sun, 06 Nov 1994 08:49:37 GMT"),
+                with("ignored", 500, "60"),
+                with("slow", 429, "60"),
+            ])),
+            true,
+        );
+        assert_eq!(
+            lines[1..5],
+            [
+                "  1. \"too far\": 503 Retry-After 200000 (the Retry-After reaches past the 2-day window: no retry, discarded)",
+                "  2. \"passed\": 503 Retry-After Sun, 06 Nov 1994 08:49:37 GMT (the Retry-After date has passed: no effect)",
+                "  3. \"ignored\": 500 Retry-After 60 (ignored)",
+                "  4. \"slow\": 429 Retry-After 60 (the service slows down: see below)",
+            ]
+        );
+        assert!(
+            lines[5].starts_with("Calls no rule matches are answered 200"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[6].starts_with("After a 429 the service slows down"),
+            "{lines:?}"
+        );
         // A rule that takes every call: the fixed answer is never used, and the rule's own
         // answer is the one described.
         let all = RuleSet::new(vec![
@@ -1319,7 +1400,7 @@ mod tests {
             now,
         );
         assert!(
-            huge.contains(&format!("Retry-After: {} s, over a year", u64::MAX)),
+            huge.contains(&format!("Retry-After: {} s or more, over a year", u64::MAX)),
             "{huge}"
         );
         // The delay and the time since the first failure to the same second, on one line.
@@ -1466,5 +1547,24 @@ mod tests {
         assert!(t.contains("(+1 min 30 s after the failure before"), "{t}");
         assert_eq!(retry_after_seconds(date, now), 7200);
         assert_eq!(retry_after_seconds(past, now), 0);
+        // --json says the same as the text, in a word.
+        use crate::contract::Outcome;
+        assert_eq!(
+            retry_after_effect(Outcome::RetryUnavailable, date, now),
+            "honoured"
+        );
+        assert_eq!(
+            retry_after_effect(Outcome::RetryUnavailable, past, now),
+            "passed"
+        );
+        assert_eq!(
+            retry_after_effect(Outcome::RetryTemporary, date, now),
+            "ignored"
+        );
+        let far = RetryAfter::Wait(Duration::from_secs(200_000));
+        assert_eq!(
+            retry_after_effect(Outcome::RetrySlowDown, far, now),
+            "past-window"
+        );
     }
 }

@@ -223,20 +223,42 @@ impl Answer {
     /// than 503 and 429; a date already passed; a wait so long that no retry fits in the 2-day
     /// window, so the message is discarded after the one attempt.
     pub fn retry_after_note_at(&self, now: chrono::DateTime<chrono::Utc>) -> Option<String> {
-        if self.retry_after_ignored() {
-            return Some(format!(
+        Some(match self.retry_after_effect(now)? {
+            RetryAfterEffect::Ignored => format!(
                 "The service ignores Retry-After with {}: it honours it only with 503 and 429.",
                 self.status
-            ));
+            ),
+            RetryAfterEffect::Passed => {
+                "The Retry-After date has already passed: it asks for no wait, so retries follow the schedule.".to_owned()
+            }
+            RetryAfterEffect::PastWindow(given) => format!(
+                "A Retry-After {given} reaches past the service's 2-day retry window: no retry comes, and the message is discarded after its first attempt."
+            ),
+        })
+    }
+
+    /// [`Answer::retry_after_note`] in a few words, for a rule's line in a list (a Retry-After
+    /// ignored is already marked by [`Answer::summary`]).
+    pub fn retry_after_brief(&self) -> Option<&'static str> {
+        match self.retry_after_effect(chrono::Utc::now())? {
+            RetryAfterEffect::Ignored => None,
+            RetryAfterEffect::Passed => Some("the Retry-After date has passed: no effect"),
+            RetryAfterEffect::PastWindow(_) => {
+                Some("the Retry-After reaches past the 2-day window: no retry, discarded")
+            }
+        }
+    }
+
+    fn retry_after_effect(&self, now: chrono::DateTime<chrono::Utc>) -> Option<RetryAfterEffect> {
+        if self.retry_after_ignored() {
+            return Some(RetryAfterEffect::Ignored);
         }
         let raw = self.retry_after.as_deref()?;
         let value = crate::contract::RetryAfter::parse(raw)?;
         if let crate::contract::RetryAfter::Until(at) = value
             && at <= now
         {
-            return Some(
-                "The Retry-After date has already passed: it asks for no wait, so retries follow the schedule.".to_owned(),
-            );
+            return Some(RetryAfterEffect::Passed);
         }
         // Only whether a first retry fits: the window shows this note every frame.
         let wait = value.wait_from(now);
@@ -245,22 +267,17 @@ impl Answer {
         first_retry.is_none().then(|| {
             // As given: a date as a date, a number past a year as the number it is (one too
             // large for 64 bits included).
-            let given = match value {
+            RetryAfterEffect::PastWindow(match value {
                 crate::contract::RetryAfter::Until(at) => {
                     format!("date of {}", at.format("%a, %d %b %Y %H:%M:%S GMT"))
                 }
-                crate::contract::RetryAfter::Wait(d)
-                    if d > Duration::from_secs(365 * 86_400) =>
-                {
+                crate::contract::RetryAfter::Wait(d) if d > Duration::from_secs(365 * 86_400) => {
                     format!("of {} s (over a year)", raw.trim())
                 }
                 crate::contract::RetryAfter::Wait(d) => {
                     format!("of {}", crate::text::wait_words(d))
                 }
-            };
-            format!(
-                "A Retry-After {given} reaches past the service's 2-day retry window: no retry comes, and the message is discarded after its first attempt."
-            )
+            })
         })
     }
 
@@ -284,6 +301,16 @@ impl Answer {
         }
         s
     }
+}
+
+/// What the service makes of an answer's Retry-After, when it is not simply the wait it asks for.
+enum RetryAfterEffect {
+    /// Not 503 or 429: ignored.
+    Ignored,
+    /// A date already passed: no wait.
+    Passed,
+    /// No retry fits in the 2-day window (the value as given, in words).
+    PastWindow(String),
 }
 
 /// What the responder decided for one call.

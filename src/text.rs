@@ -447,7 +447,10 @@ pub fn exact_duration(d: Duration) -> String {
 /// A wait someone asked for (a Retry-After), to the second, in the same words wherever it is
 /// shown; past a year (a mistyped value) in seconds, with that said, not in 10^14 days.
 pub fn wait_words(d: Duration) -> String {
-    if d > Duration::from_secs(365 * 86_400) {
+    if d.as_secs() == u64::MAX {
+        // Where a number too large for 64 bits ends up (read as forever).
+        format!("{} s or more, over a year", u64::MAX)
+    } else if d > Duration::from_secs(365 * 86_400) {
         format!("{} s, over a year", d.as_secs())
     } else {
         exact_duration(d)

@@ -2261,3 +2261,22 @@ fn calls_another_process_stores_are_listed_and_counted() {
         app.state.list.counted && app.state.list.count == 7 && app.state.list.newer == 0
     });
 }
+
+/// A rule's Retry-After that is more than a wait (ignored with its code, past the 2-day window)
+/// is said on its line in the Rules panel, as the Answer panel says it of the fixed answer.
+#[test]
+fn a_rules_retry_after_says_what_the_service_makes_of_it() {
+    let mut rig = start();
+    let text = r#"{"rules": [
+        {"name": "too far", "when": {"attempt": {"at_most": 2}}, "answer": {"status": 503, "retry_after": 200000}},
+        {"name": "ignored", "when": {"attempt": {"at_most": 2}}, "answer": {"status": 500, "retry_after": 60}}
+    ]}"#;
+    assert!(rig.harness.state_mut().apply_rules(text, "test"));
+    rig.harness.step();
+    rig.harness.get_by_label_contains(
+        "1. too far: answers 503 (Retry-After 200000), used 0 times; the Retry-After reaches past the 2-day window: no retry, discarded",
+    );
+    rig.harness.get_by_label_contains(
+        "2. ignored: answers 500 (Retry-After 60, ignored with this code), used 0 times",
+    );
+}

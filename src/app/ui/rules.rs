@@ -23,7 +23,12 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     } else {
         for (i, r) in active.rules.iter().enumerate() {
             let retired = active.retired(i);
-            let text = format!(
+            let ignored = if r.answer.retry_after_ignored() {
+                ", ignored with this code"
+            } else {
+                ""
+            };
+            let mut text = format!(
                 "{}. {}: answers {}{}, used {}{}",
                 i + 1,
                 r.name,
@@ -31,10 +36,14 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 r.answer
                     .retry_after
                     .as_deref()
-                    .map_or(String::new(), |ra| format!(" (Retry-After {ra})")),
+                    .map_or(String::new(), |ra| format!(" (Retry-After {ra}{ignored})")),
                 crate::text::count(active.used(i), "time", "times"),
                 if retired { ", retired" } else { "" }
             );
+            // What the service makes of it when it is more than the wait.
+            if let Some(brief) = r.answer.retry_after_brief() {
+                text += &format!("; {brief}");
+            }
             if retired {
                 ui.weak(text);
             } else {
