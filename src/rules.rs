@@ -496,6 +496,15 @@ impl RuleSet {
                 )));
             }
             if let Some(a) = &r.when.attempt
+                && a.equals.is_none()
+                && a.at_most.is_none()
+                && a.at_least.is_none()
+            {
+                return Err(invalid(
+                    "the attempt condition needs \"equals\", \"at_most\" or \"at_least\" (leave \"attempt\" out to match any call)".into(),
+                ));
+            }
+            if let Some(a) = &r.when.attempt
                 && let Some(why) = a.never_holds()
             {
                 return Err(invalid(format!(
@@ -751,7 +760,9 @@ fn parse_json(path: &str, text: &str) -> Result<RuleFile, RuleError> {
     serde_json::from_str(text).map_err(|e| RuleError::Syntax {
         path: path.to_owned(),
         line: e.line(),
-        column: e.column(),
+        // serde_json counts columns from 1, but says 0 at the very start of a line (where a
+        // file cut short ends, after its last newline).
+        column: e.column().max(1),
         reason: plain_reason(e.to_string().split(" at line").next().unwrap_or("")),
     })
 }
@@ -1290,6 +1301,23 @@ body = "ok"
         // What can hold is taken.
         one_rule(r#"{"name": "a", "when": {"attempt": {"equals": 3, "at_least": 2, "at_most": 3}, "event": "incoming-message"}, "answer": {"status": 503}}"#)
             .unwrap();
+        // An empty attempt condition says nothing (it matched any call with an attempt header),
+        // as a message condition without equals or contains would not.
+        let e = one_rule(r#"{"name": "a", "when": {"attempt": {}}, "answer": {"status": 503}}"#)
+            .unwrap_err();
+        assert!(
+            e.contains("the attempt condition needs \"equals\", \"at_most\" or \"at_least\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_file_cut_short_at_a_line_start_names_column_1() {
+        let text = "{\"rules\": [{\"name\": \"a\", \"answer\": {\"status\": 503}\n";
+        let e = RuleSet::parse("truncated.json", text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("truncated.json: line 2, column 1: "), "{e}");
     }
 
     #[test]
