@@ -733,17 +733,158 @@ pub fn show(args: ShowArgs) -> Result<(), CliError> {
     let Some(s) = store.get(args.id)? else {
         return Err(CliError::NotFound { id: args.id, dir });
     };
+    // The delivery it belongs to, read across its attempts as the window's Timeline reads it.
+    let delivery = match (&s.inv.delivery, s.inv.registration_check) {
+        (Some(d), false) => Some(
+            crate::deliveries::load(
+                &store,
+                d,
+                s.inv.webhook_id.as_deref(),
+                Schedule::default(),
+                false,
+            )
+            .map_err(|e| e.to_string()),
+        ),
+        _ => None,
+    };
+    let now = chrono::Utc::now();
     let mut out = std::io::stdout().lock();
     if args.json {
+        let mut v = show_json(&s);
+        if let Some(obj) = v.as_object_mut() {
+            // Beside `delivery`, its id (as `log --json` gives it).
+            obj.insert(
+                "timeline".into(),
+                match &delivery {
+                    Some(Ok(Some(d))) => delivery_json(d, now),
+                    _ => serde_json::Value::Null,
+                },
+            );
+        }
         writeln!(
             out,
             "{}",
-            crate::text::json_for_terminal(serde_json::to_string_pretty(&show_json(&s))?)
+            crate::text::json_for_terminal(serde_json::to_string_pretty(&v)?)
         )?;
         return Ok(());
     }
-    writeln!(out, "{}", render_show(&s))?;
+    write!(out, "{}", render_show(&s))?;
+    match &delivery {
+        Some(Ok(Some(d))) => write!(out, "{}", render_delivery(d, s.id, now))?,
+        Some(Err(e)) => writeln!(out, "\nDelivery\n  cannot be read: {e}")?,
+        _ => {}
+    }
     Ok(())
+}
+
+/// `show`'s Delivery section: the state of the delivery `d` in plain words, its attempts (the
+/// one shown, `this`, marked), and the findings across them.
+pub fn render_delivery(
+    d: &crate::deliveries::Delivery,
+    this: i64,
+    now: chrono::DateTime<chrono::Utc>,
+) -> String {
+    let e = escape_control;
+    let mut t = format!(
+        "\nDelivery {}{}\n  {}\n",
+        e(&d.delivery),
+        d.webhook_id
+            .as_deref()
+            .map_or(String::new(), |w| format!(" (webhook {})", e(w))),
+        d.state.describe(now)
+    );
+    if let Some(speed) = d.marked_speed.filter(|&v| v != 1.0) {
+        t += &format!(
+            "  (its calls came from a Hookscope emulator whose clock runs {speed}x: read on that clock)\n"
+        );
+    }
+    let rows: Vec<[String; 5]> = d
+        .attempts
+        .iter()
+        .map(|a| {
+            [
+                a.number.map_or("?".into(), |n| n.to_string()),
+                a.at.with_timezone(&chrono::Local)
+                    .format("%Y-%m-%d %H:%M:%S%.3f")
+                    .to_string(),
+                a.gap.map_or("-".into(), human_duration),
+                a.answer_text(),
+                a.outcome.label().to_owned(),
+            ]
+        })
+        .collect();
+    let head = ["Attempt", "Arrived", "Gap", "Answer", "Outcome"];
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([head[i].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..4).map(width).collect();
+    let line = |cells: [&str; 5], mark: &str| {
+        let mut l = format!("{mark} ");
+        for (i, c) in cells.iter().enumerate().take(4) {
+            l += &format!("{c:<w$}  ", w = widths[i]);
+        }
+        l += cells[4];
+        l + "\n"
+    };
+    t += &line(head, " ");
+    for (a, r) in d.attempts.iter().zip(&rows) {
+        let mark = if a.id == this { "*" } else { " " };
+        t += &line([&r[0], &r[1], &r[2], &r[3], &r[4]], mark);
+    }
+    t += "  (* the call shown above)\n";
+    if d.findings.is_empty() {
+        t += "  Across its attempts: nothing against the contract.\n";
+    } else {
+        t += "  Across its attempts:\n";
+        for f in &d.findings {
+            t += &finding_line(f);
+        }
+    }
+    t
+}
+
+/// A finding as `show` prints it: severity, the sentence (safe for a terminal), the code.
+fn finding_line(f: &crate::contract::Finding) -> String {
+    format!(
+        "  {:<7} {}  ({})\n",
+        f.severity.as_str(),
+        escape_control(&f.message),
+        f.code
+    )
+}
+
+/// `show --json`'s `timeline`: what `render_delivery` says of the call's delivery, as fields.
+fn delivery_json(
+    d: &crate::deliveries::Delivery,
+    now: chrono::DateTime<chrono::Utc>,
+) -> serde_json::Value {
+    use crate::deliveries::State;
+    let (next_attempt_at, retries_left) = match &d.state {
+        State::Retrying {
+            next_at,
+            retries_left,
+            ..
+        } => (Some(next_at.to_rfc3339()), Some(*retries_left)),
+        _ => (None, None),
+    };
+    serde_json::json!({
+        "state": d.state.describe(now),
+        "next_attempt_at": next_attempt_at,
+        "retries_left": retries_left,
+        "attempts": d.attempts.iter().map(|a| serde_json::json!({
+            "id": a.id,
+            "attempt": a.number,
+            "received_at": a.at.to_rfc3339(),
+            "gap_secs": a.gap.map(|g| g.as_secs_f64()),
+            "answer_status": a.status,
+            "outcome": a.outcome.as_str(),
+        })).collect::<Vec<_>>(),
+        "findings": d.findings,
+    })
 }
 
 /// The text of `show`: every part of the record, safe for a terminal.
@@ -803,17 +944,16 @@ pub fn render_show(s: &Stored) -> String {
     }
     t += "\nFindings\n";
     if inv.findings.is_empty() {
-        // `show` reads one call: the checks across a delivery's attempts (timing, order, calls
-        // after the end) need them all, and the window's Timeline tab makes them.
-        t += "  none: the call keeps to the contract (on its own: the checks across its delivery's attempts are in the window's Timeline tab)\n";
+        // The checks across a delivery's attempts (timing, order, calls after the end) need
+        // them all: `show` adds them in its Delivery section.
+        t += if inv.delivery.is_some() && !inv.registration_check {
+            "  none: the call keeps to the contract (on its own: the checks across its delivery's attempts are under Delivery below)\n"
+        } else {
+            "  none: the call keeps to the contract\n"
+        };
     }
     for f in &inv.findings {
-        t += &format!(
-            "  {:<7} {}  ({})\n",
-            f.severity.as_str(),
-            e(&f.message),
-            f.code
-        );
+        t += &finding_line(f);
     }
     let a = &inv.answer;
     t += &format!(

@@ -37,6 +37,64 @@ pub struct Observed {
     pub retry_after: Option<RetryAfter>,
 }
 
+impl Observed {
+    /// The answer, with the Retry-After that moved the next attempt when the service honours
+    /// it: `503, Retry-After 2 min`, `503, Retry-After until 23 Nov 14:10:00` (local time).
+    pub fn answer_text(&self) -> String {
+        match self.retry_after {
+            Some(RetryAfter::Wait(w)) => {
+                format!("{}, Retry-After {}", self.status, human_duration(w))
+            }
+            Some(RetryAfter::Until(t)) => format!(
+                "{}, Retry-After until {}",
+                self.status,
+                t.with_timezone(&Local).format("%-d %b %H:%M:%S")
+            ),
+            None => self.status.to_string(),
+        }
+    }
+}
+
+/// Read the delivery `delivery` of `webhook_id` from `store` and analyse it against `schedule`:
+/// the clock its retries to come follow when `clock_known` (the built-in emulator's, at its
+/// speed now), or else `schedule` unless the calls name the clock they followed. A message
+/// retried on its own after a failed batch starts with the batch call that carried it. `None`
+/// when the store has no call of it.
+pub fn load(
+    store: &crate::store::Store,
+    delivery: &str,
+    webhook_id: Option<&str>,
+    schedule: Schedule,
+    clock_known: bool,
+) -> Result<Option<Delivery>, crate::store::StoreError> {
+    let calls = store.by_delivery(delivery, webhook_id)?;
+    // A message retried on its own after a failed batch: the batch call was its first attempt.
+    let retried_alone = calls
+        .first()
+        .and_then(|c| c.inv.attempt)
+        .is_some_and(|a| a > 1);
+    let calls = match batch_parent(delivery).filter(|_| retried_alone) {
+        Some(parent) => with_batch_calls(calls, store.by_delivery(parent, webhook_id)?),
+        None => calls,
+    };
+    // On the clock the calls say they followed, when a Hookscope emulator made them.
+    let schedule = if clock_known {
+        schedule
+    } else {
+        schedule_for(&calls, schedule)
+    };
+    let cancels = match webhook_id {
+        Some(w) => store.cancels(w)?,
+        None => Vec::new(),
+    };
+    Ok(analyze(
+        &calls,
+        &schedule,
+        tolerance_for(&schedule),
+        &cancels,
+    ))
+}
+
 /// Where a delivery stands.
 #[derive(Clone, Debug, PartialEq)]
 pub enum State {

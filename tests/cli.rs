@@ -407,6 +407,117 @@ async fn listen_answers_as_told_and_log_and_show_read_it_back() {
 
 /// A call whose delivery and event headers carry the bytes of U+009B, the one-byte CSI (HTTP
 /// forbids ESC in a header, but allows these).
+/// `show` reads the call's delivery across its attempts, as the window's Timeline does: its
+/// state in words, its attempts with the call shown marked, and what they break of the contract.
+#[tokio::test]
+async fn show_reads_the_calls_delivery_across_its_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/rules/fail-twice-then-succeed.json"
+    );
+    let (mut child, url, lines) = spawn_listen(dir.path(), &["--rules", rules]);
+    let client = http();
+    for (attempt, want) in [(1, 503), (2, 503), (3, 200)] {
+        let resp = post(
+            &client,
+            &format!("{url}/hook"),
+            &invoker_headers("status-report", "cli-d", attempt),
+            status_report_body("78"),
+        )
+        .send()
+        .await
+        .unwrap();
+        assert_eq!(resp.status(), want);
+        next_line(&lines);
+    }
+    child.kill();
+    let show = |json: bool| {
+        let mut cmd = bin();
+        cmd.args(["show", "3", "--data-dir"]).arg(dir.path());
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = show(false);
+    assert!(
+        text.contains("\nDelivery cli-d (webhook 234)\n  succeeded on attempt 3\n"),
+        "{text}"
+    );
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("Attempt"))
+        .take(4)
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    assert!(
+        rows[1].starts_with("  1 ") && rows[1].contains("503") && rows[1].ends_with("retry"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[3].starts_with("* 3 ") && rows[3].ends_with("succeeded"),
+        "{rows:?}"
+    );
+    // Three calls in a few milliseconds: the retries came sooner than the schedule allows.
+    assert!(
+        text.contains("the schedule allows it no sooner than 1 min 30 s.  (retry-too-early)"),
+        "{text}"
+    );
+    // The call's own checks point to it.
+    assert!(
+        text.contains("the checks across its delivery's attempts are under Delivery below"),
+        "{text}"
+    );
+
+    let v: serde_json::Value = serde_json::from_str(&show(true)).expect("one JSON object");
+    assert_eq!(v["delivery"], "cli-d");
+    assert_eq!(v["timeline"]["state"], "succeeded on attempt 3");
+    let attempts = v["timeline"]["attempts"].as_array().unwrap();
+    assert_eq!(
+        attempts
+            .iter()
+            .map(|a| a["answer_status"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [503, 503, 200]
+    );
+    assert!(
+        v["timeline"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "retry-too-early")
+    );
+    assert!(v["timeline"]["next_attempt_at"].is_null());
+
+    // The registration check belongs to no delivery: no such section.
+    let check = registration_check_and_show(dir.path()).await;
+    assert!(!check.contains("\nDelivery"), "{check}");
+}
+
+/// Record a registration check in `dir` and `show` it.
+async fn registration_check_and_show(dir: &std::path::Path) -> String {
+    let (mut child, url, lines) = spawn_listen(dir, &[]);
+    assert_eq!(
+        registration_check(&http(), &format!("{url}/hook")).await,
+        200
+    );
+    next_line(&lines);
+    child.kill();
+    let out = bin()
+        .args(["show", "4", "--data-dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 async fn hostile_call(client: &reqwest::Client, url: &str) -> reqwest::Response {
     let mut h = invoker_headers("status-report", "x", 1);
     h.retain(|(n, _)| n != "X-Service-Delivery" && n != "X-Service-Event");

@@ -309,42 +309,16 @@ impl Engine {
         clock_known: bool,
     ) {
         self.blocking(move |store| {
-            let calls = match store.by_delivery(&delivery, webhook_id.as_deref()) {
-                Ok(c) => c,
-                Err(e) => return Msg::Error(format!("cannot read delivery {delivery}: {e}")),
-            };
-            // A message retried on its own after a failed batch: the batch call was its first
-            // attempt.
-            let retried_alone = calls
-                .first()
-                .and_then(|c| c.inv.attempt)
-                .is_some_and(|a| a > 1);
-            let calls = match crate::deliveries::batch_parent(&delivery).filter(|_| retried_alone) {
-                Some(parent) => match store.by_delivery(parent, webhook_id.as_deref()) {
-                    Ok(p) => crate::deliveries::with_batch_calls(calls, p),
-                    Err(e) => return Msg::Error(format!("cannot read delivery {parent}: {e}")),
-                },
-                None => calls,
-            };
-            // On the clock the calls say they followed, when a Hookscope emulator made them.
-            let schedule = if clock_known {
-                schedule
-            } else {
-                crate::deliveries::schedule_for(&calls, schedule)
-            };
-            let cancels = match webhook_id.as_deref().map(|w| store.cancels(w)) {
-                Some(Ok(c)) => c,
-                Some(Err(e)) => return Msg::Error(format!("cannot read delivery {delivery}: {e}")),
-                None => Vec::new(),
-            };
-            match crate::deliveries::analyze(
-                &calls,
-                &schedule,
-                crate::deliveries::tolerance_for(&schedule),
-                &cancels,
+            match crate::deliveries::load(
+                store,
+                &delivery,
+                webhook_id.as_deref(),
+                schedule,
+                clock_known,
             ) {
-                Some(d) => Msg::Delivery(Box::new(d)),
-                None => Msg::Error(format!("delivery {delivery} has no calls")),
+                Ok(Some(d)) => Msg::Delivery(Box::new(d)),
+                Ok(None) => Msg::Error(format!("delivery {delivery} has no calls")),
+                Err(e) => Msg::Error(format!("cannot read delivery {delivery}: {e}")),
             }
         });
     }

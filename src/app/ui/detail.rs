@@ -356,19 +356,7 @@ fn delivery_ui(
                 );
                 ui.label(a.gap.map_or("—".into(), crate::text::human_duration));
                 // With the Retry-After that moved the next attempt, when the service honours it.
-                ui.label(match a.retry_after {
-                    Some(crate::contract::RetryAfter::Wait(w)) => format!(
-                        "{}, Retry-After {}",
-                        a.status,
-                        crate::text::human_duration(w)
-                    ),
-                    Some(crate::contract::RetryAfter::Until(t)) => format!(
-                        "{}, Retry-After until {}",
-                        a.status,
-                        t.with_timezone(&chrono::Local).format("%-d %b %H:%M:%S")
-                    ),
-                    None => a.status.to_string(),
-                });
+                ui.label(a.answer_text());
                 ui.label(
                     RichText::new(a.outcome.label()).color(super::outcome_color(a.outcome, dark)),
                 );
