@@ -45,6 +45,22 @@ fn start_filled(
     size: [f32; 2],
     fill: impl FnOnce(&Store, &tokio::runtime::Runtime),
 ) -> UiRig {
+    start_saved(
+        Settings {
+            port,
+            ..Settings::default()
+        },
+        size,
+        fill,
+    )
+}
+
+/// The app started with `settings` as a session saved them, over a store `fill` wrote to.
+fn start_saved(
+    settings: Settings,
+    size: [f32; 2],
+    fill: impl FnOnce(&Store, &tokio::runtime::Runtime),
+) -> UiRig {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -54,10 +70,6 @@ fn start_filled(
     let store = Store::open(dir.path(), Durability::Normal).unwrap();
     fill(&store, &rt);
     let (engine, rx) = Engine::new(rt.handle().clone(), store, Responder::default());
-    let settings = Settings {
-        port,
-        ..Settings::default()
-    };
     let data_dir = dir.path().to_owned();
     let harness = Harness::builder()
         .with_size(size)
@@ -2278,5 +2290,36 @@ fn a_rules_retry_after_says_what_the_service_makes_of_it() {
     );
     rig.harness.get_by_label_contains(
         "2. ignored: answers 500 (Retry-After 60, ignored with this code), used 0 times",
+    );
+}
+
+/// A 410 saved by the last session is not answered unasked: it cancels the webhook, and the
+/// window asks before it answers one.
+#[test]
+fn a_saved_410_is_not_answered_until_chosen_again() {
+    let mut rig = start_saved(
+        Settings {
+            port: 0,
+            answer: Answer::status(410),
+            ..Settings::default()
+        },
+        [1280.0, 800.0],
+        |_, _| {},
+    );
+    rig.until("the receiver listens", |app| {
+        matches!(app.state.listening, Listening::On(_))
+    });
+    rig.harness.get_by_label_contains(
+        "The last session answered 410, which cancels the webhook; this one answers 200",
+    );
+    assert_eq!(rig.send("status-report", "dlv-410", 1), 200);
+    // Chosen again (and confirmed), it answers 410, and the notice goes.
+    rig.harness.state_mut().apply_answer(Answer::status(410));
+    rig.harness.step();
+    assert_eq!(rig.send("status-report", "dlv-410", 2), 410);
+    assert!(
+        rig.harness
+            .query_by_label_contains("The last session answered")
+            .is_none()
     );
 }

@@ -66,6 +66,16 @@ impl HookscopeApp {
         let repaint = ctx.clone();
         engine.set_waker(std::sync::Arc::new(move || repaint.request_repaint()));
         let mut state = AppState::new(settings, data_dir);
+        // A 410 cancels the webhook, and against the real service for good: it asks for a
+        // confirmation when chosen, and a new session does not answer it unasked.
+        if state.settings.answer.outcome() == crate::contract::Outcome::WebhookCancelled {
+            state.answer_notice = Some(format!(
+                "The last session answered {}, which cancels the webhook; this one answers 200 until you choose it again.",
+                state.settings.answer.status
+            ));
+            state.settings.answer = crate::responder::Answer::default();
+            state.form = state::AnswerForm::from_answer(&state.settings.answer);
+        }
         if engine.set_answer(state.settings.answer.clone()).is_err() {
             state.settings.answer = crate::responder::Answer::default();
             state.form = state::AnswerForm::from_answer(&state.settings.answer);
@@ -513,6 +523,7 @@ impl HookscopeApp {
             Ok(()) => {
                 self.state.form = state::AnswerForm::from_answer(&answer);
                 self.state.settings.answer = answer;
+                self.state.answer_notice = None;
             }
             Err(e) => self.state.form.error = Some(e.to_string()),
         }

@@ -644,6 +644,9 @@ pub struct AppState {
     /// An answer waiting for the user's confirmation (410): a preset's, or a custom one with
     /// its body, content type and delay.
     pub confirm: Option<crate::responder::Answer>,
+    /// Why the answer in force is not the one saved by the last session (a 410, which is not
+    /// restored without its confirmation), until another answer is chosen.
+    pub answer_notice: Option<String>,
     pub show_settings: bool,
     /// The window's first frame is being drawn (until `app_ui` ends it).
     pub first_frame: bool,
@@ -702,6 +705,7 @@ impl AppState {
             delivery: None,
             detail_tab: DetailTab::default(),
             confirm: None,
+            answer_notice: None,
             show_settings: false,
             first_frame: true,
             was_narrow: false,

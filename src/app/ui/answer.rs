@@ -10,6 +10,9 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.add_space(4.0);
     ui.heading("Answer");
     ui.label("What the receiver answers to the next call, and what the service will do:");
+    if let Some(notice) = &app.state.answer_notice {
+        ui.label(RichText::new(notice).color(ui.visuals().warn_fg_color));
+    }
     ui.add_space(4.0);
     let current = app.state.settings.answer.clone();
     let mut scroll = egui::ScrollArea::vertical().id_salt("answer_scroll");
