@@ -2323,3 +2323,40 @@ fn a_saved_410_is_not_answered_until_chosen_again() {
             .is_none()
     );
 }
+
+/// At 800 points with both side panels open, the list is narrower than its columns at their
+/// narrowest: it scrolls sideways, so the last columns are in reach (they were cut off).
+#[test]
+fn a_list_too_narrow_for_its_columns_scrolls_sideways() {
+    let mut rig = start_sized([800.0, 600.0]);
+    rig.harness.state_mut().state.show_service = true;
+    rig.send_mislabelled("dlv-side");
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.step();
+    let answer_panel_left = rig.answer_panel_left();
+    let found = rig.harness.get_by_label("Found").rect();
+    assert!(
+        found.min.x >= answer_panel_left,
+        "at first the last column is past the list's edge (x={})",
+        found.min.x
+    );
+    // Sideways, as a touchpad (or shift and the wheel) scrolls, over the list.
+    let over = rig.harness.get_by_label("Try").rect().center();
+    for _ in 0..5 {
+        rig.harness.event(egui::Event::PointerMoved(over));
+        rig.harness.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Point,
+            delta: egui::vec2(-200.0, 0.0),
+            modifiers: egui::Modifiers::NONE,
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Wheel,
+        });
+        rig.harness.step();
+    }
+    rig.harness.step();
+    ends_before(
+        "Found",
+        rig.harness.get_by_label("Found").rect(),
+        answer_panel_left,
+    );
+}

@@ -247,9 +247,26 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         return;
     }
 
+    let gaps = ui.spacing().item_spacing.x * (COLUMNS.len() - 1) as f32;
+    let narrowest = COLUMNS.iter().map(|(_, _, least)| least).sum::<f32>() + gaps;
+    if ui.available_width() < narrowest {
+        // Too narrow for every column even at its narrowest (a small window with both side
+        // panels open): the table scrolls sideways, so no column is out of reach.
+        egui::ScrollArea::horizontal()
+            .id_salt("list_sideways")
+            .show(ui, |ui| {
+                ui.set_width(narrowest);
+                table_ui(ui, app, dark, count, gaps);
+            });
+    } else {
+        table_ui(ui, app, dark, count, gaps);
+    }
+}
+
+/// The list's table: its columns, the rows in sight, and the pages they need.
+fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, gaps: f32) {
     // A click anywhere on a row selects it, so the cells' text must not take the click.
     ui.style_mut().interaction.selectable_labels = false;
-    let gaps = ui.spacing().item_spacing.x * (COLUMNS.len() - 1) as f32;
     let (widths, short) = column_widths(ui.available_width() - gaps);
     // The columns' widths are remembered per zoom and per layout (short titles or not): a
     // zoom or a much narrower list lays them out afresh instead of keeping widths that no
