@@ -418,6 +418,64 @@ fn the_messages_table_fits_a_narrow_panel_by_leaving_columns_out() {
     }
 }
 
+/// The width `text` takes in the window's body font, in points.
+fn text_width(rig: &UiRig, text: &str) -> f32 {
+    let ctx = &rig.harness.ctx;
+    let font = egui::TextStyle::Body.resolve(&ctx.global_style());
+    ctx.fonts_mut(|f| {
+        f.layout_no_wrap(text.to_owned(), font, egui::Color32::WHITE)
+            .size()
+            .x
+    })
+}
+
+/// A phone number, the status and the date are never cut to "+27001…" while other columns
+/// could step aside: a laptop's 1024-wide window with the Service panel open, the same at a
+/// large zoom, and a wider window.
+#[test]
+fn the_messages_table_keeps_numbers_statuses_and_dates_whole() {
+    for (size, zoom) in [
+        ([1024.0, 700.0], 1.0),
+        ([1024.0, 768.0], 1.3),
+        ([1280.0, 800.0], 1.0),
+    ] {
+        let mut rig = start_sized(size);
+        rig.harness.ctx.set_zoom_factor(zoom);
+        rig.harness.step();
+        rig.send_and_open("status-report", "dlv-whole");
+        rig.harness.get_by_label("Messages (1)").click();
+        rig.harness.step();
+        rig.harness.step();
+        for text in ["DELIVERED.null", "+27001234567", "+27007654321"] {
+            let shown = rig.harness.get_by_label(text).rect().width();
+            let whole = text_width(&rig, text);
+            assert!(
+                shown + 0.5 >= whole,
+                "{text} is cut at {size:?} x{zoom}: {shown} of {whole} points"
+            );
+        }
+        // The date is whole where its column is shown, and its column is left out otherwise.
+        match rig.harness.query_by_label("2026-11-21T14:02:11Z") {
+            Some(date) => {
+                let whole = text_width(&rig, "2026-11-21T14:02:11Z");
+                assert!(date.rect().width() + 0.5 >= whole, "the date is cut");
+            }
+            None => {
+                let note = rig
+                    .harness
+                    .get_by_label_contains("left out to fit the panel")
+                    .value()
+                    .unwrap_or_default();
+                assert!(note.contains("Submitted"), "{note}");
+            }
+        }
+        // The status is first and the numbers follow it.
+        let status = rig.harness.get_by_label("DELIVERED.null").rect();
+        let from = rig.harness.get_by_label("+27001234567").rect();
+        assert!(status.max.x <= from.min.x, "{status:?} then {from:?}");
+    }
+}
+
 #[test]
 fn a_filter_that_hides_the_selected_call_says_so_in_its_detail() {
     use hookscope::store::EventFilter;
@@ -480,6 +538,20 @@ fn the_filter_narrows_the_list() {
     rig.harness.step();
     assert!(rig.harness.query_by_label("dlv-b").is_some());
     assert!(rig.harness.query_by_label("dlv-a").is_none());
+    // A search nothing matches says so, and one click shows every call again.
+    rig.harness.get_by_label("Search:").type_text("-nothing");
+    rig.until("no call matches", |app| {
+        app.state.list.counted && app.state.list.count == 0
+    });
+    rig.harness.step();
+    rig.harness.get_by_label("No call matches the filter.");
+    rig.harness.get_by_label("0 calls");
+    rig.harness.get_by_label("Show every call").click();
+    rig.until("every call is listed again", |app| {
+        app.state.list.counted && app.state.list.count == 3
+    });
+    let list = &rig.harness.state().state.list;
+    assert!(list.search_text.is_empty() && list.filter.is_empty());
 }
 
 /// Enter in a text field is the field's: it does not also "open" the selected call, which
@@ -630,6 +702,9 @@ fn a_recipe_answers_real_calls_and_a_bad_rule_file_is_refused_with_its_line() {
     rig.harness.get_by_label_contains(
         "The rule \"then succeed\" answers every call the rules before it do not",
     );
+    // The chosen 200 is not shown as in force: its card says it is unused.
+    rig.harness.get_by_label("chosen, unused");
+    assert!(rig.harness.query_by_label("chosen").is_none());
 
     // Load a file through the (stand-in) dialog: a broken one is refused with its line.
     let dir = tempfile::tempdir().unwrap();
@@ -643,6 +718,14 @@ fn a_recipe_answers_real_calls_and_a_bad_rule_file_is_refused_with_its_line() {
     assert!(err.contains("line 2"), "{err}");
     // The rules in force are unchanged.
     assert_eq!(rig.send("status-report", "dlv-r2", 1), 503);
+    // Read, the error is dismissed; the rules stay.
+    rig.harness.step();
+    rig.harness.get_by_label("Dismiss").click_accesskit();
+    rig.harness.step();
+    rig.harness.step();
+    assert!(rig.harness.state().state.rules.error.is_none());
+    assert!(rig.harness.query_by_label_contains("line 2").is_none());
+    assert!(rig.harness.state().state.rules.in_force >= 1);
 }
 
 /// A desktop with no file-dialog service: the dialog "returns" nothing.
@@ -700,6 +783,9 @@ fn a_recipe_asks_before_it_replaces_changes_not_applied() {
     rig.harness.get_by_label("Clear the rules").click();
     rig.harness.step();
     assert_eq!(rig.harness.state().state.rules.in_force, 0);
+    // With no rule, the chosen answer is the one in force again.
+    rig.harness.step();
+    rig.harness.get_by_label("chosen");
 }
 
 #[test]
@@ -2167,22 +2253,62 @@ fn switching_services_never_shows_the_other_ones_webhooks() {
 fn end_on_a_long_list_selects_the_oldest_call_at_the_first_press() {
     let mut rig = start();
     // More rows than the first pages hold, so the oldest row's page is not loaded yet.
-    for i in 0..250 {
-        assert_eq!(rig.send("status-report", &format!("long-{i}"), 1), 200);
-    }
-    rig.until("all rows are counted", |app| {
-        app.state.list.counted && app.state.list.count == 250
-    });
-    rig.harness.step();
+    send_many(&mut rig, "long", 250);
     assert!(
         rig.harness.state().state.list.row(249).is_none(),
         "not loaded yet"
     );
+    end_selects_the_oldest(&mut rig, 250);
+}
+
+/// `n` status reports, delivery `{prefix}-{i}`, counted in the list.
+fn send_many(rig: &mut UiRig, prefix: &str, n: u64) {
+    for i in 0..n {
+        assert_eq!(rig.send("status-report", &format!("{prefix}-{i}"), 1), 200);
+    }
+    rig.until("all rows are counted", |app| {
+        app.state.list.counted && app.state.list.count == n
+    });
+    rig.harness.step();
+}
+
+/// End, and the oldest of the `n` calls listed is selected.
+fn end_selects_the_oldest(rig: &mut UiRig, n: u64) {
     rig.harness.key_press(egui::Key::End);
     rig.until("the oldest call is selected", |app| {
         app.state.list.selected.is_some()
-            && app.state.list.selected == app.state.list.row(249).map(|r| r.id)
+            && app.state.list.selected == app.state.list.row(n - 1).map(|r| r.id)
     });
+}
+
+/// A zoom (Ctrl +, Ctrl 0) or a resize lays the list out afresh: the selected call stays in
+/// sight instead of the list jumping back to its top.
+#[test]
+fn a_zoom_keeps_the_selected_call_in_sight() {
+    let mut rig = start();
+    send_many(&mut rig, "zoom", 80);
+    end_selects_the_oldest(&mut rig, 80);
+    // Its row in the list, above the detail (whose tabs start below the list).
+    let in_list = |rig: &UiRig| {
+        let detail_top = rig.harness.get_by_label("Timeline").rect().min.y;
+        rig.harness
+            .query_all_by_label("zoom-0")
+            .any(|n| n.rect().max.y <= detail_top)
+    };
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    assert!(in_list(&rig), "the oldest row is in sight after End");
+    for zoom in [1.2, 1.0, 0.8] {
+        rig.harness.ctx.set_zoom_factor(zoom);
+        for _ in 0..3 {
+            rig.harness.step();
+        }
+        assert!(
+            in_list(&rig),
+            "the selected row is out of sight at zoom {zoom}"
+        );
+    }
 }
 
 #[test]
@@ -2359,4 +2485,43 @@ fn a_list_too_narrow_for_its_columns_scrolls_sideways() {
         rig.harness.get_by_label("Found").rect(),
         answer_panel_left,
     );
+}
+
+/// The contrast ratio (WCAG) of `fg`, drawn over `bg`, against `bg`.
+fn contrast(fg: egui::Color32, bg: egui::Color32) -> f32 {
+    // Colours are premultiplied: over an opaque background, fg + bg × (1 - alpha).
+    let keep = 1.0 - fg.a() as f32 / 255.0;
+    let over = |f: u8, b: u8| f as f32 + b as f32 * keep;
+    let lin = |c: f32| {
+        let c = c / 255.0;
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let lum = |r: f32, g: f32, b: f32| 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+    let l1 = lum(
+        over(fg.r(), bg.r()),
+        over(fg.g(), bg.g()),
+        over(fg.b(), bg.b()),
+    );
+    let l2 = lum(bg.r() as f32, bg.g() as f32, bg.b() as f32);
+    (l1.max(l2) + 0.05) / (l1.min(l2) + 0.05)
+}
+
+/// Secondary text in the light theme (hints, notes, the empty states) is readable: at least
+/// 4.5:1 against the panels, where egui's own is about 3:1.
+#[test]
+fn the_light_themes_secondary_text_is_readable() {
+    let mut rig = start();
+    rig.harness.get_by_label("Light theme").click();
+    rig.harness.step();
+    rig.harness.step();
+    let visuals = rig.harness.ctx.global_style().visuals.clone();
+    assert!(!visuals.dark_mode, "the light theme is on");
+    let ratio = contrast(visuals.weak_text_color(), visuals.panel_fill);
+    assert!(ratio >= 4.5, "weak text at {ratio:.2}:1");
+    // The ordinary text stays darker than it.
+    assert!(contrast(visuals.text_color(), visuals.panel_fill) > ratio);
 }

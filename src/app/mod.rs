@@ -782,12 +782,20 @@ impl HookscopeApp {
 pub const SMALL_TEXT: f32 = 10.5;
 
 /// Theme, zoom and text sizes from the settings.
+/// How opaque secondary ("weak") text is in the light theme.
+pub const LIGHT_WEAK_ALPHA: f32 = 0.85;
+
 pub fn apply_look(ctx: &egui::Context, s: &Settings) {
     ctx.all_styles_mut(|style| {
         style.text_styles.insert(
             egui::TextStyle::Small,
             egui::FontId::proportional(SMALL_TEXT),
         );
+    });
+    // egui's light theme draws secondary text at about 3:1 against white, too faint to read
+    // on a projector or a laptop in daylight; this makes it about 5:1.
+    ctx.style_mut_of(egui::Theme::Light, |style| {
+        style.visuals.weak_text_alpha = LIGHT_WEAK_ALPHA;
     });
     ctx.set_theme(if s.dark {
         egui::Theme::Dark

@@ -15,6 +15,13 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     ui.add_space(4.0);
     let current = app.state.settings.answer.clone();
+    // A rule that takes every call leaves the chosen answer unused: its card says so rather
+    // than look in force.
+    let overridden = if app.state.rules.in_force > 0 {
+        app.state.rules.catch_all.clone()
+    } else {
+        None
+    };
     let mut scroll = egui::ScrollArea::vertical().id_salt("answer_scroll");
     if app.state.first_frame {
         // egui keeps scroll positions across restarts: the presets start in sight.
@@ -44,7 +51,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     ),
                     None => outcome.describe().to_owned(),
                 };
-                let frame = egui::Frame::group(ui.style()).fill(if chosen {
+                let frame = egui::Frame::group(ui.style()).fill(if chosen && overridden.is_none() {
                     ui.visuals().selection.bg_fill.gamma_multiply(0.35)
                 } else {
                     egui::Color32::TRANSPARENT
@@ -59,8 +66,16 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                         )
                         .selected(chosen);
                         let clicked = ui.add(button).on_hover_text(&says).clicked();
-                        if chosen {
-                            ui.label("chosen");
+                        match (&overridden, chosen) {
+                            (_, false) => {}
+                            (None, true) => {
+                                ui.label("chosen");
+                            }
+                            (Some(rule), true) => {
+                                ui.weak("chosen, unused").on_hover_text(format!(
+                                    "The rule \"{rule}\" answers every call while the rules are in force"
+                                ));
+                            }
                         }
                         clicked
                     })

@@ -432,8 +432,9 @@ fn field<'a>(v: &'a Value, path: &[&str]) -> std::borrow::Cow<'a, str> {
 }
 
 /// The Messages table's columns (indices into its list) that step aside first when the panel is
-/// too narrow for all of them at their narrowest.
-const DROPPED_FIRST: [usize; 5] = [5, 6, 4, 7, 8];
+/// too narrow for all of them at their narrowest. The id goes before the date: cut short, an
+/// opaque id is no use, and its room lets the body show more.
+const DROPPED_FIRST: [usize; 5] = [5, 6, 4, 8, 7];
 
 fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     let Some(Value::Array(items)) = json else {
@@ -449,8 +450,7 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
         return;
     }
     // What a reader looks for first comes first; the widths shrink together to the panel's, so
-    // every column is in sight (a cut cell shows the whole value on hover). The status keeps
-    // room for its longest value (FAILED.HANDSET_ERROR) before the others give up theirs.
+    // every column is in sight (a cut cell shows the whole value on hover).
     const COLS: [(&str, &[&str], f32, f32); 9] = [
         ("Status", &["status", "id"], 150.0, 60.0),
         ("From", &["from"], 110.0, 56.0),
@@ -462,53 +462,52 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
         ("Submitted", &["submission", "date"], 170.0, 56.0),
         ("Message id", &["id"], 170.0, 50.0),
     ];
-    let statuses: Vec<_> = items
+    // A status, a phone number or a date cut short is no use to read ("+27001…", "2026-11…"):
+    // these columns keep room for their longest value (FAILED.HANDSET_ERROR, an international
+    // number, a timestamp), up to a limit, and step aside whole rather than be cut.
+    const WHOLE: [usize; 4] = [0, 1, 2, 7];
+    let whole_width: Vec<(usize, f32)> = WHOLE
         .iter()
-        .take(50)
-        .map(|m| field(m, &["status", "id"]))
+        .map(|&i| {
+            let values: Vec<_> = items.iter().take(50).map(|m| field(m, COLS[i].1)).collect();
+            // The text and the cell's own margins; a hostile value is measured by its head only.
+            let widest = super::widest_text(
+                ui,
+                egui::TextStyle::Body,
+                values.iter().map(|v| crate::text::head_chars(v, 40).0),
+            );
+            (i, (widest + 12.0).min(220.0))
+        })
         .collect();
-    // The text and the cell's own margins.
-    let status_width = (super::widest_text(
-        ui,
-        egui::TextStyle::Body,
-        statuses.iter().map(|s| s.as_ref()),
-    ) + 12.0)
-        .min(220.0);
     // The columns shown: all where they fit at their narrowest; in a narrow panel (or at a
     // large zoom) the ones a reader needs least step aside first (the JSON tab has them).
     let spacing = ui.spacing().item_spacing.x;
     let room = ui.available_width();
     let least_of = |i: usize| {
-        if i == 0 {
-            COLS[0].3.max(status_width)
-        } else {
-            COLS[i].3
-        }
+        let whole = whole_width.iter().find(|(w, _)| *w == i).map(|(_, w)| *w);
+        COLS[i].3.max(whole.unwrap_or(0.0))
+    };
+    // A gap after every column, and one more for the scroll area's edge.
+    let needed = |cols: &[usize]| -> f32 {
+        cols.iter().map(|&i| least_of(i) + spacing).sum::<f32>() + 2.0 * spacing
     };
     let mut shown_cols: Vec<usize> = (0..COLS.len()).collect();
     for drop in DROPPED_FIRST {
-        // A gap after every column, and one more for the scroll area's edge.
-        let needed: f32 = shown_cols
-            .iter()
-            .map(|&i| least_of(i) + spacing)
-            .sum::<f32>()
-            + 2.0 * spacing;
-        if needed <= room {
+        if needed(&shown_cols) <= room {
             break;
         }
         shown_cols.retain(|&i| i != drop);
     }
+    // Too narrow even for the four kept whole: they are cut too, rather than run out of sight.
+    let cut_all = needed(&shown_cols) > room;
     let designed: Vec<f32> = shown_cols
         .iter()
-        .map(|&i| {
-            if i == 0 {
-                COLS[0].2.max(status_width)
-            } else {
-                COLS[i].2
-            }
-        })
+        .map(|&i| COLS[i].2.max(least_of(i)))
         .collect();
-    let least: Vec<f32> = shown_cols.iter().map(|&i| least_of(i)).collect();
+    let least: Vec<f32> = shown_cols
+        .iter()
+        .map(|&i| if cut_all { COLS[i].3 } else { least_of(i) })
+        .collect();
     let gaps = spacing * (shown_cols.len() + 2) as f32;
     let widths = super::fit_columns(&designed, &least, room - gaps);
     if shown_cols.len() < COLS.len() {

@@ -242,6 +242,16 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 }
             } else {
                 ui.label("No call matches the filter.");
+                if ui
+                    .button("Show every call")
+                    .on_hover_text("Clear the search and the filters")
+                    .clicked()
+                {
+                    app.state.list.search_text.clear();
+                    app.state.list.search_typed_at = None;
+                    app.state.list.filter = Default::default();
+                    app.refresh_list();
+                }
             }
         });
         return;
@@ -279,6 +289,20 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
     } else {
         0
     };
+    // A zoom (Ctrl +/-/0) or a resize starts a new table at its top: the selected call is
+    // brought back into sight rather than left scrolled away.
+    let layout = (zoom, short, shrunk_room);
+    if app
+        .state
+        .list
+        .layout
+        .replace(layout)
+        .is_some_and(|l| l != layout)
+        && app.state.list.scroll_to_row.is_none()
+        && let Some(i) = app.state.list.selected_index()
+    {
+        app.state.list.scroll_to_row = Some(i);
+    }
     let mut table = TableBuilder::new(ui)
         .id_salt(("invocations", zoom, short, shrunk_room))
         .striped(true)

@@ -95,6 +95,14 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ),
             e,
         );
+        // Read once the editor is closed, it is old news: the rules listed above answer.
+        if ui
+            .small_button("Dismiss")
+            .on_hover_text("The rules listed above are the ones in force")
+            .clicked()
+        {
+            app.state.rules.error = None;
+        }
     }
 }
 

@@ -85,6 +85,11 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                     ui.end_row();
                 });
             crate::app::apply_look(ui.ctx(), &app.state.settings);
+            ui.add_space(4.0);
+            // Not every user knows why the service cannot call 127.0.0.1.
+            ui.weak(
+                "Public URL: the real service cannot reach this laptop's 127.0.0.1. Put a tunnel (cloudflared, ngrok) in front of the port and give its https address here; new webhooks point there.",
+            );
             ui.add_space(6.0);
             let dark = ui.visuals().dark_mode;
             let warn = super::outcome_color(crate::contract::Outcome::RetryTemporary, dark);
