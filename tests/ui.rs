@@ -192,18 +192,29 @@ impl UiRig {
 
     /// A status report of `delivery` with `body`, answered 200, listed and clicked.
     fn send_body_and_click(&mut self, delivery: &str, body: Vec<u8>) {
-        let req = post(
-            &self.client,
-            &self.url("/hook"),
-            &invoker_headers("status-report", delivery, 1),
-            body,
-        );
+        let headers = invoker_headers("status-report", delivery, 1);
+        self.send_with_headers_and_click(delivery, &headers, body);
+    }
+
+    /// A call of `delivery` with `headers` and `body`, answered 200, listed and clicked.
+    fn send_with_headers_and_click(
+        &mut self,
+        delivery: &str,
+        headers: &[(String, String)],
+        body: Vec<u8>,
+    ) {
+        let req = post(&self.client, &self.url("/hook"), headers, body);
         let status = self
             .rt
             .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
             .unwrap();
         assert_eq!(status, 200);
-        self.until("the call is listed", |app| app.state.list.row(0).is_some());
+        self.until("the call is listed", |app| {
+            app.state
+                .list
+                .row(0)
+                .is_some_and(|r| r.delivery.as_deref() == Some(delivery))
+        });
         self.harness.step();
         self.harness.get_by_label(delivery).click();
     }
@@ -416,6 +427,43 @@ fn the_messages_table_fits_a_narrow_panel_by_leaving_columns_out() {
             }
         }
     }
+}
+
+/// A call from Hookscope's emulator on a fast clock says its messages' dates are that clock's;
+/// a call from elsewhere says nothing of the kind.
+#[test]
+fn the_messages_of_a_fast_emulator_say_whose_clock_dates_them() {
+    let mut rig = start();
+    let open_messages = |rig: &mut UiRig| {
+        rig.harness.get_by_label("Messages (1)").click();
+        rig.harness.step();
+        rig.harness.step();
+    };
+    // A call with no clock of its own: no such line.
+    rig.send_and_open("status-report", "dlv-plain");
+    open_messages(&mut rig);
+    rig.harness.get_by_label("+27001234567");
+    assert!(
+        rig.harness
+            .query_by_label_contains("Dated by the emulator's clock")
+            .is_none()
+    );
+    let mut headers = invoker_headers("status-report", "dlv-fast", 1);
+    headers.push((
+        hookscope::emulator::CLOCK_SPEED_HEADER.to_owned(),
+        "60".to_owned(),
+    ));
+    rig.send_with_headers_and_click("dlv-fast", &headers, status_report_body("m-fast"));
+    rig.until("its detail loads", |app| {
+        app.state
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.inv.headers.iter().any(|h| h.value == "dlv-fast"))
+    });
+    rig.harness.step();
+    open_messages(&mut rig);
+    rig.harness
+        .get_by_label_contains("Dated by the emulator's clock, which runs at 60x");
 }
 
 /// The width `text` takes in the window's body font, in points.

@@ -520,6 +520,16 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
             hidden.join(", ")
         ));
     }
+    // The built-in emulator dates its messages by its own clock: at 60x a message submitted a
+    // minute ago reads as an hour ago, and its status dates run ahead of this machine's.
+    if let Some(speed) = crate::deliveries::marked_speed(std::slice::from_ref(s))
+        && speed > 1.0
+    {
+        ui.weak(format!(
+            "Dated by the emulator's clock, which runs at {}: its dates are ahead of this machine's.",
+            speed_text(speed)
+        ));
+    }
     let table = TableBuilder::new(ui)
         // Laid out afresh when the columns' fitted widths change (the panel's width, or a
         // status that needs more room than the last table's: FAILED.HANDSET_ERROR after
