@@ -845,6 +845,14 @@ fn rule_files_load_and_save_by_a_typed_path_when_no_dialog_opens() {
     rig.harness.state_mut().state.rules.open = true;
     rig.harness.step();
     rig.harness.step();
+    // The editor explains the fields in rows, on demand.
+    assert!(rig.harness.query_by_label("when.every_nth").is_none());
+    rig.harness.get_by_label("Fields").click();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label("when.every_nth");
+    rig.harness
+        .get_by_label_contains("the rule retires after that many answers");
     rig.harness.get_by_label("Open…").click_accesskit();
     rig.until("it says why nothing happened", |app| {
         app.state.rules.note.is_some()

@@ -172,8 +172,9 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         .default_size([560.0, 460.0])
         .show(ctx, |ui| {
             ui.label(
-                "JSON: {\"rules\": [{\"name\", \"when\": {event, webhook_id, path, attempt: {equals, at_most, at_least}, message: {field, equals | contains}, every_nth}, \"answer\": {status, retry_after, body, content_type, delay_ms}, \"times\"}]}, or the same fields in TOML ([[rules]] tables). A file is saved in the format its name ends with (.json or .toml).",
+                "Each rule has a name, the calls it takes (when: every condition given must hold; none takes every call), the answer it gives, and how many times it answers before it retires (times, optional). The first rule that matches answers. JSON or TOML ([[rules]] tables); a file is saved in the format its name ends with (.json or .toml).",
             );
+            fields_reference_ui(ui);
             ui.horizontal(|ui| {
                 apply = ui.button("Apply").clicked();
                 ui.separator();
@@ -227,4 +228,70 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     if save || browse_save {
         app.save_rules_file(browse_save);
     }
+}
+
+/// The fields a rule can have, one per row, with what each means: the editor's reference.
+const RULE_FIELDS: [(&str, &str); 12] = [
+    (
+        "name",
+        "required: the banner, show and the window name the rule that answered",
+    ),
+    (
+        "when.event",
+        "\"status-report\" or \"incoming-message\": the event header",
+    ),
+    ("when.webhook_id", "the webhook id header"),
+    (
+        "when.path",
+        "the path alone, with its leading / (\"/hook\")",
+    ),
+    (
+        "when.attempt",
+        "{\"equals\" | \"at_most\" | \"at_least\": N}: the attempt header",
+    ),
+    (
+        "when.message",
+        "{\"field\": \"status.type\", \"equals\": v | \"contains\": text}: any message in the body",
+    ),
+    (
+        "when.every_nth",
+        "N: every Nth call that meets the rest and reaches this rule",
+    ),
+    ("answer.status", "required: 100-599"),
+    (
+        "answer.retry_after",
+        "seconds (a number or a string) or an HTTP date",
+    ),
+    ("answer.body", "the body, with answer.content_type"),
+    (
+        "answer.delay_ms",
+        "wait this long before answering (30 000 or more: the service stops waiting, a temporary failure)",
+    ),
+    (
+        "times",
+        "1 or more: the rule retires after that many answers",
+    ),
+];
+
+fn fields_reference_ui(ui: &mut egui::Ui) {
+    egui::CollapsingHeader::new("Fields")
+        .id_salt("rule_fields")
+        .show(ui, |ui| {
+            // The rules' text below keeps most of the window.
+            egui::ScrollArea::vertical()
+                .id_salt("rule_fields_scroll")
+                .max_height(160.0)
+                .show(ui, |ui| {
+                    egui::Grid::new("rule_fields_grid")
+                        .num_columns(2)
+                        .striped(true)
+                        .show(ui, |ui| {
+                            for (field, meaning) in RULE_FIELDS {
+                                ui.label(RichText::new(field).monospace());
+                                ui.label(RichText::new(meaning).small());
+                                ui.end_row();
+                            }
+                        });
+                });
+        });
 }
