@@ -457,17 +457,15 @@ pub fn analyze(
             }
         }
     }
-    for a in attempts
-        .iter()
-        .filter(|a| !cancels.iter().any(|c| c.id == a.id))
-    {
+    for a in &attempts {
         // The cancel in force when the call came: after the service could have read a 410
         // (a call that arrived while the 410 was being answered, or within the tolerance after,
-        // was already on its way) and before the webhook was set up again.
-        if let Some(c) = cancels
-            .iter()
-            .find(|c| a.at > known(c, tolerance) && c.lifted.is_none_or(|l| a.at < l))
-        {
+        // was already on its way) and before the webhook was set up again. A call answered 410
+        // itself is checked against the earlier ones: the second 410 a webhook gets means the
+        // service went on calling after the first.
+        if let Some(c) = cancels.iter().find(|c| {
+            c.id != a.id && a.at > known(c, tolerance) && c.lifted.is_none_or(|l| a.at < l)
+        }) {
             findings.push(finding(
                 Severity::Error,
                 "call-after-410",
@@ -1195,6 +1193,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!(codes(&d), vec!["call-after-410"]);
+    }
+
+    /// A call answered 410 itself, after an earlier 410 to its webhook: the service went on
+    /// calling, which the first 410 should have stopped (a QA rule answering 410 to a webhook
+    /// found it unflagged). The first 410 alone is not flagged.
+    #[test]
+    fn a_second_410_is_a_call_after_410() {
+        let second = t0() + TimeDelta::seconds(600);
+        let d = analyze(
+            &[call(5, 1, 600, 410, None)],
+            &Schedule::default(),
+            DEFAULT_TOLERANCE,
+            &[cancel(t0(), 1, None), cancel(second, 5, None)],
+        )
+        .unwrap();
+        assert_eq!(codes(&d), vec!["call-after-410"]);
+        let d = analyze(
+            &[call(1, 1, 0, 410, None)],
+            &Schedule::default(),
+            DEFAULT_TOLERANCE,
+            &[cancel(t0(), 1, None), cancel(second, 5, None)],
+        )
+        .unwrap();
+        assert!(codes(&d).is_empty(), "{:?}", codes(&d));
     }
 
     fn cancel(at: DateTime<Utc>, id: i64, lifted: Option<DateTime<Utc>>) -> Cancel {
