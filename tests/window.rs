@@ -207,8 +207,13 @@ fn sigterm_closes_the_window_and_saves_its_settings() {
     let status = wait_for_exit(&mut app, 60, "closing on SIGTERM");
     let err = stderr_of(&mut app);
     assert!(status.success(), "{status:?}: {err}");
+    // Beside the store chosen with --data-dir, not in the place every session shares.
     assert!(
-        dir.path().join("hookscope").join("app.ron").is_file(),
+        data.join("app.ron").is_file(),
         "the settings were not saved on the way out"
+    );
+    assert!(
+        !dir.path().join("hookscope").join("app.ron").exists(),
+        "the settings went to the shared place, not beside the store"
     );
 }

@@ -137,6 +137,18 @@ fn close_on_signal(rt: &tokio::runtime::Handle) -> std::sync::Arc<CloseRequest> 
 /// How long closing the window waits for the receiver's calls in progress.
 const STOP_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// Where the window keeps its settings for the store in `data_dir`: beside it when a data
+/// directory of its own was chosen (`--data-dir`, `HOOKSCOPE_DATA_DIR`), so that two sessions on
+/// two stores never share or overwrite each other's answer, rules or theme; `None` (eframe's own
+/// place, which on Linux is that same directory) for the default store under `platform_data`.
+pub fn settings_file(
+    data_dir: &std::path::Path,
+    platform_data: Option<&std::path::Path>,
+) -> Option<std::path::PathBuf> {
+    let default = platform_data.map(|d| d.join("hookscope"));
+    (default.as_deref() != Some(data_dir)).then(|| data_dir.join("app.ron"))
+}
+
 pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(), WindowError> {
     if !has_display() {
         return Err(WindowError::NoDisplay);
@@ -180,7 +192,8 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
             .map(|d| d.path().join("window.ron"))
             .or_else(|| {
                 fixed_look.then(|| std::env::temp_dir().join("hookscope-screenshot-window.ron"))
-            }),
+            })
+            .or_else(|| settings_file(&data_dir, dirs::data_dir().as_deref())),
         ..Default::default()
     };
     let result_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
@@ -254,6 +267,27 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn a_store_of_its_own_keeps_its_own_settings() {
+        let platform = Path::new("/home/u/.local/share");
+        // The default store: eframe's place, where the settings always were.
+        assert_eq!(
+            settings_file(Path::new("/home/u/.local/share/hookscope"), Some(platform)),
+            None
+        );
+        // Another store: its settings beside it.
+        assert_eq!(
+            settings_file(Path::new("/tmp/qa"), Some(platform)),
+            Some(Path::new("/tmp/qa/app.ron").to_owned())
+        );
+        // No platform data directory known: beside the store too.
+        assert_eq!(
+            settings_file(Path::new("hookscope-data"), None),
+            Some(Path::new("hookscope-data/app.ron").to_owned())
+        );
+    }
 
     #[test]
     fn an_unreachable_display_is_not_blamed_on_opengl() {
