@@ -482,15 +482,22 @@ fn text_width(rig: &UiRig, text: &str) -> f32 {
 /// large zoom, and a wider window.
 #[test]
 fn the_messages_table_keeps_numbers_statuses_and_dates_whole() {
-    for (size, zoom) in [
-        ([1024.0, 700.0], 1.0),
-        ([1024.0, 768.0], 1.3),
-        ([1280.0, 800.0], 1.0),
+    for (size, zoom, service) in [
+        ([1024.0, 700.0], 1.0, false),
+        ([1024.0, 768.0], 1.3, false),
+        // The Service panel brought back at that zoom: too narrow for even the four kept
+        // whole, the table scrolls sideways.
+        ([1024.0, 768.0], 1.3, true),
+        ([1280.0, 800.0], 1.0, false),
     ] {
         let mut rig = start_sized(size);
         rig.harness.ctx.set_zoom_factor(zoom);
         rig.harness.step();
         rig.send_and_open("status-report", "dlv-whole");
+        if service {
+            rig.harness.state_mut().state.show_service = true;
+            rig.harness.step();
+        }
         rig.harness.get_by_label("Messages (1)").click();
         rig.harness.step();
         rig.harness.step();

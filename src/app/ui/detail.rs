@@ -431,6 +431,19 @@ fn field<'a>(v: &'a Value, path: &[&str]) -> std::borrow::Cow<'a, str> {
     }
 }
 
+/// The Messages table's columns: title, the field's path, designed and narrowest widths.
+const MESSAGE_COLUMNS: [(&str, &[&str], f32, f32); 9] = [
+    ("Status", &["status", "id"], 150.0, 60.0),
+    ("From", &["from"], 110.0, 56.0),
+    ("To", &["to"], 110.0, 56.0),
+    ("Body", &["body"], 230.0, 60.0),
+    ("Type", &["type"], 75.0, 40.0),
+    ("Parts", &["numberOfParts"], 45.0, 36.0),
+    ("Credits", &["creditCost"], 55.0, 40.0),
+    ("Submitted", &["submission", "date"], 170.0, 56.0),
+    ("Message id", &["id"], 170.0, 50.0),
+];
+
 /// The Messages table's columns (indices into its list) that step aside first when the panel is
 /// too narrow for all of them at their narrowest. The id goes before the date: cut short, an
 /// opaque id is no use, and its room lets the body show more.
@@ -451,17 +464,6 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     }
     // What a reader looks for first comes first; the widths shrink together to the panel's, so
     // every column is in sight (a cut cell shows the whole value on hover).
-    const COLS: [(&str, &[&str], f32, f32); 9] = [
-        ("Status", &["status", "id"], 150.0, 60.0),
-        ("From", &["from"], 110.0, 56.0),
-        ("To", &["to"], 110.0, 56.0),
-        ("Body", &["body"], 230.0, 60.0),
-        ("Type", &["type"], 75.0, 40.0),
-        ("Parts", &["numberOfParts"], 45.0, 36.0),
-        ("Credits", &["creditCost"], 55.0, 40.0),
-        ("Submitted", &["submission", "date"], 170.0, 56.0),
-        ("Message id", &["id"], 170.0, 50.0),
-    ];
     // A status, a phone number or a date cut short is no use to read ("+27001…", "2026-11…"):
     // these columns keep room for their longest value (FAILED.HANDSET_ERROR, an international
     // number, a timestamp), up to a limit, and step aside whole rather than be cut.
@@ -469,7 +471,11 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     let whole_width: Vec<(usize, f32)> = WHOLE
         .iter()
         .map(|&i| {
-            let values: Vec<_> = items.iter().take(50).map(|m| field(m, COLS[i].1)).collect();
+            let values: Vec<_> = items
+                .iter()
+                .take(50)
+                .map(|m| field(m, MESSAGE_COLUMNS[i].1))
+                .collect();
             // The text and the cell's own margins; a hostile value is measured by its head only.
             let widest = super::widest_text(
                 ui,
@@ -485,35 +491,34 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     let room = ui.available_width();
     let least_of = |i: usize| {
         let whole = whole_width.iter().find(|(w, _)| *w == i).map(|(_, w)| *w);
-        COLS[i].3.max(whole.unwrap_or(0.0))
+        MESSAGE_COLUMNS[i].3.max(whole.unwrap_or(0.0))
     };
     // A gap after every column, and one more for the scroll area's edge.
     let needed = |cols: &[usize]| -> f32 {
         cols.iter().map(|&i| least_of(i) + spacing).sum::<f32>() + 2.0 * spacing
     };
-    let mut shown_cols: Vec<usize> = (0..COLS.len()).collect();
+    let mut shown_cols: Vec<usize> = (0..MESSAGE_COLUMNS.len()).collect();
     for drop in DROPPED_FIRST {
         if needed(&shown_cols) <= room {
             break;
         }
         shown_cols.retain(|&i| i != drop);
     }
-    // Too narrow even for the four kept whole: they are cut too, rather than run out of sight.
-    let cut_all = needed(&shown_cols) > room;
+    // Too narrow even for the four kept whole (a large zoom with both side panels open): the
+    // table scrolls sideways, as the list does, rather than cut them.
+    let sideways = needed(&shown_cols) > room;
+    let room = room.max(needed(&shown_cols));
     let designed: Vec<f32> = shown_cols
         .iter()
-        .map(|&i| COLS[i].2.max(least_of(i)))
+        .map(|&i| MESSAGE_COLUMNS[i].2.max(least_of(i)))
         .collect();
-    let least: Vec<f32> = shown_cols
-        .iter()
-        .map(|&i| if cut_all { COLS[i].3 } else { least_of(i) })
-        .collect();
+    let least: Vec<f32> = shown_cols.iter().map(|&i| least_of(i)).collect();
     let gaps = spacing * (shown_cols.len() + 2) as f32;
     let widths = super::fit_columns(&designed, &least, room - gaps);
-    if shown_cols.len() < COLS.len() {
-        let hidden: Vec<&str> = (0..COLS.len())
+    if shown_cols.len() < MESSAGE_COLUMNS.len() {
+        let hidden: Vec<&str> = (0..MESSAGE_COLUMNS.len())
             .filter(|i| !shown_cols.contains(i))
-            .map(|i| COLS[i].0)
+            .map(|i| MESSAGE_COLUMNS[i].0)
             .collect();
         ui.weak(format!(
             "{} left out to fit the panel: the JSON tab has every field.",
@@ -530,6 +535,32 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
             speed_text(speed)
         ));
     }
+    if sideways {
+        egui::ScrollArea::horizontal()
+            .id_salt("messages_sideways")
+            .show(ui, |ui| {
+                ui.set_width(room);
+                messages_table(ui, items, &shown_cols, &widths, &least);
+            });
+    } else {
+        messages_table(ui, items, &shown_cols, &widths, &least);
+    }
+    if items.len() > 1000 {
+        ui.weak(format!(
+            "{} more messages: see the JSON tab.",
+            items.len() - 1000
+        ));
+    }
+}
+
+/// The Messages tab's table: the columns `shown` (indices into `MESSAGE_COLUMNS`) at `widths`.
+fn messages_table(
+    ui: &mut egui::Ui,
+    items: &[Value],
+    shown_cols: &[usize],
+    widths: &[f32],
+    least: &[f32],
+) {
     let table = TableBuilder::new(ui)
         // Laid out afresh when the columns' fitted widths change (the panel's width, or a
         // status that needs more room than the last table's: FAILED.HANDSET_ERROR after
@@ -541,21 +572,21 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
         .striped(true)
         .resizable(true)
         .vscroll(false);
-    let table = widths.iter().zip(&least).fold(table, |t, (w, l)| {
+    let table = widths.iter().zip(least).fold(table, |t, (w, l)| {
         t.column(Column::initial(*w).at_least(l.min(36.0)).clip(true))
     });
     table
         .header(20.0, |mut h| {
-            for &i in &shown_cols {
+            for &i in shown_cols {
                 h.col(|ui| {
-                    ui.strong(COLS[i].0);
+                    ui.strong(MESSAGE_COLUMNS[i].0);
                 });
             }
         })
         .body(|mut body| {
             for m in items.iter().take(1000) {
                 body.row(18.0, |mut row| {
-                    for path in shown_cols.iter().map(|&i| COLS[i].1) {
+                    for path in shown_cols.iter().map(|&i| MESSAGE_COLUMNS[i].1) {
                         row.col(|ui| {
                             // A value cut to the column's width shows whole on hover (egui's
                             // own tooltip for elided text: a second one would stack on it).
@@ -565,12 +596,6 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
                 });
             }
         });
-    if items.len() > 1000 {
-        ui.weak(format!(
-            "{} more messages: see the JSON tab.",
-            items.len() - 1000
-        ));
-    }
 }
 
 fn json_tab_ui(ui: &mut egui::Ui, json: Option<&Value>) {
