@@ -2463,6 +2463,30 @@ fn calls_another_process_stores_are_listed_and_counted() {
     });
 }
 
+/// Not following the newest, an empty list takes its first calls in at once: it has no rows in
+/// sight to keep still, and "No calls yet" beside "Show 2 new calls" contradicted itself.
+#[test]
+fn an_empty_list_shows_its_first_calls_even_when_not_following() {
+    let mut rig = start();
+    rig.harness.state_mut().state.settings.follow = false;
+    rig.harness.step();
+    assert_eq!(rig.send("status-report", "first-1", 1), 200);
+    assert_eq!(rig.send("status-report", "first-2", 1), 200);
+    rig.until("both are listed", |app| {
+        app.state.list.counted && app.state.list.count == 2 && app.state.list.newer == 0
+    });
+    rig.harness.step();
+    assert!(rig.harness.query_by_label("No calls yet.").is_none());
+    assert!(
+        !rig.harness.state().state.settings.follow,
+        "still not following"
+    );
+    // With rows in sight, new calls wait for the button as before.
+    assert_eq!(rig.send("status-report", "first-3", 1), 200);
+    rig.until("one new call", |app| app.state.list.newer == 1);
+    assert_eq!(rig.harness.state().state.list.count, 2);
+}
+
 /// A rule's Retry-After that is more than a wait (ignored with its code, past the 2-day window)
 /// is said on its line in the Rules panel, as the Answer panel says it of the fixed answer.
 #[test]

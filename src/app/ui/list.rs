@@ -214,6 +214,11 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.separator();
     let dark = ui.visuals().dark_mode;
     let count = app.state.list.count;
+    // Not following, an empty list said "No calls yet" beside "Show 4 new calls": with nothing
+    // in sight to keep still, the new calls are shown at once.
+    if app.state.list.counted && count == 0 && app.state.list.newer > 0 {
+        app.refresh_list();
+    }
     if app.state.list.counted && count == 0 {
         ui.add_space(20.0);
         ui.vertical_centered(|ui| {
