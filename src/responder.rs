@@ -289,17 +289,22 @@ impl Answer {
                 s.push_str(" (ignored)");
             }
         }
-        if self.delay_ms > 0 {
-            // Not whole seconds: to the millisecond, so 29,999 ms (in time) does not read as
-            // the 30 s that is too late.
-            let delay = if !self.delay_ms.is_multiple_of(1000) && self.delay_ms < 60_000 {
-                format!("{} ms", self.delay_ms)
-            } else {
-                crate::text::human_duration(self.delay())
-            };
+        if let Some(delay) = self.delay_text() {
             s.push_str(&format!(" after {delay}"));
         }
         s
+    }
+
+    /// The delay before answering, in words (`None`: no delay). Not whole seconds: to the
+    /// millisecond, so 29,999 ms (in time) does not read as the 30 s that is too late.
+    pub fn delay_text(&self) -> Option<String> {
+        (self.delay_ms > 0).then(|| {
+            if !self.delay_ms.is_multiple_of(1000) && self.delay_ms < 60_000 {
+                format!("{} ms", self.delay_ms)
+            } else {
+                crate::text::human_duration(self.delay())
+            }
+        })
     }
 }
 

@@ -838,6 +838,19 @@ fn a_recipe_asks_before_it_replaces_changes_not_applied() {
     rig.harness.get_by_label("Clear the rules").click();
     rig.harness.step();
     assert_eq!(rig.harness.state().state.rules.in_force, 0);
+    // The editor opened now holds an example, and says it is one.
+    rig.harness.step();
+    rig.click_in_sight("Edit rules…");
+    rig.harness.step();
+    rig.harness.step();
+    assert!(
+        rig.harness
+            .query_all_by_label_contains("An example to start from")
+            .count()
+            >= 1
+    );
+    assert_eq!(rig.harness.state().state.rules.in_force, 0);
+    rig.harness.state_mut().state.rules.open = false;
     // With no rule, the chosen answer is the one in force again.
     rig.harness.step();
     rig.harness.get_by_label("chosen");
@@ -2485,6 +2498,25 @@ fn an_empty_list_shows_its_first_calls_even_when_not_following() {
     assert_eq!(rig.send("status-report", "first-3", 1), 200);
     rig.until("one new call", |app| app.state.list.newer == 1);
     assert_eq!(rig.harness.state().state.list.count, 2);
+}
+
+/// A rule's line in the Rules panel says its delay (a timeout past the service's wait, though
+/// its code is 200) and how many of its uses are left, as `listen`'s banner does.
+#[test]
+fn a_rules_line_says_its_delay_and_its_times() {
+    let mut rig = start();
+    let text = r#"{"rules": [
+        {"name": "late", "when": {"attempt": {"equals": 3}}, "answer": {"status": 503, "delay_ms": 1500}},
+        {"name": "time out", "answer": {"status": 200, "delay_ms": 35000}, "times": 2}
+    ]}"#;
+    assert!(rig.harness.state_mut().apply_rules(text, "test"));
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness
+        .get_by_label("1. late: answers 503 after 1500 ms, used 0 times");
+    rig.harness.get_by_label(
+        "2. time out: answers 200 after 35 s (past the service's wait: a temporary failure), used 0 of 2 times",
+    );
 }
 
 /// A rule's Retry-After that is more than a wait (ignored with its code, past the 2-day window)

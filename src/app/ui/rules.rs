@@ -28,16 +28,34 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             } else {
                 ""
             };
+            // A delay is part of the answer: past the service's wait it is a timeout, whatever
+            // the code.
+            let delay = match r.answer.delay_text() {
+                Some(d) if r.answer.too_late() => {
+                    format!(" after {d} (past the service's wait: a temporary failure)")
+                }
+                Some(d) => format!(" after {d}"),
+                None => String::new(),
+            };
+            let used = match r.times {
+                Some(times) => format!(
+                    "{} of {}",
+                    active.used(i),
+                    crate::text::count(u64::from(times), "time", "times")
+                ),
+                None => crate::text::count(active.used(i), "time", "times"),
+            };
             let mut text = format!(
-                "{}. {}: answers {}{}, used {}{}",
+                "{}. {}: answers {}{}{}, used {}{}",
                 i + 1,
                 r.name,
                 r.answer.status,
+                delay,
                 r.answer
                     .retry_after
                     .as_deref()
                     .map_or(String::new(), |ra| format!(" (Retry-After {ra}{ignored})")),
-                crate::text::count(active.used(i), "time", "times"),
+                used,
                 if retired { ", retired" } else { "" }
             );
             // What the service makes of it when it is more than the wait.
@@ -77,7 +95,12 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         if ui.button("Edit rules…").clicked() {
             app.state.rules.open = true;
             if app.state.rules.text.trim().is_empty() {
+                // An example to start from, said to be one: it read as the rules just cleared.
                 app.state.rules.text = RECIPES[0].1.to_owned();
+                app.state.rules.note = Some(format!(
+                    "An example to start from (the recipe \"{}\"): it answers nothing until Apply.",
+                    recipe_title(RECIPES[0].0)
+                ));
             }
         }
         if ui.button("Load rules…").clicked() {
