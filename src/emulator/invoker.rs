@@ -320,7 +320,9 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
         None => {
             let mut d = s.data();
             d.next_delivery += 1;
-            let id = format!("dlv-{:06}-{}", d.next_delivery, w.id);
+            // The webhook first and the count last: ids of one webhook share their start and
+            // differ at their end, the part a narrow list keeps (it cuts ids at the front).
+            let id = format!("dlv-{}-{:06}", w.id, d.next_delivery);
             drop(d);
             (id, 1, None, s.clock.now(), RetryDates::default())
         }

@@ -394,7 +394,7 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
                 row.col(|ui| {
                     match s.delivery.as_deref() {
                         // Cut at the front: ids of one sender share their start and differ
-                        // towards the end (dlv-000003-…, dlv-000004-…).
+                        // towards the end (the emulator's dlv-2812749301-000003, …-000004).
                         Some(delivery) => {
                             let font = egui::TextStyle::Monospace.resolve(ui.style());
                             let shown = elide_front(ui, delivery, &font, ui.available_width());
@@ -586,7 +586,7 @@ mod tests {
     fn a_delivery_id_is_cut_at_its_front() {
         egui::__run_test_ui(|ui| {
             let font = egui::TextStyle::Monospace.resolve(ui.style());
-            let id = "dlv-000003-2812749301";
+            let id = "dlv-2812749301-000003";
             let whole = ui
                 .painter()
                 .layout_no_wrap(id.to_owned(), font.clone(), egui::Color32::WHITE)
@@ -597,7 +597,7 @@ mod tests {
             let cut = elide_front(ui, id, &font, whole * 0.7);
             assert!(cut.starts_with('…') && cut.len() < id.len(), "{cut}");
             assert!(id.ends_with(cut.trim_start_matches('…')), "{cut}");
-            assert!(cut.contains("3-2812749301"), "{cut}");
+            assert!(cut.contains("1-000003"), "{cut}");
             assert_eq!(elide_front(ui, id, &font, 1.0), "…");
         });
     }
