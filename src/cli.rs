@@ -330,6 +330,7 @@ pub fn listen_json(s: &Summary) -> serde_json::Value {
         "findings": s.problems(),
         "registration_check": s.registration_check,
         "rule": s.rule,
+        "rule_name": s.rule.as_deref().and_then(crate::responder::rule_name),
     })
 }
 
@@ -868,7 +869,10 @@ fn delivery_json(
             next_at,
             retries_left,
             ..
-        } => (Some(next_at.to_rfc3339()), Some(*retries_left)),
+        } => (
+            Some(next_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)),
+            Some(*retries_left),
+        ),
         _ => (None, None),
     };
     serde_json::json!({
@@ -878,7 +882,7 @@ fn delivery_json(
         "attempts": d.attempts.iter().map(|a| serde_json::json!({
             "id": a.id,
             "attempt": a.number,
-            "received_at": a.at.to_rfc3339(),
+            "received_at": a.at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
             "gap_secs": a.gap.map(|g| g.as_secs_f64()),
             "answer_status": a.status,
             "outcome": a.outcome.as_str(),

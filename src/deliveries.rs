@@ -418,6 +418,9 @@ pub fn analyze(
             ));
         } else if prev.outcome.is_retry()
             && let (Some(p), Some(gap)) = (prev.number, cur.gap)
+            // An attempt that comes again is a repeat (flagged above; the service may deliver
+            // a message twice), not a retry to time.
+            && cur.number.is_none_or(|n| n > p)
         {
             // On a marked clock: the faster of the two calls' speeds, as the wait may have run
             // at either (a speed changed during it); on the emulator's own times, exactly, with
@@ -442,7 +445,12 @@ pub fn analyze(
                     prev.retry_after.map(|r| r.wait_from(prev.at)),
                 ),
             };
-            let expected = schedule.effective_delay(p, wait);
+            // Attempts skipped in between were made and failed too, each waited for: a retry
+            // after them is due no sooner than all their delays.
+            let skipped = (p + 1..cur.number.unwrap_or(p + 1))
+                .map(|k| schedule.effective_delay(k, None))
+                .sum::<Duration>();
+            let expected = schedule.effective_delay(p, wait) + skipped;
             if gap + tolerance < expected {
                 findings.push(finding(
                     Severity::Error,
@@ -496,11 +504,23 @@ pub fn analyze(
     // its times (its speed may have changed along the way: a plan from this machine's times
     // counted the window at the speed now, and more retries than the schedule has), mapped
     // back to this machine's clock at the speed now; or else this machine's clock.
+    let speed_now = if schedule.speed.is_finite() && schedule.speed > 1.0 {
+        schedule.speed
+    } else {
+        1.0
+    };
+    // Delays count from the failure: when the last call was answered, or its caller gave up
+    // (a receiver that holds its answer 35 s fails 35 s after the call came, and was read as
+    // overdue meanwhile).
+    let took = calls
+        .get(position)
+        .map_or(Duration::ZERO, |s| Duration::from_micros(s.inv.took_us));
     let (plan_schedule, ff, last_at, last_retry_after) = match &clock {
         Some(c) => (
             &contract_schedule,
             c[failing.unwrap_or(position)],
-            c[position],
+            // On the emulator's clock the call's own time ran at its speed.
+            c[position] + TimeDelta::from_std(took.mul_f64(speed_now)).unwrap_or_default(),
             // A date is the receiver's: the wait it asked for from the answer, as above.
             clock_waits
                 .as_ref()
@@ -510,21 +530,16 @@ pub fn analyze(
         None => (
             schedule,
             failing.map_or(last.at, |i| attempts[i].at),
-            last.at,
+            last.at + TimeDelta::from_std(took).unwrap_or_default(),
             last.retry_after,
         ),
-    };
-    let speed_now = if schedule.speed.is_finite() && schedule.speed > 1.0 {
-        schedule.speed
-    } else {
-        1.0
     };
     let to_real = |t: DateTime<Utc>| -> DateTime<Utc> {
         if clock.is_none() {
             return t;
         }
         let us = (t - last_at).num_microseconds().unwrap_or(i64::MAX) as f64 / speed_now;
-        last.at + TimeDelta::microseconds(us as i64)
+        last.at + TimeDelta::from_std(took).unwrap_or_default() + TimeDelta::microseconds(us as i64)
     };
     // The retries still to come after the last attempt, if it fails like the last.
     let retry_plan = || {
@@ -1013,6 +1028,21 @@ mod tests {
         );
     }
 
+    /// Delays count from the failure: a call held 35 s (past the service's wait) failed 35 s
+    /// after it came, and its retry is due 90 s after that, not 90 s after it came (QA read a
+    /// timed-out call as overdue while the retry was on time).
+    #[test]
+    fn the_next_attempt_counts_from_when_the_last_call_failed() {
+        let mut held = call(1, 1, 0, 200, None);
+        held.inv.took_us = 35_000_000;
+        assert_eq!(held.inv.outcome(), Outcome::RetryTemporary);
+        let d = run(&[held]);
+        let State::Retrying { next_at, .. } = d.state else {
+            panic!("{:?}", d.state)
+        };
+        assert_eq!(next_at, t0() + TimeDelta::seconds(35 + 90));
+    }
+
     #[test]
     fn retrying_projects_the_next_attempt_and_what_is_left() {
         let d = run(&[call(1, 1, 0, 503, None), call(2, 2, 90, 503, None)]);
@@ -1116,6 +1146,24 @@ mod tests {
         assert_eq!(codes(&d), vec!["attempt-skipped"]);
         let d = run(&[call(1, 1, 0, 503, None), call(2, 1, 300, 503, None)]);
         assert_eq!(codes(&d), vec!["attempt-repeated"]);
+        // A repeat a moment later is a repeat only (the service may deliver twice), not also a
+        // retry too early.
+        let d = run(&[
+            call(1, 1, 0, 503, None),
+            call(2, 3, 300, 503, None),
+            call(3, 3, 300, 503, None),
+        ]);
+        assert_eq!(codes(&d), vec!["attempt-skipped", "attempt-repeated"]);
+        // A retry after a skipped attempt waits for both delays: 90 s + 3 min.
+        let d = run(&[call(1, 1, 0, 503, None), call(2, 3, 200, 503, None)]);
+        assert_eq!(codes(&d), vec!["attempt-skipped", "retry-too-early"]);
+        assert!(
+            d.findings[1].message.contains("no sooner than 4 min 30 s"),
+            "{}",
+            d.findings[1].message
+        );
+        let d = run(&[call(1, 1, 0, 503, None), call(2, 3, 270, 503, None)]);
+        assert_eq!(codes(&d), vec!["attempt-skipped"]);
         let d = run(&[call(1, 2, 0, 503, None)]);
         assert_eq!(codes(&d), vec!["attempts-not-seen"]);
         assert!(
@@ -1230,7 +1278,7 @@ mod tests {
 
     #[test]
     fn a_message_retried_on_its_own_starts_with_the_batch_that_carried_it() {
-        assert_eq!(batch_parent("dlv-000003-28-2"), Some("dlv-000003-28"));
+        assert_eq!(batch_parent("dlv-28-000003-2"), Some("dlv-28-000003"));
         assert_eq!(batch_parent("d1"), None);
         assert_eq!(batch_parent("abc-"), None);
         assert_eq!(batch_parent("-3"), None);

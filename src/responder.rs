@@ -318,6 +318,15 @@ enum RetryAfterEffect {
     PastWindow(String),
 }
 
+/// The name of the rule a decision's `rule` note names (`rule 2: then succeed` ->
+/// `then succeed`); `None` for the notes that are not a rule (`registration check`, `body over
+/// the limit`...). For scripts: `rule_name` in `log --json` and `show --json`.
+pub fn rule_name(rule: &str) -> Option<&str> {
+    let rest = rule.strip_prefix("rule ")?;
+    let (number, name) = rest.split_once(": ")?;
+    (!number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())).then_some(name)
+}
+
 /// What the responder decided for one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decision {
@@ -466,6 +475,16 @@ impl Responder {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_rule_note_gives_the_rules_name_alone() {
+        assert_eq!(rule_name("rule 2: then succeed"), Some("then succeed"));
+        assert_eq!(rule_name("rule 10: a: b"), Some("a: b"));
+        assert_eq!(rule_name("registration check"), None);
+        assert_eq!(rule_name("body over the limit"), None);
+        assert_eq!(rule_name("rule x: y"), None);
+    }
+
     use super::*;
 
     #[test]

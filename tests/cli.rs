@@ -478,6 +478,9 @@ async fn show_reads_the_calls_delivery_across_its_attempts() {
 
     let v: serde_json::Value = serde_json::from_str(&show(true)).expect("one JSON object");
     assert_eq!(v["delivery"], "cli-d");
+    // The rule that answered, as the note says it and by its name alone (for jq).
+    assert_eq!(v["rule"], "rule 2: then succeed");
+    assert_eq!(v["rule_name"], "then succeed");
     assert_eq!(v["timeline"]["state"], "succeeded on attempt 3");
     let attempts = v["timeline"]["attempts"].as_array().unwrap();
     assert_eq!(
@@ -486,6 +489,13 @@ async fn show_reads_the_calls_delivery_across_its_attempts() {
             .map(|a| a["answer_status"].as_u64().unwrap())
             .collect::<Vec<_>>(),
         [503, 503, 200]
+    );
+    // Times as everywhere else in the JSON: UTC with a Z.
+    assert!(
+        attempts
+            .iter()
+            .all(|a| a["received_at"].as_str().is_some_and(|t| t.ends_with('Z'))),
+        "{attempts:?}"
     );
     assert!(
         v["timeline"]["findings"]
