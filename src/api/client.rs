@@ -134,19 +134,61 @@ impl WebhookList {
 fn read_as<T: serde::de::DeserializeOwned>(value: &serde_json::Value) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
+        let inner = plain_serde(&e.inner().to_string());
         let said = if path == "." {
-            e.inner().to_string()
+            inner
         } else {
-            format!("{path}: {}", e.inner())
+            format!("{path}: {inner}")
         };
         short(&said, 160)
     })
 }
 
+/// serde's words for a value of the wrong kind, in a reader's: `invalid type: string "abc",
+/// expected u64` -> `the text "abc", where a whole number is expected`.
+fn plain_serde(said: &str) -> String {
+    const KINDS: [(&str, &str); 8] = [
+        ("invalid type: string ", "the text "),
+        ("invalid type: floating point ", "the number "),
+        ("invalid type: integer ", "the number "),
+        ("invalid value: integer ", "the number "),
+        ("invalid type: boolean ", "the value "),
+        ("invalid type: null", "null"),
+        ("invalid type: map", "an object"),
+        ("invalid type: sequence", "a list"),
+    ];
+    const EXPECTED: [(&str, &str); 6] = [
+        (
+            ", expected struct Webhook",
+            ", where a webhook (an object) is expected",
+        ),
+        (", expected u64", ", where a whole number is expected"),
+        (", expected u32", ", where a whole number is expected"),
+        (", expected u16", ", where a whole number is expected"),
+        (", expected i64", ", where a whole number is expected"),
+        (", expected f64", ", where a number is expected"),
+    ];
+    let mut out = said.to_owned();
+    if let Some((from, to)) = KINDS.iter().find(|(from, _)| out.starts_with(from)) {
+        out = format!("{to}{}", &out[from.len()..]);
+    }
+    for (from, to) in EXPECTED {
+        if out.ends_with(from) {
+            out.truncate(out.len() - from.len());
+            out.push_str(to);
+        }
+    }
+    out
+}
+
 /// `webhook 7 "mms-hook": triggerScope: unknown variant `MMS`, expected `SENT` or
 /// `RECEIVED``, control characters escaped and the whole kept to a line.
 fn unreadable_webhook(entry: &serde_json::Value, e: &str) -> String {
-    let id = entry.get("id").and_then(serde_json::Value::as_u64);
+    // An id the client cannot read (text, a number too large) is still the entry's id.
+    let id = entry.get("id").filter(|v| !v.is_null()).map(|v| match v {
+        serde_json::Value::String(t) => format!("\"{}\"", short(t, 40)),
+        other => short(&other.to_string(), 40),
+    });
     let name = entry.get("name").and_then(serde_json::Value::as_str);
     let who = match (id, name) {
         (Some(id), Some(name)) => format!("webhook {id} \"{}\"", short(name, 60)),
@@ -746,10 +788,44 @@ mod tests {
             u[3]
         );
         assert!(
-            u[4].starts_with("an entry that is not a webhook: invalid type"),
+            u[4] == "an entry that is not a webhook: the text \"not a webhook\", where a webhook (an object) is expected",
             "{}",
             u[4]
         );
+    }
+
+    /// An id the client cannot read is named as sent, and serde's words for the wrong kind of
+    /// value are a reader's (QA saw `invalid type: string "abc", expected u64`, and a 23-digit
+    /// id called "a webhook without an id").
+    #[test]
+    fn an_unreadable_id_is_named_and_said_in_plain_words() {
+        let entries: Vec<serde_json::Value> = serde_json::from_str(
+            r#"[
+              {"id":"abc","name":"a","url":"http://h/1","triggerScope":"SENT","active":true},
+              {"id":12345678901234567890123,"name":"n","url":"http://h/2","triggerScope":"SENT","active":true}
+            ]"#,
+        )
+        .unwrap();
+        let u = WebhookList::read(&entries).unreadable;
+        assert_eq!(
+            u[0],
+            "webhook \"abc\" \"a\": id: the text \"abc\", where a whole number is expected"
+        );
+        assert!(
+            u[1].starts_with("webhook 1.2345678901234568e+22 \"n\": id: the number "),
+            "{}",
+            u[1]
+        );
+        assert!(
+            u[1].ends_with(", where a whole number is expected"),
+            "{}",
+            u[1]
+        );
+        assert_eq!(
+            plain_serde("invalid type: map, expected a string"),
+            "an object, expected a string"
+        );
+        assert_eq!(plain_serde("missing field `name`"), "missing field `name`");
     }
 
     #[test]
