@@ -147,7 +147,8 @@ fn read_as<T: serde::de::DeserializeOwned>(value: &serde_json::Value) -> Result<
 /// serde's words for a value of the wrong kind, in a reader's: `invalid type: string "abc",
 /// expected u64` -> `the text "abc", where a whole number is expected`.
 fn plain_serde(said: &str) -> String {
-    const KINDS: [(&str, &str); 8] = [
+    // As the rule files' reasons are made plain (`rules::plain_reason`).
+    const PLAIN: [(&str, &str); 14] = [
         ("invalid type: string ", "the text "),
         ("invalid type: floating point ", "the number "),
         ("invalid type: integer ", "the number "),
@@ -156,8 +157,6 @@ fn plain_serde(said: &str) -> String {
         ("invalid type: null", "null"),
         ("invalid type: map", "an object"),
         ("invalid type: sequence", "a list"),
-    ];
-    const EXPECTED: [(&str, &str); 6] = [
         (
             ", expected struct Webhook",
             ", where a webhook (an object) is expected",
@@ -168,17 +167,7 @@ fn plain_serde(said: &str) -> String {
         (", expected i64", ", where a whole number is expected"),
         (", expected f64", ", where a number is expected"),
     ];
-    let mut out = said.to_owned();
-    if let Some((from, to)) = KINDS.iter().find(|(from, _)| out.starts_with(from)) {
-        out = format!("{to}{}", &out[from.len()..]);
-    }
-    for (from, to) in EXPECTED {
-        if out.ends_with(from) {
-            out.truncate(out.len() - from.len());
-            out.push_str(to);
-        }
-    }
-    out
+    crate::text::replace_each(said, &PLAIN)
 }
 
 /// `webhook 7 "mms-hook": triggerScope: unknown variant `MMS`, expected `SENT` or
