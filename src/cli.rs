@@ -544,6 +544,24 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     }
     let running = bound.start(store.clone(), responder);
     let mut events = running.subscribe();
+    // A call held back by a delay gets its line when it is answered and stored: until then it
+    // is said at once on stderr, so a forced time-out does not look like a call that never came.
+    let mut held = running.watch_held();
+    tokio::spawn(async move {
+        let mut next_key = 0;
+        while held.changed().await.is_ok() {
+            let new: Vec<_> = held
+                .borrow_and_update()
+                .iter()
+                .filter(|h| h.key >= next_key)
+                .cloned()
+                .collect();
+            for h in new {
+                next_key = h.key + 1;
+                eprintln!("{}", held_line(&h));
+            }
+        }
+    });
     {
         let mut err = std::io::stderr().lock();
         if running.addr.ip().is_unspecified() {
@@ -633,6 +651,15 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         crate::text::count(count, "call", "calls")
     );
     Ok(())
+}
+
+/// The stderr line of `listen` for a call whose answer is held back by a delay, as it arrives.
+fn held_line(h: &crate::receiver::Held) -> String {
+    format!(
+        "{}  held: {}; its line follows when it is answered",
+        chrono::Local::now().format("%H:%M:%S%.3f"),
+        escape_control(&h.describe(h.since))
+    )
 }
 
 /// What a second Ctrl-C did, in a sentence.

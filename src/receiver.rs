@@ -110,6 +110,100 @@ pub struct Recorded {
     pub summary: Summary,
 }
 
+/// A call whose answer is held back by a delay: it is stored when it is answered, so until then
+/// the window shows it from here (a tester forcing a time-out sees the call arrive at once).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Held {
+    /// Tells held calls apart (in the order they came).
+    pub key: u64,
+    /// When the call arrived.
+    pub since: Instant,
+    /// How long the answer is held back.
+    pub delay: std::time::Duration,
+    pub method: String,
+    pub path: String,
+    pub event: Option<String>,
+    pub delivery: Option<String>,
+    pub attempt: Option<u32>,
+    /// The status code that will be sent.
+    pub status: u16,
+    /// The rule that chose the answer, as `rule` in the store (`rule 2: slow`).
+    pub rule: Option<String>,
+}
+
+impl Held {
+    /// The call as the window and `listen` name it, with the time left at `now`:
+    /// `POST /hook · status-report, delivery d-1, attempt 2: answered 200 in 27 s`.
+    pub fn describe(&self, now: Instant) -> String {
+        let passed = now.saturating_duration_since(self.since);
+        let left = self.delay.saturating_sub(passed);
+        let mut about: Vec<String> = Vec::new();
+        if let Some(e) = &self.event {
+            about.push(e.clone());
+        }
+        if let Some(d) = &self.delivery {
+            about.push(format!("delivery {d}"));
+        }
+        if let Some(a) = self.attempt {
+            about.push(format!("attempt {a}"));
+        }
+        let mut line = format!("{} {}", self.method, self.path);
+        if !about.is_empty() {
+            line = format!("{line} · {}", about.join(", "));
+        }
+        // Whole seconds, rounded up, so the count reads 3, 2, 1 and never "0 s" before it goes.
+        let left = if left < std::time::Duration::from_secs(1) {
+            "under 1 s".to_owned()
+        } else {
+            let whole = std::time::Duration::from_secs(left.as_secs_f64().ceil() as u64);
+            crate::text::human_duration(whole)
+        };
+        line = format!("{line}: answered {} in {left}", self.status);
+        if let Some(rule) = &self.rule {
+            line = format!("{line} ({rule})");
+        }
+        let timeout = crate::contract::ANSWER_TIMEOUT;
+        if self.delay > timeout {
+            let verb = if passed >= timeout {
+                "stopped"
+            } else {
+                "stops"
+            };
+            line = format!(
+                "{line}; the service {verb} waiting at {}",
+                crate::text::human_duration(timeout)
+            );
+        }
+        line
+    }
+
+    /// How much of the delay has passed at `now`, from 0 to 1.
+    pub fn passed_share(&self, now: Instant) -> f32 {
+        if self.delay.is_zero() {
+            return 1.0;
+        }
+        let passed = now.saturating_duration_since(self.since);
+        (passed.as_secs_f32() / self.delay.as_secs_f32()).clamp(0.0, 1.0)
+    }
+}
+
+/// Removes its call from the held ones when the call is answered (or its handler dropped).
+struct HeldGuard {
+    held: Arc<tokio::sync::watch::Sender<Vec<Held>>>,
+    key: u64,
+}
+
+impl Drop for HeldGuard {
+    fn drop(&mut self) {
+        let key = self.key;
+        self.held.send_if_modified(|v| {
+            let before = v.len();
+            v.retain(|h| h.key != key);
+            v.len() != before
+        });
+    }
+}
+
 struct Shared {
     store: Store,
     responder: Responder,
@@ -120,6 +214,9 @@ struct Shared {
     /// Calls read and not yet answered.
     in_progress: Arc<AtomicUsize>,
     quit: Arc<Quit>,
+    /// Calls whose answer is held back by a delay, for the window.
+    held: Arc<tokio::sync::watch::Sender<Vec<Held>>>,
+    held_count: std::sync::atomic::AtomicU64,
 }
 
 /// A quit at once ([`Quitter::quit_now`]): what the calls still in progress do then.
@@ -352,6 +449,7 @@ pub struct Running {
     quit: Arc<Quit>,
     store: Store,
     task: tokio::task::JoinHandle<()>,
+    held: Arc<tokio::sync::watch::Sender<Vec<Held>>>,
 }
 
 impl Running {
@@ -364,6 +462,12 @@ impl Running {
     /// A stream of every call recorded from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Recorded>> {
         self.events.subscribe()
+    }
+
+    /// The calls whose answer is held back by a delay, now and as they change (each is stored
+    /// and published through [`Running::subscribe`] when it is answered, then leaves this list).
+    pub fn watch_held(&self) -> tokio::sync::watch::Receiver<Vec<Held>> {
+        self.held.subscribe()
     }
 
     /// Calls the receiver has begun to read and not yet answered (held back by a delay, say).
@@ -494,6 +598,7 @@ fn serve(
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
     let in_progress = Arc::new(AtomicUsize::new(0));
     let quit = Arc::new(Quit::default());
+    let held = Arc::new(tokio::sync::watch::Sender::new(Vec::new()));
     let shared = Arc::new(Shared {
         store: store.clone(),
         responder,
@@ -502,6 +607,8 @@ fn serve(
         stopping,
         in_progress: in_progress.clone(),
         quit: quit.clone(),
+        held: held.clone(),
+        held_count: Default::default(),
     });
     let app = Router::new().fallback(handle).with_state(shared);
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
@@ -526,6 +633,7 @@ fn serve(
         quit,
         store,
         task,
+        held,
     }
 }
 
@@ -803,7 +911,27 @@ async fn handle(
     let (hung_up_tx, hung_up) = oneshot::channel::<()>();
     let delay = answer.delay();
     let mut stopping = shared.stopping.clone();
+    let key = shared.held_count.fetch_add(1, Ordering::Relaxed);
+    let held = Held {
+        key,
+        since: started,
+        delay,
+        method: inv.method.clone(),
+        path: inv.path.clone(),
+        event: inv.event.clone(),
+        delivery: inv.delivery.clone(),
+        attempt: inv.attempt,
+        status: answer.status,
+        rule: inv.rule.clone(),
+    };
+    shared.held.send_modify(|v| v.push(held));
+    let guard = HeldGuard {
+        held: shared.held.clone(),
+        key,
+    };
     let task = tokio::spawn(async move {
+        // Listed as held until it is stored and published.
+        let _guard = guard;
         let (mut inv, mut hung_up) = (inv, hung_up);
         let gone = tokio::select! {
             _ = tokio::time::sleep(delay) => false,
@@ -1134,6 +1262,51 @@ mod tests {
         assert_eq!(row.inv.outcome(), crate::contract::Outcome::RetryTemporary);
         let untouched = store.get(sent).unwrap().unwrap();
         assert_eq!(untouched.inv.findings[0].code, "answered-early");
+    }
+
+    fn held(delay_s: u64, since_s: u64) -> (Held, std::time::Instant) {
+        let since = std::time::Instant::now();
+        let h = Held {
+            key: 0,
+            since,
+            delay: std::time::Duration::from_secs(delay_s),
+            method: "POST".into(),
+            path: "/hook".into(),
+            event: Some("status-report".into()),
+            delivery: Some("d-1".into()),
+            attempt: Some(2),
+            status: 503,
+            rule: Some("rule 1: slow".into()),
+        };
+        (h, since + std::time::Duration::from_secs(since_s))
+    }
+
+    #[test]
+    fn a_held_call_says_what_it_is_what_it_gets_and_when() {
+        let (h, now) = held(10, 3);
+        let (line, done) = (h.describe(now), h.passed_share(now));
+        assert_eq!(
+            line,
+            "POST /hook · status-report, delivery d-1, attempt 2: answered 503 in 7 s (rule 1: slow)"
+        );
+        assert!((done - 0.3).abs() < 1e-6);
+        // Past the service's wait, the line says the service gives up, then that it has.
+        let (h, now) = held(45, 20);
+        assert!(
+            h.describe(now).ends_with(
+                "answered 503 in 25 s (rule 1: slow); the service stops waiting at 30 s"
+            )
+        );
+        let (h, now) = held(45, 31);
+        assert!(
+            h.describe(now)
+                .contains("in 14 s (rule 1: slow); the service stopped")
+        );
+        // The last second, and a call that names nothing but its method and path.
+        let (mut h, _) = held(2, 0);
+        let now = h.since + std::time::Duration::from_millis(1500);
+        (h.event, h.delivery, h.attempt, h.rule) = (None, None, None, None);
+        assert_eq!(h.describe(now), "POST /hook: answered 503 in under 1 s");
     }
 
     #[test]

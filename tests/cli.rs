@@ -616,6 +616,43 @@ async fn listen_prints_escaped_lines_and_obeys_its_flags() {
     child.kill();
 }
 
+/// A call held back by `--delay` is said on stderr as it arrives (its stdout line comes when it
+/// is answered), escaped like every line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_says_at_once_that_a_call_is_held_by_the_delay() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, url, lines) = spawn_listen(dir.path(), &["--delay", "1m"]);
+    let client = http();
+    let target = format!("{url}/x");
+    let call = tokio::spawn(async move { hostile_call(&client, &target).await });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let held = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = child
+            .stderr
+            .recv_timeout(left)
+            .expect("listen says the call is held in time");
+        if line.contains("held:") {
+            break line;
+        }
+    };
+    assert!(!held.contains('\u{9b}'), "{held:?}");
+    assert!(
+        held.contains(
+            "held: POST /x · status\\u{9b}2J, delivery evil\\u{9b}id, attempt 1: answered 200 in 1 min; the service stops waiting at 30 s; its line follows when it is answered"
+        ),
+        "{held}"
+    );
+    assert!(
+        lines.try_recv().is_err(),
+        "no stdout line before the answer"
+    );
+    // The caller hangs up: the call is stored and gets its line.
+    call.abort();
+    let line = next_line(&lines);
+    assert!(line.contains("delivery=evil\\u{9b}id"), "{line}");
+}
+
 /// `listen --json` prints each call as one JSON object per line.
 #[tokio::test]
 async fn listen_json_prints_one_object_per_call() {

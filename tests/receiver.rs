@@ -620,10 +620,28 @@ async fn stopping_answers_a_delayed_call_at_once_and_stores_it() {
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    // Held, it is named to the window (it is stored when answered).
+    let mut held = rig.running.watch_held();
+    let now = held
+        .wait_for(|h| !h.is_empty())
+        .await
+        .expect("the receiver runs")
+        .clone();
+    assert_eq!(now.len(), 1);
+    assert_eq!(now[0].delivery.as_deref(), Some("held-1"));
+    assert_eq!(
+        (now[0].method.as_str(), now[0].path.as_str()),
+        ("POST", "/slow")
+    );
+    assert_eq!((now[0].status, now[0].attempt), (503, Some(1)));
+    assert_eq!(now[0].delay, Duration::from_secs(3600));
+    assert!(store_is_empty(&rig.store));
     let (store, running) = (rig.store.clone(), rig.running);
     tokio::time::timeout(Duration::from_secs(20), running.shutdown())
         .await
         .expect("the receiver stops without waiting out the hour");
+    // Answered and stored, it is held no longer.
+    assert!(held.borrow().is_empty());
     // The caller got the chosen answer.
     let reply = call.await.unwrap().unwrap();
     assert_eq!(reply.status(), 503);
@@ -821,4 +839,8 @@ async fn a_chunked_body_over_the_limit_is_answered_413_and_recorded() {
     assert!(s.inv.body.is_empty());
     assert_eq!(s.inv.body_size, 4096);
     assert!(finding_codes(&rig, s.id).contains(&"body-too-large".to_owned()));
+}
+
+fn store_is_empty(store: &hookscope::store::Store) -> bool {
+    store.last_id().unwrap().is_none()
 }

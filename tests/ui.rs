@@ -2031,13 +2031,25 @@ fn receive_delivers_an_incoming_message_to_the_received_webhook() {
             .row(0)
             .is_some_and(|r| r.event.as_deref() == Some("incoming-message"))
     });
+    // It is selected, as the test message's report is, and the panel says so.
+    rig.until("the incoming message is selected", |app| {
+        app.state
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.inv.event.as_deref() == Some("incoming-message"))
+    });
     rig.harness.step();
-    assert!(
-        rig.harness
-            .query_all_by_label_contains("it goes to the RECEIVED webhooks")
-            .next()
-            .is_some()
-    );
+    let id = rig
+        .harness
+        .state()
+        .state
+        .list
+        .selected
+        .expect("a selection");
+    rig.harness.get_by_label_contains(&format!(
+        "The incoming message arrived: call {id}, selected in the list."
+    ));
+    assert!(!rig.harness.state().state.service.awaiting_incoming);
 }
 
 #[test]
@@ -2643,4 +2655,55 @@ fn the_light_themes_secondary_text_is_readable() {
     assert!(ratio >= 4.5, "weak text at {ratio:.2}:1");
     // The ordinary text stays darker than it.
     assert!(contrast(visuals.text_color(), visuals.panel_fill) > ratio);
+}
+
+/// A call whose answer is held back by a delay is named over the list at once, with the time
+/// left (it is stored when answered); a caller that hangs up ends the wait, and the call is
+/// listed then.
+#[test]
+fn a_call_held_by_a_delay_is_shown_while_it_waits() {
+    let mut rig = start_saved(
+        Settings {
+            port: 0,
+            answer: Answer {
+                delay_ms: 45_000,
+                ..Answer::status(200)
+            },
+            ..Settings::default()
+        },
+        [1280.0, 800.0],
+        |_, _| {},
+    );
+    rig.until("the receiver listens", |app| {
+        matches!(app.state.listening, Listening::On(_))
+    });
+    let req = post(
+        &rig.client,
+        &rig.url("/hook"),
+        &invoker_headers("status-report", "dlv-held", 2),
+        status_report_body("5"),
+    );
+    let call = rig.rt.spawn(async move { req.send().await.map(|_| ()) });
+    rig.until("the call is held", |app| app.state.held.len() == 1);
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("1 call is waiting for its answer");
+    rig.harness.get_by_label_contains(
+        "POST /hook · status-report, delivery dlv-held, attempt 2: answered 200 in 4",
+    );
+    rig.harness
+        .get_by_label_contains("; the service stops waiting at 30 s");
+    assert_eq!(rig.harness.state().state.list.count, 0);
+    // The caller hangs up: the call is stored (noted so) and leaves the held ones.
+    call.abort();
+    rig.until("the call is listed", |app| {
+        app.state.held.is_empty() && app.state.list.row(0).is_some()
+    });
+    rig.harness.step();
+    assert!(
+        rig.harness
+            .query_by_label_contains("waiting for its answer")
+            .is_none()
+    );
+    assert!(rig.harness.query_by_label("dlv-held").is_some());
 }

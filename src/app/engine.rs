@@ -2,7 +2,7 @@
 //! on the tokio runtime, and reports back through a channel, asking egui for a repaint. The UI
 //! never waits on it.
 
-use crate::receiver::{self, ReceiverConfig, Recorded, Running};
+use crate::receiver::{self, Held, ReceiverConfig, Recorded, Running};
 use crate::responder::{Answer, AnswerError, Responder};
 use crate::store::{Filter, Store, StoreError, Stored, Summary};
 use std::net::SocketAddr;
@@ -27,6 +27,9 @@ pub enum Msg {
         still: Option<SocketAddr>,
     },
     Recorded(Arc<Recorded>),
+    /// The calls whose answer is held back by a delay now at the receiver on this address (each
+    /// is `Recorded` when answered).
+    Held(SocketAddr, Vec<Held>),
     /// A page of the list for the snapshot `top` and filter generation `generation`.
     Page {
         generation: u64,
@@ -188,11 +191,14 @@ impl Engine {
                         old.shutdown().await;
                     }
                     let mut events = r.subscribe();
-                    Engine::send(&tx, &wake, Msg::Listening(r.addr));
+                    let mut held = r.watch_held();
+                    let addr = r.addr;
+                    Engine::send(&tx, &wake, Msg::Listening(addr));
                     *slot = Some(r);
                     drop(slot);
-                    let (tx, wake) = (tx.clone(), wake.clone());
+                    let (events_tx, events_wake) = (tx.clone(), wake.clone());
                     tokio::spawn(async move {
+                        let (tx, wake) = (events_tx, events_wake);
                         use tokio::sync::broadcast::error::RecvError;
                         loop {
                             match events.recv().await {
@@ -201,6 +207,13 @@ impl Engine {
                                 Err(RecvError::Lagged(_)) => continue,
                                 Err(RecvError::Closed) => break,
                             }
+                        }
+                    });
+                    tokio::spawn(async move {
+                        // Ends with its receiver; the new one's list starts empty.
+                        while held.changed().await.is_ok() {
+                            let now = held.borrow_and_update().clone();
+                            Engine::send(&tx, &wake, Msg::Held(addr, now));
                         }
                     });
                 }

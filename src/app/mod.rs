@@ -538,6 +538,10 @@ impl HookscopeApp {
                     .service
                     .receiver_was
                     .retain(|p| *p != addr.port());
+                if self.state.listening != Listening::On(addr) {
+                    // The held calls were the receiver's that is stopping.
+                    self.state.held.clear();
+                }
                 self.state.listening = Listening::On(addr);
                 self.state.port_text = addr.port().to_string();
                 self.state.listen_notice = None;
@@ -570,6 +574,13 @@ impl HookscopeApp {
                     }
                 }
             }
+            Msg::Held(addr, held) => {
+                // Only the receiver listening now: one that was replaced answers its held
+                // calls early as it stops.
+                if self.state.listening == Listening::On(addr) {
+                    self.state.held = held;
+                }
+            }
             Msg::Recorded(rec) => {
                 // A new attempt of the delivery on screen (the same delivery id from the same
                 // webhook; another webhook's delivery of that id is another delivery): read it
@@ -580,22 +591,37 @@ impl HookscopeApp {
                 {
                     self.load_delivery(shown.delivery.clone(), shown.webhook_id.clone());
                 }
-                // The test message's report comes from a SENT webhook of the service, not from
-                // any call that happens to arrive meanwhile.
-                let from_sent_webhook = rec.summary.webhook_id.as_deref().is_some_and(|id| {
-                    self.state.service.webhooks.iter().any(|w| {
-                        w.trigger_scope == crate::contract::TriggerScope::Sent
-                            && w.id.to_string() == id
-                    })
-                });
-                if self.state.service.awaiting_test
-                    && rec.summary.event.as_deref() == Some("status-report")
-                    && (from_sent_webhook || !self.state.service.listed)
+                // The test message's report comes from a SENT webhook of the service, and an
+                // incoming message sent with Receive from a RECEIVED one, not from any call that
+                // happens to arrive meanwhile.
+                let from_webhook = |scope: crate::contract::TriggerScope| {
+                    !self.state.service.listed
+                        || rec.summary.webhook_id.as_deref().is_some_and(|id| {
+                            self.state
+                                .service
+                                .webhooks
+                                .iter()
+                                .any(|w| w.trigger_scope == scope && w.id.to_string() == id)
+                        })
+                };
+                let event = rec.summary.event.as_deref();
+                let from_sent = from_webhook(crate::contract::TriggerScope::Sent);
+                let from_received = from_webhook(crate::contract::TriggerScope::Received);
+                let sv = &mut self.state.service;
+                let awaited = if sv.awaiting_test && event == Some("status-report") && from_sent {
+                    sv.awaiting_test = false;
+                    Some("The test message's status report")
+                } else if sv.awaiting_incoming && event == Some("incoming-message") && from_received
                 {
-                    // The test message's report: show it.
-                    self.state.service.awaiting_test = false;
-                    self.state.service.status = Some(Ok(format!(
-                        "The test message's status report arrived: call {}, selected in the list.",
+                    sv.awaiting_incoming = false;
+                    Some("The incoming message")
+                } else {
+                    None
+                };
+                if let Some(what) = awaited {
+                    // Show it.
+                    sv.status = Some(Ok(format!(
+                        "{what} arrived: call {}, selected in the list.",
                         rec.summary.id
                     )));
                     self.state.detail = None;

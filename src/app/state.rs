@@ -569,6 +569,8 @@ pub struct ServiceState {
     pub busy: u32,
     /// A test message was sent: the next status report is highlighted.
     pub awaiting_test: bool,
+    /// An incoming message was sent with Receive: the next incoming-message call is selected.
+    pub awaiting_incoming: bool,
     pub inject_from: String,
     pub inject_text: String,
     /// Waiting for the user to confirm outbound calls to other hosts.
@@ -685,6 +687,8 @@ pub struct AppState {
     /// The newest call id known to be in the store (from this window's receiver, or from the
     /// store itself when another process writes to it).
     pub newest: i64,
+    /// The calls whose answer the receiver now holds back by a delay (stored when answered).
+    pub held: Vec<crate::receiver::Held>,
     pub rules: RulesEditor,
     pub service: ServiceState,
     pub show_service: bool,
@@ -720,6 +724,7 @@ impl AppState {
             error: None,
             recorded: 0,
             newest: 0,
+            held: Vec::new(),
             rules: RulesEditor::default(),
             service: ServiceState {
                 inject_from: "+27007654321".into(),

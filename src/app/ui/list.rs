@@ -212,6 +212,7 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     filter_ui(ui, app);
     keyboard(ui, app);
     ui.separator();
+    held_ui(ui, &app.state.held);
     let dark = ui.visuals().dark_mode;
     let count = app.state.list.count;
     // Not following, an empty list said "No calls yet" beside "Show 4 new calls": with nothing
@@ -275,6 +276,52 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             });
     } else {
         table_ui(ui, app, dark, count, gaps);
+    }
+}
+
+/// How many held calls are named one by one above the list; the others are counted.
+const HELD_SHOWN: usize = 3;
+
+/// The calls whose answer is held back by a delay: they are stored (and listed) when they are
+/// answered, so until then they are named here with the time left, over the list.
+fn held_ui(ui: &mut egui::Ui, held: &[crate::receiver::Held]) {
+    if held.is_empty() {
+        return;
+    }
+    let now = std::time::Instant::now();
+    egui::Frame::group(ui.style())
+        .fill(ui.visuals().faint_bg_color)
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.label(RichText::new(held_title(held.len())).strong())
+                .on_hover_text(
+                    "Each is stored and listed below when its answer is sent. The delay is the one chosen in the Answer panel or by a rule.",
+                );
+            for h in held.iter().take(HELD_SHOWN) {
+                let (line, done) = (h.describe(now), h.passed_share(now));
+                ui.horizontal(|ui| {
+                    ui.add(
+                        egui::ProgressBar::new(done)
+                            .desired_width(60.0)
+                            .desired_height(8.0),
+                    );
+                    ui.add(egui::Label::new(line).truncate());
+                });
+            }
+            if held.len() > HELD_SHOWN {
+                ui.weak(format!("and {} more", held.len() - HELD_SHOWN));
+            }
+        });
+    // The time left counts down.
+    ui.ctx()
+        .request_repaint_after(std::time::Duration::from_millis(250));
+}
+
+fn held_title(n: usize) -> String {
+    if n == 1 {
+        "1 call is waiting for its answer".to_owned()
+    } else {
+        format!("{n} calls are waiting for their answers")
     }
 }
 

@@ -82,6 +82,7 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         sv.listed = false;
         sv.status = None;
         sv.awaiting_test = false;
+        sv.awaiting_incoming = false;
         if !app.state.settings.api_custom {
             // The emulator needs no credentials: list its webhooks again at once.
             app.api(ApiOp::List);
@@ -401,9 +402,10 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 "+27001234567",
                 &app.state.service.inject_text,
             );
+            app.state.service.awaiting_incoming = active;
             app.state.service.status = Some(if active {
                 Ok(format!(
-                    "Incoming message {} received by the emulator: it goes to the RECEIVED webhooks.",
+                    "Incoming message {} received by the emulator: it goes to the RECEIVED webhooks, and its call is selected when it arrives.",
                     m.id
                 ))
             } else {
