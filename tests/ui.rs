@@ -325,6 +325,26 @@ fn the_410_preset_asks_for_confirmation() {
     assert_eq!(rig.send("status-report", "dlv-ui-2", 2), 410);
 }
 
+/// What the custom answer would do takes one line or several as its fields change: the Apply
+/// button stays where it was (a click aimed at it landed on the text that pushed it down).
+#[test]
+fn the_apply_button_stays_put_while_the_custom_answer_is_edited() {
+    let mut rig = start();
+    rig.harness.step();
+    let at = |rig: &UiRig| rig.harness.get_by_label("Apply custom answer").rect();
+    let before = at(&rig);
+    let description = |rig: &UiRig| rig.harness.get_by_label_contains("200: ").rect();
+    let short = description(&rig).height();
+    rig.harness.state_mut().state.form.delay_ms = 35_000;
+    rig.harness.step();
+    rig.harness.step();
+    // The description grew (the answer is now too late for the service) and the button stayed.
+    rig.harness
+        .get_by_label_contains("200: treated as a temporary problem");
+    assert!(description(&rig).height() > short);
+    assert_eq!(at(&rig), before);
+}
+
 #[test]
 fn a_custom_410_is_confirmed_with_its_body_and_content_type() {
     let mut rig = start();

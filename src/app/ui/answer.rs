@@ -299,6 +299,11 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ui.end_row();
         });
     let preview = form.answer();
+    // The button before what the answer would do: that text takes one line or three as the
+    // fields change, and the button must not move under the pointer.
+    let apply = ui
+        .add_enabled(preview.is_ok(), egui::Button::new("Apply custom answer"))
+        .clicked();
     match &preview {
         Ok(a) => {
             ui.label(RichText::new(format!("{}: {}", a.status, a.outcome().describe())).small());
@@ -317,11 +322,7 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     }
     let _ = edited;
-    if ui
-        .add_enabled(preview.is_ok(), egui::Button::new("Apply custom answer"))
-        .clicked()
-        && let Ok(a) = preview
-    {
+    if apply && let Ok(a) = preview {
         if a.status == 410 {
             // Confirmed as it was written: body, content type and delay included.
             app.state.confirm = Some(a);
