@@ -902,10 +902,24 @@ fn delivery_json(
         ),
         _ => (None, None),
     };
+    // A failed batch's messages, each retried as a delivery of its own.
+    let split = match &d.state {
+        State::Split { parts, .. } => serde_json::json!(
+            parts
+                .iter()
+                .map(|(id, s)| serde_json::json!({
+                    "delivery": id,
+                    "state": s.as_ref().map(|s| s.describe(now)),
+                }))
+                .collect::<Vec<_>>()
+        ),
+        _ => serde_json::Value::Null,
+    };
     serde_json::json!({
         "state": d.state.describe(now),
         "next_attempt_at": next_attempt_at,
         "retries_left": retries_left,
+        "split": split,
         "attempts": d.attempts.iter().map(|a| serde_json::json!({
             "id": a.id,
             "attempt": a.number,

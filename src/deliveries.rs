@@ -87,12 +87,36 @@ pub fn load(
         Some(w) => store.cancels(w)?,
         None => Vec::new(),
     };
-    Ok(analyze(
-        &calls,
-        &schedule,
-        tolerance_for(&schedule),
-        &cancels,
-    ))
+    let tolerance = tolerance_for(&schedule);
+    let Some(mut d) = analyze(&calls, &schedule, tolerance, &cancels) else {
+        return Ok(None);
+    };
+    // A failed batch is not called again: its messages are, each on its own. Once one of them
+    // is seen, the batch reads as split, with where each message stands.
+    let batch = calls.last().and_then(|c| c.inv.messages).unwrap_or(0);
+    if !retried_alone && batch > 1 && matches!(d.state, State::Retrying { .. }) {
+        let mut parts = Vec::new();
+        // MANY carries at most 10 messages a call.
+        for n in 1..=batch.min(10) {
+            let part = format!("{delivery}-{n}");
+            let own = store.by_delivery(&part, webhook_id)?;
+            let state = if own.is_empty() {
+                None
+            } else {
+                let own = with_batch_calls(own, calls.clone());
+                analyze(&own, &schedule, tolerance, &cancels).map(|p| p.state)
+            };
+            parts.push((part, state));
+        }
+        if parts.iter().any(|(_, s)| s.is_some()) {
+            d.state = State::Split {
+                messages: batch,
+                parts,
+            };
+            d.projection = None;
+        }
+    }
+    Ok(Some(d))
 }
 
 /// Where a delivery stands.
@@ -124,6 +148,13 @@ pub enum State {
         /// No retry fits because the last answer's Retry-After reaches past the window (the
         /// schedule alone had retries left).
         by_retry_after: bool,
+    },
+    /// A failed call of several messages (invokeOption MANY) whose messages are retried one
+    /// by one, each as a delivery of its own (`<delivery>-<n>` from the emulator): where each
+    /// stands (`None`: not seen yet). The batch itself is not called again.
+    Split {
+        messages: u32,
+        parts: Vec<(String, Option<State>)>,
     },
 }
 
@@ -643,6 +674,38 @@ pub fn analyze(
 }
 
 impl State {
+    /// The state in a few words, for one message of a split batch: `succeeded on attempt 2`,
+    /// `retrying, attempt 3 expected at 14:03:02`.
+    fn short(&self, now: DateTime<Utc>) -> String {
+        match self {
+            State::Retrying {
+                next_number,
+                next_at,
+                last_retry_at,
+                ..
+            } if *last_retry_at >= now => {
+                let overdue = if *next_at < now { ", overdue" } else { "" };
+                format!(
+                    "retrying, attempt {next_number} expected at {}{overdue}",
+                    local(*next_at)
+                )
+            }
+            other => other.describe(now),
+        }
+    }
+
+    /// Whether the delivery is still under way: retries to come, or a split batch with a
+    /// message not delivered yet.
+    pub fn under_way(&self) -> bool {
+        match self {
+            State::Retrying { .. } => true,
+            State::Split { parts, .. } => parts
+                .iter()
+                .any(|(_, s)| s.as_ref().is_none_or(State::under_way)),
+            _ => false,
+        }
+    }
+
     /// The state in plain words, relative to `now`.
     pub fn describe(&self, now: DateTime<Utc>) -> String {
         match self {
@@ -661,6 +724,22 @@ impl State {
                 ..
             } => "discarded: the Retry-After of the last answer reaches past the 2-day window, so no retry fits in it".to_owned(),
             State::Discarded { .. } => "discarded after the last retry".to_owned(),
+            State::Split { messages, parts } => {
+                let each: Vec<String> = parts
+                    .iter()
+                    .map(|(id, state)| {
+                        let where_ = match state {
+                            None => "not seen yet".to_owned(),
+                            Some(s) => s.short(now),
+                        };
+                        format!("{id} {where_}")
+                    })
+                    .collect();
+                format!(
+                    "split: its {messages} messages are retried one by one: {}",
+                    each.join("; ")
+                )
+            }
             State::Retrying {
                 next_at,
                 retries_left,
@@ -736,6 +815,47 @@ mod tests {
         DateTime::parse_from_rfc3339("2026-11-16T14:00:00Z")
             .unwrap()
             .with_timezone(&Utc)
+    }
+
+    #[test]
+    fn a_split_batch_says_where_each_message_stands() {
+        let now = t0();
+        let retrying = State::Retrying {
+            next_number: 3,
+            next_at: now + TimeDelta::seconds(180),
+            retries_left: 190,
+            last_retry_at: now + TimeDelta::days(2),
+        };
+        let split = State::Split {
+            messages: 3,
+            parts: vec![
+                ("b-1".into(), Some(State::Succeeded { attempt: Some(2) })),
+                ("b-2".into(), Some(retrying)),
+                ("b-3".into(), None),
+            ],
+        };
+        assert_eq!(
+            split.describe(now),
+            format!(
+                "split: its 3 messages are retried one by one: b-1 succeeded on attempt 2; b-2 retrying, attempt 3 expected at {}; b-3 not seen yet",
+                local(now + TimeDelta::seconds(180))
+            )
+        );
+        assert!(split.under_way());
+        // Under way while a message is unseen or retrying; not once each has ended, however.
+        let ended = State::Split {
+            messages: 2,
+            parts: vec![
+                ("b-1".into(), Some(State::Succeeded { attempt: Some(2) })),
+                ("b-2".into(), Some(State::FailedPermanently { attempt: 2 })),
+            ],
+        };
+        assert!(!ended.under_way());
+        assert!(
+            ended
+                .describe(now)
+                .ends_with("b-2 failed permanently: message discarded")
+        );
     }
 
     fn call(id: i64, attempt: u32, at_secs: i64, status: u16, retry_after: Option<&str>) -> Stored {

@@ -1387,6 +1387,26 @@ async fn a_failed_batch_is_retried_message_by_message() {
         assert_eq!(joined.len(), 2, "the batch call, then its own retry");
         assert_reads_clean(&joined, speed);
     }
+    // The batch's own delivery no longer reads "retrying": it says its messages were retried
+    // one by one, and where each stands.
+    let d = hookscope::deliveries::load(
+        &rig.store,
+        &parent,
+        batch.inv.webhook_id.as_deref(),
+        hookscope::deliveries::scaled_schedule(speed),
+        true,
+    )
+    .unwrap()
+    .expect("the batch's delivery");
+    assert!(!d.state.under_way(), "{:?}", d.state);
+    assert!(d.projection.is_none());
+    let text = d.state.describe(chrono::Utc::now());
+    assert_eq!(
+        text,
+        format!(
+            "split: its 3 messages are retried one by one: {parent}-1 succeeded on attempt 2; {parent}-2 succeeded on attempt 2; {parent}-3 succeeded on attempt 2"
+        )
+    );
 }
 
 /// A burst of messages queues in the emulator instead of opening a connection per call at once:

@@ -208,7 +208,7 @@ fn delivery_ui(
     };
     let dark = ui.visuals().dark_mode;
     let now = chrono::Utc::now();
-    if matches!(d.state, crate::deliveries::State::Retrying { .. }) {
+    if d.state.under_way() {
         // The countdown and the "now" line move with the clock, not only when a call arrives.
         ui.ctx()
             .request_repaint_after(std::time::Duration::from_secs(1));
@@ -218,6 +218,17 @@ fn delivery_ui(
         crate::deliveries::State::StoppedByCancel { .. } => {
             Some(crate::contract::Outcome::WebhookCancelled)
         }
+        // Split into its messages: delivered once every one is.
+        crate::deliveries::State::Split { ref parts, .. } => Some(
+            if parts
+                .iter()
+                .all(|(_, s)| matches!(s, Some(crate::deliveries::State::Succeeded { .. })))
+            {
+                crate::contract::Outcome::Succeeded
+            } else {
+                crate::contract::Outcome::RetryTemporary
+            },
+        ),
         _ => d.attempts.last().map(|a| a.outcome),
     };
     ui.label(
