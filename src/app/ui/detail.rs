@@ -314,6 +314,9 @@ fn delivery_ui(
             }
         }
     }
+    let speed = match clock {
+        Clock::Emulator(speed) | Clock::Marked(speed) | Clock::Other(speed) => speed,
+    };
     // Timeline: from the first attempt to the end of the 2-day window.
     if let Some(first) = d.attempts.first() {
         let end = d.window_end;
@@ -345,9 +348,6 @@ fn delivery_ui(
                 ),
             }));
         }
-        let speed = match clock {
-            Clock::Emulator(speed) | Clock::Marked(speed) | Clock::Other(speed) => speed,
-        };
         super::timeline::timeline_ui(ui, first.at, end.max(first.at), speed, &marks, Some(now));
     }
     egui::Grid::new("attempts_grid")
@@ -365,7 +365,7 @@ fn delivery_ui(
                         .format("%H:%M:%S%.3f")
                         .to_string(),
                 );
-                ui.label(a.gap.map_or("—".into(), crate::text::human_duration));
+                ui.label(a.gap.map_or("—".into(), |g| gap_text(g, speed)));
                 // With the Retry-After that moved the next attempt, when the service honours it.
                 ui.label(a.answer_text());
                 ui.label(
@@ -378,6 +378,21 @@ fn delivery_ui(
         finding_ui(ui, f, dark);
     }
     chosen
+}
+
+/// The time between two attempts: in real time, and on the clock the delivery is read at when
+/// it runs faster (beside a Retry-After, which is on that clock): `1.5 s (1 min 30 s on its
+/// clock)`.
+fn gap_text(gap: std::time::Duration, speed: f64) -> String {
+    let real = crate::text::human_duration(gap);
+    if speed.is_finite() && speed > 1.0 {
+        format!(
+            "{real} ({} on its clock)",
+            crate::text::human_duration(gap.mul_f64(speed))
+        )
+    } else {
+        real
+    }
 }
 
 /// `lead` ("…whose clock runs") and how fast, for a delivery drawn on an emulator's clock.
@@ -908,6 +923,20 @@ fn sample_call(brand: &crate::contract::Brand) -> crate::store::Invocation {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_gap_on_a_fast_clock_is_given_on_that_clock_too() {
+        let gap = std::time::Duration::from_millis(1500);
+        assert_eq!(super::gap_text(gap, 1.0), "1.5 s");
+        assert_eq!(
+            super::gap_text(gap, 60.0),
+            "1.5 s (1 min 30 s on its clock)"
+        );
+        assert_eq!(
+            super::gap_text(std::time::Duration::from_millis(200), 600.0),
+            "200 ms (2 min on its clock)"
+        );
+    }
+
     use super::*;
     use crate::store::{Header, Invocation, SentAnswer};
 
