@@ -631,7 +631,7 @@ fn webhook_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, 
 
 /// A reader's reason in the words of the rule file, not of the Rust types behind it.
 fn plain_reason(reason: &str) -> String {
-    const PLAIN: [(&str, &str); 15] = [
+    const PLAIN: [(&str, &str); 21] = [
         (
             "expected u16",
             "expected a whole number (a status code from 200 to 599)",
@@ -672,11 +672,15 @@ fn plain_reason(reason: &str) -> String {
             "expected a rule: {\"name\", \"when\", \"answer\", \"times\"}",
         ),
         ("a sequence", "a list"),
-        ("invalid type: sequence", "invalid type: a list"),
-        (
-            "invalid type: map",
-            "invalid type: an object (a table in TOML)",
-        ),
+        // What was found, in the file's words: "the number `1`", not "invalid type: integer".
+        ("invalid type: sequence", "a list"),
+        ("invalid type: map", "an object (a table in TOML)"),
+        ("invalid type: string ", "the text "),
+        ("invalid type: integer ", "the number "),
+        ("invalid value: integer ", "the number "),
+        ("invalid type: boolean ", "the value "),
+        ("invalid type: null", "null"),
+        (", expected a string", ", where text is expected"),
         // TOML reads a whole number past i64 as i128 before it is refused.
         ("` as i128", "`, too large"),
     ];
@@ -1450,16 +1454,17 @@ body = "ok"
         for (rule, says) in [
             (
                 r#"{"name": "n", "when": {"event": ["status-report"]}, "answer": {"status": 503}}"#,
-                "invalid type: a list, expected",
+                "column 43: a list, where text is expected",
             ),
             (
                 r#"{"name": "n", "answer": {"status": 503, "body": {"error": "busy"}}}"#,
-                "invalid type: an object (a table in TOML), expected",
+                "an object (a table in TOML), where text is expected",
             ),
         ] {
             let e = one_rule(rule).unwrap_err();
             assert!(e.contains(says), "{e}");
             assert!(!e.contains("sequence") && !e.contains("map,"), "{e}");
+            assert!(!e.contains("invalid type"), "{e}");
         }
         let e = RuleSet::parse(
             "r.toml",
@@ -1521,7 +1526,7 @@ body = "ok"
             ),
             (
                 r#"{"name": "n", "answer": {"status": 99999}}"#,
-                "integer `99999`, expected a whole number (a status code from 200 to 599)",
+                "the number `99999`, expected a whole number (a status code from 200 to 599)",
             ),
             (
                 r#"{"name": "n", "when": "x", "answer": {"status": 503}}"#,
