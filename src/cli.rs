@@ -655,10 +655,13 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
 
 /// The stderr line of `listen` for a call whose answer is held back by a delay, as it arrives.
 fn held_line(h: &crate::receiver::Held) -> String {
+    // Its arrival as the stored line will give it, so the two lines pair up.
     format!(
         "{}  held: {}; its line follows when it is answered",
-        chrono::Local::now().format("%H:%M:%S%.3f"),
-        escape_control(&h.describe(h.since))
+        h.received_at
+            .with_timezone(&chrono::Local)
+            .format("%H:%M:%S%.3f"),
+        escape_control(&h.announce())
     )
 }
 
@@ -835,7 +838,9 @@ pub fn render_delivery(
                 a.at.with_timezone(&chrono::Local)
                     .format("%Y-%m-%d %H:%M:%S%.3f")
                     .to_string(),
-                a.gap.map_or("-".into(), human_duration),
+                a.gap.map_or("-".into(), |g| {
+                    crate::deliveries::gap_text(g, d.marked_speed.unwrap_or(1.0))
+                }),
                 a.answer_text(),
                 a.outcome.label().to_owned(),
             ]

@@ -91,6 +91,9 @@ pub fn load(
     let Some(mut d) = analyze(&calls, &schedule, tolerance, &cancels) else {
         return Ok(None);
     };
+    // Named as asked, not after its first call: a message retried on its own starts with the
+    // batch call, which carries the batch's delivery id.
+    d.delivery = delivery.to_owned();
     // A failed batch is not called again: its messages are, each on its own. Once one of them
     // is seen, the batch reads as split, with where each message stands.
     let batch = calls.last().and_then(|c| c.inv.messages).unwrap_or(0);
@@ -673,6 +676,16 @@ pub fn analyze(
     })
 }
 
+/// The first words of a split batch's state: `split: its 3 messages are retried one by one`.
+pub fn split_heading(messages: u32) -> String {
+    format!("split: its {messages} messages are retried one by one")
+}
+
+/// Where one message of a split batch stands, in a few words (`None`: not seen yet).
+pub fn part_state(state: Option<&State>, now: DateTime<Utc>) -> String {
+    state.map_or_else(|| "not seen yet".to_owned(), |s| s.short(now))
+}
+
 impl State {
     /// The state in a few words, for one message of a split batch: `succeeded on attempt 2`,
     /// `retrying, attempt 3 expected at 14:03:02`.
@@ -727,18 +740,9 @@ impl State {
             State::Split { messages, parts } => {
                 let each: Vec<String> = parts
                     .iter()
-                    .map(|(id, state)| {
-                        let where_ = match state {
-                            None => "not seen yet".to_owned(),
-                            Some(s) => s.short(now),
-                        };
-                        format!("{id} {where_}")
-                    })
+                    .map(|(id, state)| format!("{id} {}", part_state(state.as_ref(), now)))
                     .collect();
-                format!(
-                    "split: its {messages} messages are retried one by one: {}",
-                    each.join("; ")
-                )
+                format!("{}: {}", split_heading(*messages), each.join("; "))
             }
             State::Retrying {
                 next_at,
@@ -783,6 +787,21 @@ impl State {
     }
 }
 
+/// The time between two attempts: in real time, and on the clock the delivery is read at when
+/// it runs faster (beside a Retry-After, which is on that clock): `1.5 s (1 min 30 s on its
+/// clock)`.
+pub fn gap_text(gap: std::time::Duration, speed: f64) -> String {
+    let real = crate::text::human_duration(gap);
+    if speed.is_finite() && speed > 1.0 {
+        format!(
+            "{real} ({} on its clock)",
+            crate::text::human_duration(gap.mul_f64(speed))
+        )
+    } else {
+        real
+    }
+}
+
 /// A shortened schedule for a clock that runs `speed` times faster than real time (the
 /// emulator's demo clock): every delay and the window divided by `speed`, and so is a
 /// Retry-After (the emulator reads "120" as 120 s of its own clock).
@@ -815,6 +834,17 @@ mod tests {
         DateTime::parse_from_rfc3339("2026-11-16T14:00:00Z")
             .unwrap()
             .with_timezone(&Utc)
+    }
+
+    #[test]
+    fn a_gap_on_a_fast_clock_is_given_on_that_clock_too() {
+        let gap = std::time::Duration::from_millis(1500);
+        assert_eq!(gap_text(gap, 1.0), "1.5 s");
+        assert_eq!(gap_text(gap, 60.0), "1.5 s (1 min 30 s on its clock)");
+        assert_eq!(
+            gap_text(std::time::Duration::from_millis(200), 600.0),
+            "200 ms (2 min on its clock)"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use http_body_util::BodyExt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -116,7 +116,8 @@ pub struct Recorded {
 pub struct Held {
     /// Tells held calls apart (in the order they came).
     pub key: u64,
-    /// When the call arrived.
+    /// When the call arrived (as it is stored).
+    pub received_at: DateTime<Utc>,
     pub since: Instant,
     /// How long the answer is held back.
     pub delay: std::time::Duration,
@@ -129,14 +130,14 @@ pub struct Held {
     pub status: u16,
     /// The rule that chose the answer, as `rule` in the store (`rule 2: slow`).
     pub rule: Option<String>,
+    /// The clock speed a Hookscope emulator marked the call with: its caller gives up after
+    /// the service's 30 s on that clock.
+    pub clock_speed: Option<f64>,
 }
 
 impl Held {
-    /// The call as the window and `listen` name it, with the time left at `now`:
-    /// `POST /hook · status-report, delivery d-1, attempt 2: answered 200 in 27 s`.
-    pub fn describe(&self, now: Instant) -> String {
-        let passed = now.saturating_duration_since(self.since);
-        let left = self.delay.saturating_sub(passed);
+    /// The call: `POST /hook · status-report, delivery d-1, attempt 2 (rule 1: slow)`.
+    pub fn what(&self) -> String {
         let mut about: Vec<String> = Vec::new();
         if let Some(e) = &self.event {
             about.push(e.clone());
@@ -151,6 +152,27 @@ impl Held {
         if !about.is_empty() {
             line = format!("{line} · {}", about.join(", "));
         }
+        if let Some(rule) = &self.rule {
+            line = format!("{line} ({rule})");
+        }
+        line
+    }
+
+    /// How long its caller waits for an answer: the service's 30 s, on the emulator's clock
+    /// when one made the call.
+    pub fn caller_wait(&self) -> std::time::Duration {
+        let wait = crate::contract::ANSWER_TIMEOUT;
+        match self.clock_speed {
+            Some(speed) if speed > 1.0 => wait.div_f64(speed),
+            _ => wait,
+        }
+    }
+
+    /// What it gets and when, counting down at `now`: `200 in 27 s`, and when the delay is
+    /// past its caller's wait, that the caller stops (or stopped) waiting.
+    pub fn countdown(&self, now: Instant) -> String {
+        let passed = now.saturating_duration_since(self.since);
+        let left = self.delay.saturating_sub(passed);
         // Whole seconds, rounded up, so the count reads 3, 2, 1 and never "0 s" before it goes.
         let left = if left < std::time::Duration::from_secs(1) {
             "under 1 s".to_owned()
@@ -158,23 +180,45 @@ impl Held {
             let whole = std::time::Duration::from_secs(left.as_secs_f64().ceil() as u64);
             crate::text::human_duration(whole)
         };
-        line = format!("{line}: answered {} in {left}", self.status);
-        if let Some(rule) = &self.rule {
-            line = format!("{line} ({rule})");
+        let line = format!("{} in {left}", self.status);
+        match self.wait_note(passed) {
+            Some(note) => format!("{line}; {note}"),
+            None => line,
         }
-        let timeout = crate::contract::ANSWER_TIMEOUT;
-        if self.delay > timeout {
-            let verb = if passed >= timeout {
-                "stopped"
-            } else {
-                "stops"
-            };
-            line = format!(
-                "{line}; the service {verb} waiting at {}",
-                crate::text::human_duration(timeout)
-            );
+    }
+
+    /// How `listen` announces it as it arrives: `POST /hook · ...: will be answered 200 after
+    /// 1500 ms`, with the delay to the millisecond.
+    pub fn announce(&self) -> String {
+        let delay = crate::responder::delay_words(self.delay.as_millis() as u64);
+        let line = format!(
+            "{}: will be answered {} after {delay}",
+            self.what(),
+            self.status
+        );
+        match self.wait_note(std::time::Duration::ZERO) {
+            Some(note) => format!("{line}; {note}"),
+            None => line,
         }
-        line
+    }
+
+    /// Said when the delay reaches its caller's wait (30 s or more, as `answer-too-late`).
+    fn wait_note(&self, passed: std::time::Duration) -> Option<String> {
+        let wait = self.caller_wait();
+        if self.delay < wait {
+            return None;
+        }
+        let verb = if passed >= wait { "stopped" } else { "stops" };
+        Some(match self.clock_speed {
+            Some(speed) if speed > 1.0 => format!(
+                "the emulator {verb} waiting at {} (its 30 s at {speed}x)",
+                crate::text::human_duration(wait)
+            ),
+            _ => format!(
+                "the service {verb} waiting at {}",
+                crate::text::human_duration(wait)
+            ),
+        })
     }
 
     /// How much of the delay has passed at `now`, from 0 to 1.
@@ -914,6 +958,16 @@ async fn handle(
     let key = shared.held_count.fetch_add(1, Ordering::Relaxed);
     let held = Held {
         key,
+        received_at: inv.received_at,
+        clock_speed: inv
+            .headers
+            .iter()
+            .find(|h| {
+                h.name
+                    .eq_ignore_ascii_case(crate::emulator::CLOCK_SPEED_HEADER)
+            })
+            .and_then(|h| h.value.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite() && (1.0..=crate::emulator::MAX_SPEED).contains(v)),
         since: started,
         delay,
         method: inv.method.clone(),
@@ -1268,6 +1322,7 @@ mod tests {
         let since = std::time::Instant::now();
         let h = Held {
             key: 0,
+            received_at: Utc::now(),
             since,
             delay: std::time::Duration::from_secs(delay_s),
             method: "POST".into(),
@@ -1277,6 +1332,7 @@ mod tests {
             attempt: Some(2),
             status: 503,
             rule: Some("rule 1: slow".into()),
+            clock_speed: None,
         };
         (h, since + std::time::Duration::from_secs(since_s))
     }
@@ -1284,29 +1340,47 @@ mod tests {
     #[test]
     fn a_held_call_says_what_it_is_what_it_gets_and_when() {
         let (h, now) = held(10, 3);
-        let (line, done) = (h.describe(now), h.passed_share(now));
         assert_eq!(
-            line,
-            "POST /hook · status-report, delivery d-1, attempt 2: answered 503 in 7 s (rule 1: slow)"
+            h.what(),
+            "POST /hook · status-report, delivery d-1, attempt 2 (rule 1: slow)"
         );
-        assert!((done - 0.3).abs() < 1e-6);
-        // Past the service's wait, the line says the service gives up, then that it has.
-        let (h, now) = held(45, 20);
-        assert!(
-            h.describe(now).ends_with(
-                "answered 503 in 25 s (rule 1: slow); the service stops waiting at 30 s"
-            )
+        assert_eq!(h.countdown(now), "503 in 7 s");
+        assert!((h.passed_share(now) - 0.3).abs() < 1e-6);
+        assert_eq!(
+            h.announce(),
+            "POST /hook · status-report, delivery d-1, attempt 2 (rule 1: slow): will be answered 503 after 10 s"
+        );
+        // From the service's 30 s on (as answer-too-late), the service gives up, then has.
+        let (h, now) = held(30, 20);
+        assert_eq!(
+            h.countdown(now),
+            "503 in 10 s; the service stops waiting at 30 s"
         );
         let (h, now) = held(45, 31);
+        assert_eq!(
+            h.countdown(now),
+            "503 in 14 s; the service stopped waiting at 30 s"
+        );
+        // Just under: on time, and announced to the millisecond.
+        let (mut h, _) = held(0, 0);
+        h.delay = std::time::Duration::from_millis(29_600);
         assert!(
-            h.describe(now)
-                .contains("in 14 s (rule 1: slow); the service stopped")
+            h.announce()
+                .ends_with("will be answered 503 after 29600 ms")
+        );
+        // An emulator's call gives up after 30 s of its clock.
+        let (mut h, now) = held(8, 1);
+        h.clock_speed = Some(60.0);
+        assert_eq!(
+            h.countdown(now),
+            "503 in 7 s; the emulator stopped waiting at 500 ms (its 30 s at 60x)"
         );
         // The last second, and a call that names nothing but its method and path.
         let (mut h, _) = held(2, 0);
         let now = h.since + std::time::Duration::from_millis(1500);
         (h.event, h.delivery, h.attempt, h.rule) = (None, None, None, None);
-        assert_eq!(h.describe(now), "POST /hook: answered 503 in under 1 s");
+        assert_eq!(h.what(), "POST /hook");
+        assert_eq!(h.countdown(now), "503 in under 1 s");
     }
 
     #[test]

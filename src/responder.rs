@@ -298,13 +298,17 @@ impl Answer {
     /// The delay before answering, in words (`None`: no delay). Not whole seconds: to the
     /// millisecond, so 29,999 ms (in time) does not read as the 30 s that is too late.
     pub fn delay_text(&self) -> Option<String> {
-        (self.delay_ms > 0).then(|| {
-            if !self.delay_ms.is_multiple_of(1000) && self.delay_ms < 60_000 {
-                format!("{} ms", self.delay_ms)
-            } else {
-                crate::text::human_duration(self.delay())
-            }
-        })
+        (self.delay_ms > 0).then(|| delay_words(self.delay_ms))
+    }
+}
+
+/// A delay before answering in words, to the millisecond under a minute: `1500 ms`, `30 s`,
+/// `2 min`.
+pub fn delay_words(ms: u64) -> String {
+    if !ms.is_multiple_of(1000) && ms < 60_000 {
+        format!("{ms} ms")
+    } else {
+        crate::text::human_duration(std::time::Duration::from_millis(ms))
     }
 }
 

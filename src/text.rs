@@ -3,11 +3,21 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-/// A character that can drive a terminal or reorder what it shows: the controls (C0, DEL, C1)
-/// and the Unicode line separators and bidirectional overrides.
+/// A character that can drive a terminal or reorder what it shows: the controls (C0, DEL, C1),
+/// the Unicode line separators, the bidirectional overrides and isolates, and the invisible
+/// direction marks (LRM, RLM, ALM), which move the neutral characters around them.
 fn risky(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{061c}'
+        )
 }
 
 /// Text taken from a request, made safe for a terminal: control characters (including ESC, CR,
@@ -691,6 +701,10 @@ mod tests {
         assert_eq!(escape_control("a\x1b[2Jb"), "a\\u{1b}[2Jb");
         assert_eq!(escape_control("x\r\ny\u{9b}"), "x\\u{d}\\u{a}y\\u{9b}");
         assert_eq!(escape_control("bidi\u{202e}"), "bidi\\u{202e}");
+        assert_eq!(
+            escape_control("a\u{200f}b\u{200e}c\u{61c}"),
+            "a\\u{200f}b\\u{200e}c\\u{61c}"
+        );
         assert_eq!(escape_control("héllo ✓"), "héllo ✓");
     }
 

@@ -639,7 +639,7 @@ async fn listen_says_at_once_that_a_call_is_held_by_the_delay() {
     assert!(!held.contains('\u{9b}'), "{held:?}");
     assert!(
         held.contains(
-            "held: POST /x · status\\u{9b}2J, delivery evil\\u{9b}id, attempt 1: answered 200 in 1 min; the service stops waiting at 30 s; its line follows when it is answered"
+            "held: POST /x · status\\u{9b}2J, delivery evil\\u{9b}id, attempt 1: will be answered 200 after 1 min; the service stops waiting at 30 s; its line follows when it is answered"
         ),
         "{held}"
     );
@@ -651,6 +651,9 @@ async fn listen_says_at_once_that_a_call_is_held_by_the_delay() {
     call.abort();
     let line = next_line(&lines);
     assert!(line.contains("delivery=evil\\u{9b}id"), "{line}");
+    // The two lines give the same arrival time.
+    let time = |l: &str| l.split_whitespace().next().map(str::to_owned);
+    assert_eq!(time(&held), time(&line));
 }
 
 /// `listen --json` prints each call as one JSON object per line.

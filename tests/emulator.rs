@@ -1386,6 +1386,20 @@ async fn a_failed_batch_is_retried_message_by_message() {
         let joined = hookscope::deliveries::with_batch_calls(own, parent_calls);
         assert_eq!(joined.len(), 2, "the batch call, then its own retry");
         assert_reads_clean(&joined, speed);
+        // Read whole, it is the message's own delivery (the window shows it only if it is
+        // named so), starting with the batch call.
+        let d = hookscope::deliveries::load(
+            &rig.store,
+            r.inv.delivery.as_deref().unwrap(),
+            r.inv.webhook_id.as_deref(),
+            hookscope::deliveries::scaled_schedule(speed),
+            true,
+        )
+        .unwrap()
+        .expect("the message's delivery");
+        assert_eq!(Some(&d.delivery), r.inv.delivery.as_ref());
+        assert_eq!(d.attempts.len(), 2);
+        assert_eq!(d.attempts[0].id, batch.id);
     }
     // The batch's own delivery no longer reads "retrying": it says its messages were retried
     // one by one, and where each stands.

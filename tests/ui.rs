@@ -2708,16 +2708,48 @@ fn a_call_held_by_a_delay_is_shown_while_it_waits() {
     rig.harness.step();
     rig.harness
         .get_by_label_contains("1 call is waiting for its answer");
-    rig.harness.get_by_label_contains(
-        "POST /hook · status-report, delivery dlv-held, attempt 2: answered 200 in 4",
-    );
     rig.harness
-        .get_by_label_contains("; the service stops waiting at 30 s");
+        .get_by_label("POST /hook · status-report, delivery dlv-held, attempt 2");
+    // The code and the countdown, never cut, and that the service gives up first.
+    let countdown = rig
+        .harness
+        .get_by_label_contains("200 in 4")
+        .value()
+        .unwrap_or_default();
+    assert!(
+        countdown.ends_with(" s; the service stops waiting at 30 s"),
+        "{countdown}"
+    );
     assert_eq!(rig.harness.state().state.list.count, 0);
+    // Not "No calls yet" under a call that came.
+    rig.harness
+        .get_by_label_contains("Nothing stored yet: a call held back by the delay is listed");
+    assert!(rig.harness.query_by_label("No calls yet.").is_none());
+    // Three more: three are named, the fourth counted (and named on hover).
+    let more: Vec<_> = (3..6)
+        .map(|attempt| {
+            let req = post(
+                &rig.client,
+                &rig.url("/hook"),
+                &invoker_headers("status-report", "dlv-held", attempt),
+                status_report_body("5"),
+            );
+            rig.rt.spawn(async move { req.send().await.map(|_| ()) })
+        })
+        .collect();
+    rig.until("four calls are held", |app| app.state.held.len() == 4);
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("4 calls are waiting for their answers");
+    rig.harness.get_by_label("and 1 more");
+    for c in more {
+        c.abort();
+    }
+    rig.until("three calls are answered", |app| app.state.held.len() == 1);
     // The caller hangs up: the call is stored (noted so) and leaves the held ones.
     call.abort();
-    rig.until("the call is listed", |app| {
-        app.state.held.is_empty() && app.state.list.row(0).is_some()
+    rig.until("the calls are listed", |app| {
+        app.state.held.is_empty() && app.state.list.row(3).is_some()
     });
     rig.harness.step();
     assert!(
@@ -2725,5 +2757,6 @@ fn a_call_held_by_a_delay_is_shown_while_it_waits() {
             .query_by_label_contains("waiting for its answer")
             .is_none()
     );
-    assert!(rig.harness.query_by_label("dlv-held").is_some());
+    rig.harness.run();
+    assert_eq!(rig.harness.query_all_by_label("dlv-held").count(), 4);
 }

@@ -619,9 +619,14 @@ impl HookscopeApp {
                     None
                 };
                 if let Some(what) = awaited {
-                    // Show it.
+                    // Show it (a filter may keep it out of the list; its detail says so).
+                    let place = if self.state.list.filter.is_empty() {
+                        "selected in the list"
+                    } else {
+                        "selected (the list's filter may hide it)"
+                    };
                     sv.status = Some(Ok(format!(
-                        "{what} arrived: call {}, selected in the list.",
+                        "{what} arrived: call {}, {place}.",
                         rec.summary.id
                     )));
                     self.state.detail = None;

@@ -231,14 +231,26 @@ fn delivery_ui(
         ),
         _ => d.attempts.last().map(|a| a.outcome),
     };
+    // A split batch: the heading, then each message on a line of its own.
+    let heading = match &d.state {
+        crate::deliveries::State::Split { messages, .. } => {
+            crate::deliveries::split_heading(*messages)
+        }
+        state => state.describe(now),
+    };
     ui.label(
-        RichText::new(d.state.describe(now))
-            .strong()
-            .size(16.0)
-            .color(
-                last_outcome.map_or(ui.visuals().text_color(), |o| super::outcome_color(o, dark)),
-            ),
+        RichText::new(heading).strong().size(16.0).color(
+            last_outcome.map_or(ui.visuals().text_color(), |o| super::outcome_color(o, dark)),
+        ),
     );
+    if let crate::deliveries::State::Split { parts, .. } = &d.state {
+        for (id, state) in parts {
+            ui.label(format!(
+                "• {id}: {}",
+                crate::deliveries::part_state(state.as_ref(), now)
+            ));
+        }
+    }
     let planned = d.projection.as_ref().is_some_and(|p| !p.retries.is_empty());
     ui.weak(format!(
         "Delivery {} of webhook {}: {} seen.{}",
@@ -365,7 +377,10 @@ fn delivery_ui(
                         .format("%H:%M:%S%.3f")
                         .to_string(),
                 );
-                ui.label(a.gap.map_or("—".into(), |g| gap_text(g, speed)));
+                ui.label(
+                    a.gap
+                        .map_or("—".into(), |g| crate::deliveries::gap_text(g, speed)),
+                );
                 // With the Retry-After that moved the next attempt, when the service honours it.
                 ui.label(a.answer_text());
                 ui.label(
@@ -378,21 +393,6 @@ fn delivery_ui(
         finding_ui(ui, f, dark);
     }
     chosen
-}
-
-/// The time between two attempts: in real time, and on the clock the delivery is read at when
-/// it runs faster (beside a Retry-After, which is on that clock): `1.5 s (1 min 30 s on its
-/// clock)`.
-fn gap_text(gap: std::time::Duration, speed: f64) -> String {
-    let real = crate::text::human_duration(gap);
-    if speed.is_finite() && speed > 1.0 {
-        format!(
-            "{real} ({} on its clock)",
-            crate::text::human_duration(gap.mul_f64(speed))
-        )
-    } else {
-        real
-    }
 }
 
 /// `lead` ("…whose clock runs") and how fast, for a delivery drawn on an emulator's clock.
@@ -923,20 +923,6 @@ fn sample_call(brand: &crate::contract::Brand) -> crate::store::Invocation {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_gap_on_a_fast_clock_is_given_on_that_clock_too() {
-        let gap = std::time::Duration::from_millis(1500);
-        assert_eq!(super::gap_text(gap, 1.0), "1.5 s");
-        assert_eq!(
-            super::gap_text(gap, 60.0),
-            "1.5 s (1 min 30 s on its clock)"
-        );
-        assert_eq!(
-            super::gap_text(std::time::Duration::from_millis(200), 600.0),
-            "200 ms (2 min on its clock)"
-        );
-    }
-
     use super::*;
     use crate::store::{Header, Invocation, SentAnswer};
 

@@ -223,7 +223,10 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     if app.state.list.counted && count == 0 {
         ui.add_space(20.0);
         ui.vertical_centered(|ui| {
-            if app.state.list.filter.is_empty() {
+            if app.state.list.filter.is_empty() && !app.state.held.is_empty() {
+                // The calls above are stored when answered.
+                ui.weak("Nothing stored yet: a call held back by the delay is listed here once its answer is sent.");
+            } else if app.state.list.filter.is_empty() {
                 ui.label(RichText::new("No calls yet.").heading());
                 if let crate::app::state::Listening::On(addr) = app.state.listening {
                     ui.label(if app.state.show_service {
@@ -279,37 +282,52 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
 }
 
-/// How many held calls are named one by one above the list; the others are counted.
+/// How many held calls are named one by one above the list at most; the others are counted.
 const HELD_SHOWN: usize = 3;
 
 /// The calls whose answer is held back by a delay: they are stored (and listed) when they are
-/// answered, so until then they are named here with the time left, over the list.
+/// answered, so until then they are named here with the time left, over the list. Each row
+/// puts the code and the countdown first (never cut), then the call (cut to fit); the box
+/// takes a third of the list's height at most, so the list keeps rows at any zoom.
 fn held_ui(ui: &mut egui::Ui, held: &[crate::receiver::Held]) {
     if held.is_empty() {
         return;
     }
     let now = std::time::Instant::now();
+    let row = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    let rows = ((ui.available_height() / 3.0 - 2.0 * row) / row).floor();
+    let shown = (rows.max(1.0) as usize).min(HELD_SHOWN).min(held.len());
     egui::Frame::group(ui.style())
         .fill(ui.visuals().faint_bg_color)
         .show(ui, |ui| {
             ui.set_width(ui.available_width());
+            // The bar's empty track in sight on the light theme's pale panels too.
+            if !ui.visuals().dark_mode {
+                ui.visuals_mut().extreme_bg_color = egui::Color32::from_gray(200);
+            }
             ui.label(RichText::new(held_title(held.len())).strong())
                 .on_hover_text(
                     "Each is stored and listed below when its answer is sent. The delay is the one chosen in the Answer panel or by a rule.",
                 );
-            for h in held.iter().take(HELD_SHOWN) {
-                let (line, done) = (h.describe(now), h.passed_share(now));
+            for h in &held[..shown] {
                 ui.horizontal(|ui| {
                     ui.add(
-                        egui::ProgressBar::new(done)
-                            .desired_width(60.0)
+                        egui::ProgressBar::new(h.passed_share(now))
+                            .desired_width(48.0)
                             .desired_height(8.0),
                     );
-                    ui.add(egui::Label::new(line).truncate());
+                    ui.label(RichText::new(h.countdown(now)).strong());
+                    ui.add(egui::Label::new(h.what()).truncate());
                 });
             }
-            if held.len() > HELD_SHOWN {
-                ui.weak(format!("and {} more", held.len() - HELD_SHOWN));
+            if held.len() > shown {
+                let more: Vec<String> = held[shown..]
+                    .iter()
+                    .take(20)
+                    .map(|h| format!("{}: {}", h.countdown(now), h.what()))
+                    .collect();
+                ui.weak(format!("and {} more", held.len() - shown))
+                    .on_hover_text(more.join("\n"));
             }
         });
     // The time left counts down.
