@@ -158,12 +158,14 @@ impl Held {
         line
     }
 
-    /// How long its caller waits for an answer: the service's 30 s, on the emulator's clock
-    /// when one made the call.
+    /// How long its caller waits for an answer: the service's 30 s, or, when Hookscope's
+    /// emulator made the call, 30 s of its clock and never under its least real wait.
     pub fn caller_wait(&self) -> std::time::Duration {
         let wait = crate::contract::ANSWER_TIMEOUT;
         match self.clock_speed {
-            Some(speed) if speed > 1.0 => wait.div_f64(speed),
+            Some(speed) if speed > 1.0 => wait
+                .div_f64(speed)
+                .max(crate::emulator::MIN_REAL_ANSWER_WAIT),
             _ => wait,
         }
     }
@@ -209,15 +211,24 @@ impl Held {
             return None;
         }
         let verb = if passed >= wait { "stopped" } else { "stops" };
+        let (timeout, at) = (
+            crate::contract::ANSWER_TIMEOUT,
+            crate::text::human_duration(wait),
+        );
         Some(match self.clock_speed {
-            Some(speed) if speed > 1.0 => format!(
-                "the emulator {verb} waiting at {} (its 30 s at {speed}x)",
-                crate::text::human_duration(wait)
-            ),
-            _ => format!(
-                "the service {verb} waiting at {}",
-                crate::text::human_duration(wait)
-            ),
+            Some(speed) if speed > 1.0 => {
+                let least = crate::emulator::MIN_REAL_ANSWER_WAIT;
+                format!(
+                    "the emulator {verb} waiting at {at} (its {} at {speed}x{})",
+                    crate::text::human_duration(timeout),
+                    if timeout.div_f64(speed) < least {
+                        format!(", and never under {}", crate::text::human_duration(least))
+                    } else {
+                        String::new()
+                    }
+                )
+            }
+            _ => format!("the service {verb} waiting at {at}"),
         })
     }
 
@@ -1368,13 +1379,22 @@ mod tests {
             h.announce()
                 .ends_with("will be answered 503 after 29600 ms")
         );
-        // An emulator's call gives up after 30 s of its clock.
-        let (mut h, now) = held(8, 1);
+        // An emulator's call gives up after 30 s of its clock, and never under 2 s.
+        let (mut h, now) = held(5, 1);
+        h.clock_speed = Some(10.0);
+        assert_eq!(
+            h.countdown(now),
+            "503 in 4 s; the emulator stops waiting at 3 s (its 30 s at 10x)"
+        );
+        let (mut h, now) = held(8, 3);
         h.clock_speed = Some(60.0);
         assert_eq!(
             h.countdown(now),
-            "503 in 7 s; the emulator stopped waiting at 500 ms (its 30 s at 60x)"
+            "503 in 5 s; the emulator stopped waiting at 2 s (its 30 s at 60x, and never under 2 s)"
         );
+        // Within the emulator's wait: nothing to say.
+        h.delay = std::time::Duration::from_millis(1500);
+        assert_eq!(h.countdown(h.since), "503 in 2 s");
         // The last second, and a call that names nothing but its method and path.
         let (mut h, _) = held(2, 0);
         let now = h.since + std::time::Duration::from_millis(1500);
