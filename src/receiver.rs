@@ -161,12 +161,9 @@ impl Held {
     /// How long its caller waits for an answer: the service's 30 s, or, when Hookscope's
     /// emulator made the call, 30 s of its clock and never under its least real wait.
     pub fn caller_wait(&self) -> std::time::Duration {
-        let wait = crate::contract::ANSWER_TIMEOUT;
         match self.clock_speed {
-            Some(speed) if speed > 1.0 => wait
-                .div_f64(speed)
-                .max(crate::emulator::MIN_REAL_ANSWER_WAIT),
-            _ => wait,
+            Some(speed) => crate::emulator::answer_wait_at(speed),
+            None => crate::contract::ANSWER_TIMEOUT,
         }
     }
 

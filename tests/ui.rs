@@ -345,6 +345,43 @@ fn the_apply_button_stays_put_while_the_custom_answer_is_edited() {
     assert_eq!(at(&rig), before);
 }
 
+/// The built-in emulator waits 30 s of its own clock (2 s of real time at least): a delay the
+/// real service would wait for times out there, and the what-if panel says so.
+#[test]
+fn the_what_if_says_a_delay_is_too_late_for_the_fast_emulator() {
+    let mut rig = start();
+    let note = "On the built-in emulator this answer comes too late";
+    let apply_delay = |rig: &mut UiRig, ms: u64| {
+        rig.harness.state_mut().state.form.delay_ms = ms;
+        rig.harness.step();
+        rig.harness.get_by_label("Apply custom answer").click();
+        rig.until("the delay is chosen", |app| {
+            app.state.settings.answer.delay_ms == ms
+        });
+        rig.harness.step();
+    };
+    // Under the emulator's least wait: no note.
+    apply_delay(&mut rig, 1_500);
+    assert!(rig.harness.query_by_label_contains(note).is_none());
+    apply_delay(&mut rig, 8_000);
+    let said = rig
+        .harness
+        .get_by_label_contains(note)
+        .value()
+        .unwrap_or_default();
+    assert!(
+        said.contains("its clock runs 60x faster and it stops waiting at 2 s"),
+        "{said}"
+    );
+    // The real service still waits for it: no retries there.
+    rig.harness.get_by_label_contains("No retries: ");
+    // At the service's own 30 s the answer is too late everywhere, and the note is not needed.
+    apply_delay(&mut rig, 35_000);
+    assert!(rig.harness.query_by_label_contains(note).is_none());
+    rig.harness
+        .get_by_label_contains("Next attempt (retry 1) at");
+}
+
 #[test]
 fn a_custom_410_is_confirmed_with_its_body_and_content_type() {
     let mut rig = start();

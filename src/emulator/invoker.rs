@@ -22,10 +22,21 @@ pub const MIN_REAL_ANSWER_WAIT: Duration = Duration::from_secs(2);
 /// Real time the invoker waits for more events to batch into one call (invokeOption MANY).
 const BATCH_WINDOW: Duration = Duration::from_millis(50);
 
-/// How long a call waits for its answer in real time: the service's 30 s on the emulator's
-/// clock, and never less than [`MIN_REAL_ANSWER_WAIT`].
+/// How long the emulator waits for an answer in real time with its clock at `speed`: the
+/// service's 30 s on that clock, and never less than [`MIN_REAL_ANSWER_WAIT`]. A speed that is
+/// not a positive number counts as 1.
+pub fn answer_wait_at(speed: f64) -> Duration {
+    let speed = if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        1.0
+    };
+    ANSWER_TIMEOUT.div_f64(speed).max(MIN_REAL_ANSWER_WAIT)
+}
+
+/// How long a call waits for its answer in real time, on the emulator's clock.
 fn answer_wait(s: &Shared) -> Duration {
-    s.clock.real(ANSWER_TIMEOUT).max(MIN_REAL_ANSWER_WAIT)
+    answer_wait_at(s.clock.speed())
 }
 
 /// "no answer within 30 seconds", and what that was in real time on a fast clock.

@@ -13,7 +13,7 @@ use crate::api::model::Webhook;
 use crate::contract::{Brand, Message};
 use chrono::{DateTime, Utc};
 pub use clock::Clock;
-pub use invoker::MIN_REAL_ANSWER_WAIT;
+pub use invoker::{MIN_REAL_ANSWER_WAIT, answer_wait_at};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -431,6 +431,19 @@ mod tests {
 
     fn url(s: &str) -> reqwest::Url {
         reqwest::Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn the_answer_wait_is_30_s_of_the_clock_and_2_s_at_least() {
+        let s = std::time::Duration::from_secs;
+        assert_eq!(answer_wait_at(1.0), s(30));
+        assert_eq!(answer_wait_at(10.0), s(3));
+        assert_eq!(answer_wait_at(60.0), s(2));
+        assert_eq!(answer_wait_at(MAX_SPEED), s(2));
+        // A slow clock waits longer; what is not a speed counts as 1.
+        assert_eq!(answer_wait_at(0.5), s(60));
+        assert_eq!(answer_wait_at(f64::NAN), s(30));
+        assert_eq!(answer_wait_at(0.0), s(30));
     }
 
     #[test]

@@ -176,6 +176,21 @@ fn what_if_ui(
             );
         }
     }
+    if let Some(speed) = emulator_speed {
+        // The emulator waits 30 s of its own clock: a delay the service would wait for can
+        // come too late for it.
+        let wait = crate::emulator::answer_wait_at(speed);
+        if !answer.too_late() && answer.delay() >= wait {
+            ui.label(
+                RichText::new(format!(
+                    "On the built-in emulator this answer comes too late: its clock runs {speed:.0}x faster and it stops waiting at {}, so there each attempt fails as a time-out and is retried. The real service waits {}; what follows is what it would do.",
+                    crate::text::human_duration(wait),
+                    crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
+                ))
+                .color(warn),
+            );
+        }
+    }
     if !outcome.is_retry() {
         ui.label(format!("No retries: {}.", outcome.describe()));
         return;
