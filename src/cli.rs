@@ -240,6 +240,9 @@ pub struct ScheduleArgs {
     /// Print the plan as JSON.
     #[arg(long)]
     pub json: bool,
+    /// List every retry (by default the steady ones in the middle are given in one line).
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -1154,7 +1157,11 @@ pub fn schedule(args: ScheduleArgs) -> Result<(), CliError> {
             }))?
         )?;
     } else {
-        write!(out, "{}", schedule_text(args.code, retry_after, now))?;
+        write!(
+            out,
+            "{}",
+            schedule_text_listing(args.code, retry_after, now, args.all)
+        )?;
     }
     Ok(())
 }
@@ -1208,11 +1215,21 @@ fn retry_after_line(
 }
 
 /// The terminal projection of answering `code` (with `retry_after`) to every attempt, the
-/// first failing at `now`.
+/// first failing at `now`, with the steady retries in the middle given in brief.
 pub fn schedule_text(
     code: u16,
     retry_after: Option<RetryAfter>,
     now: chrono::DateTime<chrono::Utc>,
+) -> String {
+    schedule_text_listing(code, retry_after, now, false)
+}
+
+/// [`schedule_text`], listing every retry when `all` is set (`schedule --all`).
+pub fn schedule_text_listing(
+    code: u16,
+    retry_after: Option<RetryAfter>,
+    now: chrono::DateTime<chrono::Utc>,
+    all: bool,
 ) -> String {
     let outcome = outcome_of(code);
     let mut t = format!("Answering {code}: {}\n", outcome.describe());
@@ -1237,7 +1254,7 @@ pub fn schedule_text(
     let n = plan.retries.len();
     // Every stepped retry and the last two; the steady ones between in brief, when there are
     // two or more of them, with the spacing they really have (a Retry-After spaces them out).
-    let hidden = if n >= 10 { 6..n - 2 } else { 0..0 };
+    let hidden = if n >= 10 && !all { 6..n - 2 } else { 0..0 };
     for (i, a) in plan.retries.iter().enumerate() {
         if !hidden.contains(&i) {
             t += &format!(
@@ -1631,6 +1648,16 @@ mod tests {
         let few = schedule_text(503, wait(19_200), now);
         assert!(!few.contains("more retries"), "{few}");
         assert!(few.contains("9 retries, 10 attempts"), "{few}");
+        // --all lists every one of the 194, in order.
+        let all = schedule_text_listing(503, None, now, true);
+        assert!(!all.contains("more retries"), "{all}");
+        let rows: Vec<&str> = all.lines().filter(|l| l.starts_with("  attempt")).collect();
+        assert_eq!(rows.len(), 194);
+        assert!(
+            rows[100].starts_with("  attempt 102  retry 101  at "),
+            "{}",
+            rows[100]
+        );
     }
 
     #[test]

@@ -1145,6 +1145,19 @@ fn schedule_prints_the_projection() {
         "{text}"
     );
     assert!(!text.contains("0 retries"), "{text}");
+    // --all lists the steady retries the default gives in one line.
+    let out = bin()
+        .args(["schedule", "--code", "503", "--all"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("more retries"), "{text}");
+    assert!(text.contains("attempt 100  retry  99  at "), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("  attempt")).count(),
+        194
+    );
 
     // --json: delays in seconds; a 500's Retry-After is not honoured.
     let out = bin()
