@@ -173,6 +173,31 @@ fn without_a_display_the_window_points_to_listen() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// A DISPLAY that names no X server: a clear error, and the new `--data-dir` the run made for
+/// its store is not left behind.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unreachable_display_leaves_no_new_store_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("new-store");
+    let out = Command::new(env!("CARGO_BIN_EXE_hookscope"))
+        .env("DISPLAY", ":54321")
+        .env_remove("WAYLAND_DISPLAY")
+        .env("HOME", dir.path())
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("could not reach the display \":54321\""),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!data.exists(), "the new data directory was left behind");
+}
+
 /// SIGTERM (a logout, `kill`) closes the window the way its close button does: it exits
 /// cleanly and saves its settings on the way out, even when the signal comes while the window
 /// is still opening.

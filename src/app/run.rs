@@ -168,6 +168,8 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
     let data_dir = demo_dir
         .as_ref()
         .map_or(opts.data_dir.clone(), |d| d.path().to_owned());
+    // A directory this run makes is removed again if the window cannot open (see below).
+    let made_here = demo_dir.is_none() && !data_dir.exists();
     let store = Store::open(&data_dir, Durability::Full)?;
     let show = if opts.demo {
         rt.block_on(super::demo::fill(&store))?
@@ -199,6 +201,7 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
     let result_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
     let slot = result_slot.clone();
     let screenshot = opts.screenshot.clone();
+    let app_dir = data_dir.clone();
     let result = eframe::run_native(
         "hookscope",
         native,
@@ -213,7 +216,7 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
                 settings.port = 0;
             }
             close.window_up(&cc.egui_ctx);
-            let mut app = HookscopeApp::new(&cc.egui_ctx, engine, rx, settings, data_dir);
+            let mut app = HookscopeApp::new(&cc.egui_ctx, engine, rx, settings, app_dir);
             if let Some(id) = show {
                 app.select(id);
                 app.state.detail_tab = super::state::DetailTab::Delivery;
@@ -243,6 +246,14 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
             STOP_WITHIN.as_secs()
         );
     }
+    if made_here
+        && matches!(
+            result,
+            Err(WindowError::DisplayUnreachable { .. } | WindowError::Renderer(_))
+        )
+    {
+        remove_if_unused(&data_dir);
+    }
     result?;
     drop(demo_dir);
     if opts.screenshot.is_some() {
@@ -264,10 +275,51 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
     Ok(())
 }
 
+/// Remove a data directory that holds nothing but an empty store: the one a window that could
+/// not open made (a mistyped DISPLAY must not leave `--data-dir new-dir` behind). Anything stored
+/// in it keeps it. Whether it was removed.
+fn remove_if_unused(dir: &std::path::Path) -> bool {
+    let empty = Store::open_read(dir)
+        .and_then(|store| store.last_id())
+        .is_ok_and(|last| last.is_none());
+    let only_the_store = std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().all(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(crate::store::DB_FILE))
+        })
+    });
+    empty && only_the_store && std::fs::remove_dir_all(dir).is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn only_an_unused_store_is_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let empty = tmp.path().join("empty");
+        drop(Store::open(&empty, Durability::Full).unwrap());
+        assert!(remove_if_unused(&empty));
+        assert!(!empty.exists());
+        // A call stored in it keeps it.
+        let used = tmp.path().join("used");
+        let store = Store::open(&used, Durability::Full).unwrap();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(store.insert(crate::store::Invocation::synthetic(1, b"[]")))
+            .unwrap();
+        drop(store);
+        assert!(!remove_if_unused(&used));
+        assert!(used.join(crate::store::DB_FILE).is_file());
+        // So does a file of the user's beside an empty store.
+        let mine = tmp.path().join("mine");
+        drop(Store::open(&mine, Durability::Full).unwrap());
+        std::fs::write(mine.join("notes.txt"), "keep").unwrap();
+        assert!(!remove_if_unused(&mine));
+        assert!(mine.join("notes.txt").is_file());
+    }
 
     #[test]
     fn a_store_of_its_own_keeps_its_own_settings() {
