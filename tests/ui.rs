@@ -325,6 +325,43 @@ fn the_410_preset_asks_for_confirmation() {
     assert_eq!(rig.send("status-report", "dlv-ui-2", 2), 410);
 }
 
+/// A+ and A− grow every button on the bar: they sit at its right edge, so a second click at the
+/// same place on the screen zooms again (it landed on the theme, then Settings, when they were
+/// the leftmost).
+#[test]
+fn the_zoom_buttons_stay_under_the_pointer() {
+    let mut rig = start();
+    rig.harness.step();
+    let on_screen = |rig: &UiRig, label: &str| {
+        let r = rig.harness.get_by_label(label).rect();
+        let ppp = rig.harness.ctx.pixels_per_point();
+        egui::Rect::from_min_max(
+            (r.min.to_vec2() * ppp).to_pos2(),
+            (r.max.to_vec2() * ppp).to_pos2(),
+        )
+    };
+    for (label, zoom) in [
+        ("A+", 1.1),
+        ("A+", 1.2),
+        ("A+", 1.3),
+        ("A−", 1.2),
+        ("A−", 1.1),
+    ] {
+        let aimed = on_screen(&rig, label).center();
+        rig.harness.get_by_label(label).click();
+        for _ in 0..3 {
+            rig.harness.step();
+        }
+        let z = rig.harness.ctx.zoom_factor();
+        assert!((z - zoom).abs() < 0.01, "{label}: zoom {z}, not {zoom}");
+        let now = on_screen(&rig, label);
+        assert!(
+            now.contains(aimed),
+            "{label} moved from under the pointer at {aimed:?}: now {now:?}"
+        );
+    }
+}
+
 /// What the custom answer would do takes one line or several as its fields change: the Apply
 /// button stays where it was (a click aimed at it landed on the text that pushed it down).
 #[test]

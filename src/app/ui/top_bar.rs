@@ -184,31 +184,9 @@ fn status_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool) {
 }
 
 fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
-    if ui
-        .selectable_label(app.state.show_service, "Service")
-        .on_hover_text("Webhooks, the test message and the emulator")
-        .clicked()
-    {
-        app.state.show_service = !app.state.show_service;
-        // The user's choice from now on: a wider window does not undo it.
-        app.state.service_aside = false;
-    }
-    if ui.button("Settings").clicked() {
-        app.state.show_settings = !app.state.show_settings;
-    }
-    let theme = if app.state.settings.dark {
-        "Light theme"
-    } else {
-        "Dark theme"
-    };
-    if ui
-        .button(theme)
-        .on_hover_text("Switch between light and dark")
-        .clicked()
-    {
-        app.state.settings.dark = !app.state.settings.dark;
-        crate::app::apply_look(ui.ctx(), &app.state.settings);
-    }
+    // Laid out from the right: A+ and A− first, at the window's edge, so that a zoom, which
+    // grows every button, leaves them under the pointer for the next click (they were the
+    // leftmost, and a second click on A+ landed on the theme or Settings).
     if ui
         .button("A+")
         .on_hover_text("Larger text (Ctrl +)")
@@ -224,6 +202,31 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     {
         let z = (ui.ctx().zoom_factor() - 0.1).max(0.5);
         ui.ctx().set_zoom_factor(z);
+    }
+    let theme = if app.state.settings.dark {
+        "Light theme"
+    } else {
+        "Dark theme"
+    };
+    if ui
+        .button(theme)
+        .on_hover_text("Switch between light and dark")
+        .clicked()
+    {
+        app.state.settings.dark = !app.state.settings.dark;
+        crate::app::apply_look(ui.ctx(), &app.state.settings);
+    }
+    if ui.button("Settings").clicked() {
+        app.state.show_settings = !app.state.show_settings;
+    }
+    if ui
+        .selectable_label(app.state.show_service, "Service")
+        .on_hover_text("Webhooks, the test message and the emulator")
+        .clicked()
+    {
+        app.state.show_service = !app.state.show_service;
+        // The user's choice from now on: a wider window does not undo it.
+        app.state.service_aside = false;
     }
 }
 
