@@ -580,6 +580,8 @@ const DELIVERY: usize = 2;
 /// The columns' widths as designed: every column, findings included, fits the list at the
 /// default window size with both side panels open, with room left for the delivery id.
 const DESIGNED: [f32; 8] = [72.0, 112.0, 0.0, 54.0, 62.0, 50.0, 100.0, 62.0];
+/// The columns of numbers (attempt, messages, answer code, findings), the first to shrink.
+const NUMBERS: [usize; 4] = [3, 4, 5, 7];
 /// What the delivery id keeps at least before the other columns shrink.
 const DELIVERY_ROOM: f32 = 80.0;
 
@@ -593,7 +595,18 @@ fn column_widths(room: f32) -> ([f32; 8], bool) {
     let least = COLUMNS.map(|(_, _, least)| least);
     let mut wanted = DESIGNED;
     wanted[DELIVERY] = least[DELIVERY];
-    let fit = super::fit_columns(&wanted, &least, room - DELIVERY_ROOM + least[DELIVERY]);
+    let room = room - DELIVERY_ROOM + least[DELIVERY];
+    // The numbers' columns give up their room first: under their short titles a count or a
+    // code fits their narrowest, while an event or an outcome cut short ("succee…") is not read.
+    let over = wanted.iter().sum::<f32>() - room;
+    let slack: f32 = NUMBERS.iter().map(|&i| wanted[i] - least[i]).sum();
+    if over > 0.0 && slack > 0.0 {
+        let give = (over / slack).min(1.0);
+        for i in NUMBERS {
+            wanted[i] -= (wanted[i] - least[i]) * give;
+        }
+    }
+    let fit = super::fit_columns(&wanted, &least, room);
     let mut widths = least;
     widths.copy_from_slice(&fit);
     (widths, short)
@@ -699,6 +712,22 @@ mod tests {
             assert!(*w >= least, "{title} {w} under {least}");
         }
         assert!(room - others(&widths) >= COLUMNS[DELIVERY].2);
+        // The numbers' columns shrink first, so the words keep most of their width: the
+        // outcome reads "succeeded" whole, the event "status-report".
+        for i in NUMBERS {
+            assert_eq!(widths[i], COLUMNS[i].2, "{}", COLUMNS[i].0);
+        }
+        assert!(widths[1] >= 95.0 && widths[6] >= 85.0, "{widths:?}");
+        // A little narrower than the design: only the numbers give way.
+        let designed: f32 = DESIGNED.iter().sum();
+        let (near, _) = column_widths(designed + DELIVERY_ROOM - 30.0);
+        for (i, (w, d)) in near.iter().zip(DESIGNED).enumerate() {
+            if NUMBERS.contains(&i) {
+                assert!(*w < d, "column {i}");
+            } else if i != DELIVERY {
+                assert_eq!(*w, d, "column {i}");
+            }
+        }
         // Narrower than the columns' minimums: each keeps its minimum (the table clips).
         let (tiny, _) = column_widths(100.0);
         for (w, (_, _, least)) in tiny.iter().zip(COLUMNS) {
