@@ -150,6 +150,12 @@ impl UiRig {
     /// Scroll the control labelled `label` into sight (the answer panel scrolls), then click it
     /// as a user would.
     fn click_in_sight(&mut self, label: &str) {
+        self.bring_into_sight(label);
+        self.harness.get_by_label(label).click();
+    }
+
+    /// Scroll the panel that holds `label` until it is on the screen.
+    fn bring_into_sight(&mut self, label: &str) {
         let bottom = self.harness.ctx.content_rect().bottom();
         for _ in 0..20 {
             let at = self.harness.get_by_label(label).rect();
@@ -164,7 +170,17 @@ impl UiRig {
             );
             self.harness.step();
         }
-        self.harness.get_by_label(label).click();
+        // The wheel scrolls smoothly over a few frames: wait for it to come to rest, so a click
+        // lands where the button is.
+        let mut at = self.harness.get_by_label(label).rect();
+        for _ in 0..30 {
+            self.harness.step();
+            let now = self.harness.get_by_label(label).rect();
+            if now == at {
+                break;
+            }
+            at = now;
+        }
     }
 
     /// Turn the mouse wheel by `dy` (in `unit`s, negative: down) with the pointer `over` a spot.
@@ -829,8 +845,23 @@ impl hookscope::app::files::FilePicker for StubPicker {
 #[test]
 fn a_recipe_answers_real_calls_and_a_bad_rule_file_is_refused_with_its_line() {
     let mut rig = start();
-    rig.click_in_sight("Fail the first 2 attempts, then succeed");
-    rig.harness.step();
+    let recipe = "Fail the first 2 attempts, then succeed";
+    rig.bring_into_sight(recipe);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    let before = rig.harness.get_by_label(recipe).rect();
+    rig.harness.get_by_label(recipe).click();
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    // The rules it made are listed below the recipes: no recipe moved under the pointer.
+    let listed = rig
+        .harness
+        .get_by_label_contains("1. fail the first 2 attempts")
+        .rect();
+    assert_eq!(rig.harness.get_by_label(recipe).rect(), before);
+    assert!(listed.top() > before.bottom(), "{listed:?} {before:?}");
     assert_eq!(rig.send("status-report", "dlv-r", 1), 503);
     assert_eq!(rig.send("status-report", "dlv-r", 2), 503);
     assert_eq!(rig.send("status-report", "dlv-r", 3), 200);

@@ -626,6 +626,18 @@ pub struct RulesEditor {
     /// The File field of the editor: a path typed by hand (or the last one loaded or saved),
     /// for desktops where no file dialog can open.
     pub path_text: String,
+    /// The recipe button just clicked and where it was on the screen: the Answer panel scrolls
+    /// to keep it there while the text above it (what-if) changes with the rules it made.
+    pub anchor: Option<Anchor>,
+}
+
+/// A button kept in its place on the screen for a few frames after a click.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Anchor {
+    pub id: egui::Id,
+    pub top: f32,
+    /// Frames left to keep it there.
+    pub frames: u8,
 }
 
 /// Everything the window shows.

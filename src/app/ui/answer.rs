@@ -22,7 +22,10 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     } else {
         None
     };
-    let mut scroll = egui::ScrollArea::vertical().id_salt("answer_scroll");
+    // Not animated: a clicked recipe is kept in place by scrolling, within the frame.
+    let mut scroll = egui::ScrollArea::vertical()
+        .id_salt("answer_scroll")
+        .animated(false);
     if app.state.first_frame {
         // egui keeps scroll positions across restarts: the presets start in sight.
         scroll = scroll.vertical_scroll_offset(0.0);

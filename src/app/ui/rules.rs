@@ -17,6 +17,46 @@ fn recipe_title(file: &str) -> &'static str {
 
 pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.strong("Rules (first match wins, before the answer above)");
+    // The recipes and the editor's buttons first: applying one adds the rules below them,
+    // and a button does not move under the pointer (the recipes were pushed down by the
+    // rules they made, and the next click landed on another recipe).
+    ui.label("Recipes:");
+    for (i, (file, text)) in RECIPES.iter().enumerate() {
+        let button = ui
+            .button(recipe_title(file))
+            .on_hover_text(format!("assets/rules/{file}"));
+        keep_in_place(ui, &mut app.state.rules.anchor, &button);
+        if button.clicked() {
+            if unapplied_edits(app) {
+                app.state.rules.confirm_recipe = Some(Replacing::Recipe(i));
+            } else {
+                app.apply_rules(text, file);
+                app.state.rules.anchor = Some(crate::app::state::Anchor {
+                    id: button.id,
+                    top: button.rect.top(),
+                    frames: 4,
+                });
+            }
+        }
+    }
+    confirm_recipe_modal(ui.ctx(), app);
+    ui.horizontal(|ui| {
+        if ui.button("Edit rules…").clicked() {
+            app.state.rules.open = true;
+            if app.state.rules.text.trim().is_empty() {
+                // An example to start from, said to be one: it read as the rules just cleared.
+                app.state.rules.text = RECIPES[0].1.to_owned();
+                app.state.rules.note = Some(format!(
+                    "An example to start from (the recipe \"{}\"): it answers nothing until Apply.",
+                    recipe_title(RECIPES[0].0)
+                ));
+            }
+        }
+        if ui.button("Load rules…").clicked() {
+            app.load_rules_file(true);
+        }
+    });
+    ui.add_space(4.0);
     let active = app.engine().responder.rules();
     if active.rules.is_empty() {
         ui.weak("No rules: every call gets the answer chosen above.");
@@ -76,37 +116,6 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             }
         }
     }
-    ui.label("Recipes:");
-    for (i, (file, text)) in RECIPES.iter().enumerate() {
-        if ui
-            .button(recipe_title(file))
-            .on_hover_text(format!("assets/rules/{file}"))
-            .clicked()
-        {
-            if unapplied_edits(app) {
-                app.state.rules.confirm_recipe = Some(Replacing::Recipe(i));
-            } else {
-                app.apply_rules(text, file);
-            }
-        }
-    }
-    confirm_recipe_modal(ui.ctx(), app);
-    ui.horizontal(|ui| {
-        if ui.button("Edit rules…").clicked() {
-            app.state.rules.open = true;
-            if app.state.rules.text.trim().is_empty() {
-                // An example to start from, said to be one: it read as the rules just cleared.
-                app.state.rules.text = RECIPES[0].1.to_owned();
-                app.state.rules.note = Some(format!(
-                    "An example to start from (the recipe \"{}\"): it answers nothing until Apply.",
-                    recipe_title(RECIPES[0].0)
-                ));
-            }
-        }
-        if ui.button("Load rules…").clicked() {
-            app.load_rules_file(true);
-        }
-    });
     if let Some(note) = &app.state.rules.note {
         ui.label(RichText::new(note).small());
     }
@@ -126,6 +135,31 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         {
             app.state.rules.error = None;
         }
+    }
+}
+
+/// Keep the button `anchor` names where it was on the screen: the rules a recipe makes change
+/// the what-if text above it, and the next click would land on another recipe. The panel
+/// scrolls by what the button moved (when it can: a panel with no scroll has nothing to give).
+fn keep_in_place(
+    ui: &egui::Ui,
+    anchor: &mut Option<crate::app::state::Anchor>,
+    button: &egui::Response,
+) {
+    let Some(a) = anchor.as_mut().filter(|a| a.id == button.id) else {
+        return;
+    };
+    let moved = button.rect.top() - a.top;
+    if moved.abs() > 0.5 {
+        ui.scroll_with_delta_animation(
+            egui::vec2(0.0, -moved),
+            egui::style::ScrollAnimation::none(),
+        );
+        ui.ctx().request_discard("a clicked recipe keeps its place");
+    }
+    a.frames = a.frames.saturating_sub(1);
+    if a.frames == 0 {
+        *anchor = None;
     }
 }
 
