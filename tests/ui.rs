@@ -407,7 +407,7 @@ fn the_what_if_says_a_delay_is_too_late_for_the_fast_emulator() {
     let apply_delay = |rig: &mut UiRig, ms: u64| {
         rig.harness.state_mut().state.form.delay_ms = ms;
         rig.harness.step();
-        rig.harness.get_by_label("Apply custom answer").click();
+        rig.click_in_sight("Apply custom answer");
         rig.until("the delay is chosen", |app| {
             app.state.settings.answer.delay_ms == ms
         });
@@ -433,6 +433,54 @@ fn the_what_if_says_a_delay_is_too_late_for_the_fast_emulator() {
     assert!(rig.harness.query_by_label_contains(note).is_none());
     rig.harness
         .get_by_label_contains("Next attempt (retry 1) at");
+}
+
+/// A custom answer typed in the form stays there when a preset is chosen (a tester switching
+/// between a preset and a long custom answer does not type it again), and the form says
+/// whether it is in force.
+#[test]
+fn a_preset_keeps_the_custom_answer_in_the_form() {
+    let mut rig = start();
+    {
+        let form = &mut rig.harness.state_mut().state.form;
+        form.code = "500".into();
+        form.retry_after = "30".into();
+        form.body = "try later".into();
+        form.delay_ms = 8_000;
+    }
+    rig.harness.step();
+    rig.harness.get_by_label("not in force: Apply to use it");
+    rig.click_in_sight("Apply custom answer");
+    rig.until("500 is chosen", |app| {
+        app.state.settings.answer.status == 500
+    });
+    rig.harness.step();
+    // Like a preset card, the custom answer says it is the one in force.
+    rig.harness.get_by_label("chosen");
+    rig.harness.get_by_label("503 (Retry-After 120 s)").click();
+    rig.until("503 is chosen", |app| {
+        app.state.settings.answer.status == 503
+    });
+    rig.harness.step();
+    let form = &rig.harness.state().state.form;
+    assert_eq!(
+        (
+            form.code.as_str(),
+            form.retry_after.as_str(),
+            form.body.as_str(),
+            form.delay_ms
+        ),
+        ("500", "30", "try later", 8_000)
+    );
+    rig.harness.get_by_label("not in force: Apply to use it");
+    // Applied again, it is back in force whole.
+    rig.click_in_sight("Apply custom answer");
+    rig.until("500 is chosen again", |app| {
+        app.state.settings.answer.status == 500
+    });
+    let answer = &rig.harness.state().state.settings.answer;
+    assert_eq!(answer.body.as_deref(), Some("try later"));
+    assert_eq!(answer.delay_ms, 8_000);
 }
 
 #[test]

@@ -521,7 +521,11 @@ impl HookscopeApp {
     pub fn apply_answer(&mut self, answer: crate::responder::Answer) {
         match self.engine.set_answer(answer.clone()) {
             Ok(()) => {
-                self.state.form = state::AnswerForm::from_answer(&answer);
+                // A custom answer typed in the form stays there when a preset is chosen.
+                if !self.state.form.holds_work(&self.state.settings.answer) {
+                    self.state.form = state::AnswerForm::from_answer(&answer);
+                }
+                self.state.form.error = None;
                 self.state.settings.answer = answer;
                 self.state.answer_notice = None;
             }

@@ -417,6 +417,27 @@ impl AnswerForm {
         }
     }
 
+    /// Whether the form holds the user's own work, which choosing a preset must not wipe: an
+    /// answer no preset gives (a custom one, applied or not), or fields edited since the answer
+    /// `in_force` was chosen. Otherwise the form follows the answer chosen, to start from.
+    pub fn holds_work(&self, in_force: &Answer) -> bool {
+        let shown = AnswerForm::from_answer(in_force);
+        let edited = (
+            &self.code,
+            &self.retry_after,
+            &self.body,
+            &self.content_type,
+            self.delay_ms,
+        ) != (
+            &shown.code,
+            &shown.retry_after,
+            &shown.body,
+            &shown.content_type,
+            shown.delay_ms,
+        );
+        edited || self.answer().is_ok_and(|a| !Preset::gives(&a))
+    }
+
     /// The answer the form describes, or why it cannot be one.
     pub fn answer(&self) -> Result<Answer, String> {
         let status: u16 = self.code.trim().parse().map_err(|_| {
@@ -490,6 +511,11 @@ impl Preset {
             retry_after: self.retry_after.map(|s| s.to_string()),
             ..Answer::status(self.code)
         }
+    }
+
+    /// Whether a preset gives exactly this answer.
+    pub fn gives(answer: &Answer) -> bool {
+        Preset::ALL.iter().any(|p| p.answer() == *answer)
     }
 }
 
@@ -986,6 +1012,32 @@ mod tests {
         assert!(f.answer().unwrap_err().contains("not a status code"));
         f.code = "700".into();
         assert!(f.answer().unwrap_err().contains("200-599"));
+    }
+
+    #[test]
+    fn the_answer_form_keeps_the_users_work_from_a_preset() {
+        let in_force = Answer::status(200);
+        // Showing the answer in force: nobody's work, it follows the next choice.
+        let f = AnswerForm::from_answer(&in_force);
+        assert!(!f.holds_work(&in_force));
+        // A preset's answer applied through the form is not work either.
+        let p503 = Preset::ALL[3].answer();
+        assert!(!AnswerForm::from_answer(&p503).holds_work(&p503));
+        // Fields edited and not applied are.
+        let mut edited = f.clone();
+        edited.delay_ms = 8000;
+        assert!(edited.holds_work(&in_force));
+        // So is a half-typed code.
+        let mut half = f.clone();
+        half.code = "5".into();
+        assert!(half.holds_work(&in_force));
+        // And a custom answer in force, kept once a preset takes over.
+        let custom = Answer {
+            body: Some("try later".into()),
+            ..Answer::status(500)
+        };
+        assert!(AnswerForm::from_answer(&custom).holds_work(&custom));
+        assert!(Preset::gives(&p503) && !Preset::gives(&custom));
     }
 
     #[test]

@@ -261,7 +261,26 @@ fn what_if_ui(
 }
 
 fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
-    ui.strong("Custom answer");
+    let current = &app.state.settings.answer;
+    let custom_in_force = !crate::app::state::Preset::gives(current);
+    let matches = app.state.form.answer().is_ok_and(|a| a == *current);
+    ui.horizontal(|ui| {
+        ui.strong("Custom answer");
+        // Like a preset's card: whether this is the answer in force.
+        match (matches, custom_in_force) {
+            (true, true) if app.state.rules.catch_all.is_some() && app.state.rules.in_force > 0 => {
+                ui.weak("chosen, unused");
+            }
+            (true, true) => {
+                ui.label("chosen");
+            }
+            (false, _) => {
+                ui.weak("not in force: Apply to use it");
+            }
+            // A preset's answer: its card says it is chosen.
+            (true, false) => {}
+        }
+    });
     let form = &mut app.state.form;
     let mut edited = false;
     egui::Grid::new("custom_answer")
