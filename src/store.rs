@@ -289,6 +289,10 @@ pub struct Summary {
     pub worst: Option<Severity>,
     pub registration_check: bool,
     pub rule: Option<String>,
+    /// How long the answer took, in microseconds: a call held back by a delay is stored, and
+    /// listed, when it is answered, after calls that came later.
+    #[serde(default)]
+    pub took_us: u64,
 }
 
 impl Summary {
@@ -318,7 +322,13 @@ impl Summary {
             worst: inv.findings.iter().map(|f| f.severity).max(),
             registration_check: inv.registration_check,
             rule: inv.rule.clone(),
+            took_us: inv.took_us,
         }
+    }
+
+    /// When it was answered (and stored, and listed).
+    pub fn answered_at(&self) -> DateTime<Utc> {
+        self.received_at + chrono::TimeDelta::microseconds(self.took_us.min(i64::MAX as u64) as i64)
     }
 }
 
@@ -901,7 +911,7 @@ fn outcome_col(row: &Row<'_>) -> rusqlite::Result<Outcome> {
 }
 
 const SUMMARY_COLUMNS: &str = "id, received_at_us, method, path, event, delivery, attempt, \
-    webhook_id, messages, answer_status, outcome, body_size, findings_count, registration_check, rule, \
+    webhook_id, messages, answer_status, outcome, body_size, findings_count, registration_check, rule, took_us, \
     CASE WHEN findings_count > 0 THEN (SELECT max(CASE json_extract(value, '$.severity') \
         WHEN 'error' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END) FROM json_each(findings)) END AS worst";
 
@@ -927,6 +937,7 @@ fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
         }),
         registration_check: row.get("registration_check")?,
         rule: row.get("rule")?,
+        took_us: row.get::<_, i64>("took_us")?.max(0) as u64,
     })
 }
 

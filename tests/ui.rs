@@ -2393,6 +2393,69 @@ fn the_raw_tab_shows_a_large_binary_body_whole() {
         .get_by_label_contains("00100000  54 48 45 2d 45 4e 44 21");
 }
 
+/// A call held back by a delay is stored, and listed, when it is answered: after a call that
+/// came meanwhile. Its time is marked and says so, so the order does not look like a mistake.
+#[test]
+fn a_call_listed_after_a_later_one_says_why() {
+    let now = chrono::Utc::now();
+    let (held_at, quick_at) = (
+        now - chrono::TimeDelta::seconds(60),
+        now - chrono::TimeDelta::seconds(50),
+    );
+    let mut rig = start_filled(0, [1280.0, 800.0], |store, rt| {
+        let mut quick = hookscope::store::Invocation::synthetic(0, b"[]");
+        quick.received_at = quick_at;
+        quick.delivery = Some("quick-1".into());
+        rt.block_on(store.insert(quick)).unwrap();
+        let mut held = hookscope::store::Invocation::synthetic(1, b"[]");
+        held.received_at = held_at;
+        held.delivery = Some("held-1".into());
+        held.took_us = 35_000_000;
+        rt.block_on(store.insert(held)).unwrap();
+    });
+    rig.until("both calls are listed", |app| {
+        app.state.list.row(1).is_some()
+    });
+    rig.harness.step();
+    // Both came today (a minute ago), so the list gives their time of day.
+    let label = |t: chrono::DateTime<chrono::Utc>| {
+        t.with_timezone(&chrono::Local)
+            .format("%H:%M:%S")
+            .to_string()
+    };
+    // The held call is listed first, with the earlier time.
+    let (held, quick) = (
+        rig.harness.get_by_label(&label(held_at)).rect(),
+        rig.harness.get_by_label(&label(quick_at)).rect(),
+    );
+    assert!(held.top() < quick.top());
+    rig.harness.get_by_label(&label(held_at)).hover();
+    // A tooltip shows after egui's delay (half a second): a second of frames.
+    for _ in 0..60 {
+        rig.harness.step();
+    }
+    let said = rig
+        .harness
+        .get_by_label_contains("listed when it was answered")
+        .value()
+        .unwrap_or_default();
+    assert!(said.contains("answered 35 s later"), "{said}");
+    // The quick call's time says only when it came.
+    rig.harness.get_by_label(&label(quick_at)).hover();
+    for _ in 0..60 {
+        rig.harness.step();
+    }
+    let whole = quick_at
+        .with_timezone(&chrono::Local)
+        .format("%Y-%m-%d %H:%M:%S");
+    rig.harness.get_by_label_contains(&whole.to_string());
+    assert!(
+        rig.harness
+            .query_by_label_contains("listed when it was answered")
+            .is_none()
+    );
+}
+
 /// A body refused for its size was not kept: its tabs say so and why, not "not JSON" or
 /// "empty".
 #[test]

@@ -914,6 +914,7 @@ mod tests {
             worst: None,
             registration_check: false,
             rule: None,
+            took_us: 0,
         }
     }
 

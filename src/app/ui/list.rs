@@ -412,8 +412,14 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
                     } else {
                         ui.strong(title)
                     };
-                    if title == "Findings" {
-                        header.on_hover_text(FINDINGS_HOVER);
+                    match title {
+                        "Findings" => {
+                            header.on_hover_text(FINDINGS_HOVER);
+                        }
+                        "Time" => {
+                            header.on_hover_text(TIME_HOVER);
+                        }
+                        _ => {}
                     }
                 });
             }
@@ -431,19 +437,30 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
                 row.set_selected(selected == Some(s.id));
                 let color = super::outcome_color(s.outcome, dark);
                 row.col(|ui| {
-                    // One tooltip, ours (egui adds its own to a cut label).
-                    ui.add(
-                        egui::Label::new(
-                            RichText::new(super::local_time(s.received_at, now)).monospace(),
-                        )
-                        .show_tooltip_when_elided(false),
-                    )
-                    .on_hover_text(
-                        s.received_at
-                            .with_timezone(&chrono::Local)
+                    let full = |t: chrono::DateTime<chrono::Utc>| {
+                        t.with_timezone(&chrono::Local)
                             .format("%Y-%m-%d %H:%M:%S%.3f")
-                            .to_string(),
-                    );
+                            .to_string()
+                    };
+                    let mut time = RichText::new(super::local_time(s.received_at, now)).monospace();
+                    // Listed when it was answered: a call held back comes after later ones, its
+                    // arrival time in italics so the order does not look like a mistake.
+                    let late = listed_late(&s);
+                    if late {
+                        time = time.italics();
+                    }
+                    // One tooltip, ours (egui adds its own to a cut label).
+                    ui.add(egui::Label::new(time).show_tooltip_when_elided(false))
+                        .on_hover_text(if late {
+                            format!(
+                                "Arrived {}; answered {} later, at {}: listed when it was answered, after calls that came meanwhile",
+                                full(s.received_at),
+                                crate::text::human_duration(std::time::Duration::from_micros(s.took_us)),
+                                full(s.answered_at()),
+                            )
+                        } else {
+                            full(s.received_at)
+                        });
                 });
                 row.col(|ui| {
                     let ev = if s.registration_check {
@@ -558,6 +575,17 @@ fn combo_width<'a>(ui: &egui::Ui, choices: impl Iterator<Item = &'a str>) -> f32
     let widest = super::widest_text(ui, egui::TextStyle::Button, choices);
     let s = ui.spacing();
     widest + s.icon_width + s.item_spacing.x + 2.0 * s.button_padding.x
+}
+
+/// What the Time column shows, and the list's order.
+const TIME_HOVER: &str = "When the call arrived. The list is in the order the calls were \
+     answered and stored: a call whose answer was held back by a delay is listed when it is \
+     answered, after calls that came meanwhile, with its time in italics.";
+
+/// Whether a row comes later in the list than its arrival time says: its answer took a second
+/// or more, and calls that came meanwhile may be listed before it.
+fn listed_late(s: &crate::store::Summary) -> bool {
+    s.took_us >= 1_000_000
 }
 
 /// What the Findings column and the *With findings* filter count, and where the rest is.
