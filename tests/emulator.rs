@@ -609,12 +609,42 @@ async fn every_error_kind_maps_to_a_message() {
             e,
             ApiError::Unavailable {
                 status: 503,
-                retry_after: Some(120)
+                retry_after: Some(120),
+                detail: None,
             }
         ),
         "{e}"
     );
     assert!(e.to_string().ends_with("; try again in 2 min"), "{e}");
+    // What the service says of it is shown (the API's rule for every error body).
+    rig.responder
+        .set_answer(Answer {
+            body: Some(
+                r#"{"type":"https://docs/json/v1/errors/#unavailable","title":"Service Unavailable","status":503,"detail":"planned maintenance until 15:00"}"#
+                    .into(),
+            ),
+            content_type: Some("application/problem+json".into()),
+            ..Answer::status(503).with_retry_after(120)
+        })
+        .unwrap();
+    let e = api_at(&rig).list_webhooks().await.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the service is unavailable right now (503): planned maintenance until 15:00; try again in 2 min"
+    );
+    rig.responder
+        .set_answer(Answer {
+            body: Some(r#"{"type":"https://docs/json/v1/errors/#too-many-requests","title":"Too Many Requests","status":429,"detail":"rate limit: 10 requests per second"}"#.into()),
+            content_type: Some("application/json".into()),
+            ..Answer::status(429)
+        })
+        .unwrap();
+    let e = api_at(&rig).list_webhooks().await.unwrap_err();
+    assert!(
+        e.to_string()
+            .ends_with("(429): rate limit: 10 requests per second; try again later"),
+        "{e}"
+    );
     // A Retry-After date is the wait until it.
     let in_an_hour = (chrono::Utc::now() + chrono::TimeDelta::seconds(3620))
         .format("%a, %d %b %Y %H:%M:%S GMT")
@@ -627,7 +657,7 @@ async fn every_error_kind_maps_to_a_message() {
         .unwrap();
     let e = api_at(&rig).list_webhooks().await.unwrap_err();
     assert!(
-        matches!(e, ApiError::Unavailable { status: 503, retry_after: Some(s) } if (3500..=3660).contains(&s)),
+        matches!(e, ApiError::Unavailable { status: 503, retry_after: Some(s), .. } if (3500..=3660).contains(&s)),
         "{e}"
     );
     assert!(e.to_string().ends_with("; try again in 1 h"), "{e}");

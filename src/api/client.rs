@@ -28,10 +28,17 @@ pub enum ApiError {
     NotEnoughCredits { detail: String },
     #[error("{}", said("not enough quota", "not enough quota", .detail))]
     NotEnoughQuota { detail: String },
-    #[error("the service is unavailable right now ({status}){}", retry_suffix(.retry_after))]
+    /// 429 or 503, with the service's `detail` when its body had one (the API's rule: a
+    /// client shows it), and the wait its Retry-After asks for.
+    #[error(
+        "the service is unavailable right now ({status}){}{}",
+        detail_colon(.detail),
+        retry_suffix(.retry_after)
+    )]
     Unavailable {
         status: u16,
         retry_after: Option<u64>,
+        detail: Option<String>,
     },
     #[error("the service failed ({status}): {detail}; try again later")]
     Server { status: u16, detail: String },
@@ -92,6 +99,10 @@ fn said(what: &str, key: &str, detail: &str) -> String {
 
 fn detail_suffix(d: &Option<String>) -> String {
     d.as_ref().map_or(String::new(), |d| format!(" ({d})"))
+}
+
+fn detail_colon(d: &Option<String>) -> String {
+    d.as_ref().map_or(String::new(), |d| format!(": {d}"))
 }
 
 fn retry_suffix(r: &Option<u64>) -> String {
@@ -393,6 +404,8 @@ impl ApiClient {
             429 | 503 => ApiError::Unavailable {
                 status,
                 retry_after,
+                // Only what the service said: a proxy's page is no detail.
+                detail: (!detail.is_empty()).then_some(detail),
             },
             400..=499 => ApiError::Refused {
                 status,
