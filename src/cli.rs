@@ -1201,6 +1201,9 @@ fn retry_after_line(
     };
     let what = if !outcome.honours_retry_after() {
         "ignored: the service honours it only with 503 and 429".to_owned()
+    } else if retry_after_effect(outcome, value, now) == "past-window" {
+        // As `--json`'s `retry_after_effect` says: the wait outlasts the window.
+        "honoured, and it reaches past the service's 2-day retry window: no retry comes".to_owned()
     } else {
         match value {
             RetryAfter::Wait(_) => "honoured: no retry comes sooner after a failure".to_owned(),
@@ -1611,6 +1614,18 @@ mod tests {
             huge.contains(&format!("Retry-After: {} s or more, over a year", u64::MAX)),
             "{huge}"
         );
+        // Past the window, the line says what --json's retry_after_effect does: no retry.
+        assert!(
+            huge.contains(
+                "(honoured, and it reaches past the service's 2-day retry window: no retry comes)"
+            ),
+            "{huge}"
+        );
+        assert!(!huge.contains("the schedule resumes"), "{huge}");
+        let far_date = "Fri, 31 Dec 9999 23:59:59 GMT";
+        let far = schedule_text(503, RetryAfter::parse(far_date), now);
+        assert!(far.contains("no retry comes)"), "{far}");
+        assert!(!far.contains("the schedule resumes"), "{far}");
         // The delay and the time since the first failure to the same second, on one line.
         let near = schedule_text(
             503,
