@@ -536,7 +536,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     };
     // The port first: a port in use must not leave a new, empty database behind.
     let bound = receiver::bind(config).await?;
-    let store = Store::open(&dir, durability)?;
+    let store = Store::open(&dir, durability).map_err(|e| e.in_store(&dir))?;
     let responder = Responder::new(ResponderConfig {
         answer: answer.clone(),
         pass_registration_check: !args.no_pass_registration_check,
@@ -734,9 +734,22 @@ fn id_ranges(ids: &[i64]) -> String {
     )
 }
 
+/// A store error named with the store it happened in (a damaged file says which, and what to
+/// do).
+fn in_store(dir: &std::path::Path) -> impl Fn(CliError) -> CliError + '_ {
+    move |e| match e {
+        CliError::Store(e) => CliError::Store(e.in_store(dir)),
+        other => other,
+    }
+}
+
 pub fn log(args: LogArgs) -> Result<(), CliError> {
     let dir = args.data.resolve();
-    let store = Store::open_read(&dir)?;
+    log_in(&dir, &args).map_err(in_store(&dir))
+}
+
+fn log_in(dir: &std::path::Path, args: &LogArgs) -> Result<(), CliError> {
+    let store = Store::open_read(dir)?;
     let rows = store.page(&Filter::default(), 0, args.limit)?;
     let mut out = std::io::stdout().lock();
     if rows.is_empty() && !args.json {
@@ -763,9 +776,16 @@ pub fn log(args: LogArgs) -> Result<(), CliError> {
 
 pub fn show(args: ShowArgs) -> Result<(), CliError> {
     let dir = args.data.resolve();
-    let store = Store::open_read(&dir)?;
+    show_in(&dir, &args).map_err(in_store(&dir))
+}
+
+fn show_in(dir: &std::path::Path, args: &ShowArgs) -> Result<(), CliError> {
+    let store = Store::open_read(dir)?;
     let Some(s) = store.get(args.id)? else {
-        return Err(CliError::NotFound { id: args.id, dir });
+        return Err(CliError::NotFound {
+            id: args.id,
+            dir: dir.to_path_buf(),
+        });
     };
     // The delivery it belongs to, read across its attempts as the window's Timeline reads it.
     let delivery = match (&s.inv.delivery, s.inv.registration_check) {

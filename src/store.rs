@@ -64,12 +64,55 @@ pub enum StoreError {
     Sql(#[from] rusqlite::Error),
     #[error("a stored record is damaged: {0}")]
     Corrupt(String),
+    #[error(
+        "the database {path} is damaged ({detail}), and is left as it is: copy its data directory aside, then try `sqlite3 {path} .recover` on the copy to save what it holds; to go on storing calls, give --data-dir a new directory"
+    )]
+    Damaged { path: PathBuf, detail: String },
+    #[error(
+        "a record in {path} cannot be read ({detail}): was the database changed by another program or by hand? Copy its data directory aside, and give --data-dir a new directory to go on"
+    )]
+    DamagedRecord { path: PathBuf, detail: String },
     #[error("the database did not take the call: {0}")]
     Commit(String),
     #[error("the store's writer has stopped; the invocation was not stored")]
     WriterGone,
     #[error("the read was given up: a newer one took its place")]
     Superseded,
+}
+
+impl StoreError {
+    /// This error as it happened in the store in `dir`: a damaged file, or a record that does
+    /// not read as Hookscope wrote it, is named as such, with the file and what to do, instead
+    /// of SQLite's bare words ("database disk image is malformed").
+    pub fn in_store(self, dir: &Path) -> StoreError {
+        let path = db_path(dir);
+        match self {
+            StoreError::Sql(e) | StoreError::Open { source: e, .. }
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseCorrupt) =>
+            {
+                StoreError::Damaged {
+                    path,
+                    detail: e.to_string(),
+                }
+            }
+            StoreError::Sql(e) if damaged_record(&e) => StoreError::DamagedRecord {
+                path,
+                detail: e.to_string(),
+            },
+            other => other,
+        }
+    }
+}
+
+/// A value in a row that is not what Hookscope stores there (a column of another type, a number
+/// out of range, JSON that is not JSON).
+fn damaged_record(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::IntegralValueOutOfRange(..)
+            | rusqlite::Error::InvalidColumnType(..)
+    ) || e.to_string().contains("malformed JSON")
 }
 
 /// Says, while a read runs, that nobody waits for it any more (a newer search replaced it).

@@ -1049,6 +1049,76 @@ fn log_on_a_mistyped_data_dir_is_an_error() {
     }
 }
 
+/// A damaged database, or a record changed by hand, is named as such with the file and what to
+/// do, not in SQLite's bare words ("database disk image is malformed").
+#[test]
+fn a_damaged_store_is_named_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let fill = |at: &std::path::Path| {
+        let store = Store::open(at, Durability::Normal).unwrap();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        for i in 0..300 {
+            let body = format!("[{}]", "1,".repeat(400) + "1");
+            rt.block_on(store.insert(hookscope::store::Invocation::synthetic(i, body.as_bytes())))
+                .unwrap();
+        }
+        drop(store);
+        // Everything in the database file itself, none of it left in the write-ahead log.
+        // (The store's threads let go of it as they end: retried until nothing holds it.)
+        let conn = rusqlite::Connection::open(at.join(hookscope::store::DB_FILE)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let busy: i64 = conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+                .unwrap();
+            if busy == 0 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the store never let go of its log"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let err_of = |at: &std::path::Path, args: &[&str]| {
+        let out = bin().args(args).arg("--data-dir").arg(at).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!err.contains("panicked"), "{err}");
+        err
+    };
+    // Cut short, as a full disk or a copy stopped half way leaves it.
+    let cut = dir.path().join("cut");
+    fill(&cut);
+    let db = cut.join(hookscope::store::DB_FILE);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db)
+        .unwrap()
+        .set_len(5000)
+        .unwrap();
+    for args in [&["log"][..], &["show", "1"][..]] {
+        let err = err_of(&cut, args);
+        assert!(err.contains("is damaged"), "{err}");
+        assert!(err.contains(&db.display().to_string()), "{err}");
+        assert!(err.contains(".recover"), "{err}");
+    }
+    // A record changed by hand, among the newest that `log` lists: a code no HTTP answer has.
+    let edited = dir.path().join("edited");
+    fill(&edited);
+    let conn = rusqlite::Connection::open(edited.join(hookscope::store::DB_FILE)).unwrap();
+    conn.execute(
+        "UPDATE invocations SET answer_status = 70000 WHERE id = 298",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let err = err_of(&edited, &["log"]);
+    assert!(err.contains("a record in"), "{err}");
+    assert!(err.contains("by hand"), "{err}");
+}
+
 /// `--data-dir` before the subcommand is the subcommand's (it used to be read by the window
 /// only, so `log` read, and `listen` wrote, the platform store); where it means nothing, and
 /// for `--demo` with a subcommand, the user is told.
