@@ -153,7 +153,7 @@ pub struct AnswerArgs {
     /// text/plain; charset=utf-8).
     #[arg(long, value_name = "TYPE")]
     pub content_type: Option<String>,
-    /// Wait before answering, e.g. 500ms, 2s, 35s (past 30 s the service counts a timeout).
+    /// Wait before answering, e.g. 500ms, 1.5s, 35s (past 30 s the service counts a timeout).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", allow_hyphen_values = true)]
     pub delay: Option<std::time::Duration>,
 }

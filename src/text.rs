@@ -297,20 +297,31 @@ pub fn parse_duration(s: &str) -> Result<Duration, ParseError> {
     let err = || ParseError {
         input: s.to_owned(),
         what: "a duration",
-        examples: "500ms, 2s, 35s, 1m, 30",
+        examples: "500ms, 1.5s, 35s, 1m, 30",
     };
     let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: u64 = num.parse().map_err(|_| err())?;
     let ms: u64 = match unit.trim() {
         "ms" => 1,
-        "" | "s" => 1_000,
+        "" | "s" | "sec" => 1_000,
         "m" | "min" => 60_000,
         "h" => 3_600_000,
         _ => return Err(err()),
     };
-    n.checked_mul(ms).map(Duration::from_millis).ok_or_else(err)
+    if !num.contains('.') {
+        let n: u64 = num.parse().map_err(|_| err())?;
+        return n.checked_mul(ms).map(Duration::from_millis).ok_or_else(err);
+    }
+    // A fraction, as Hookscope writes gaps ("1.5 s"), to the millisecond.
+    let n: f64 = num.parse().map_err(|_| err())?;
+    let total = (n * ms as f64).round();
+    if !total.is_finite() || total < 0.0 || total > u64::MAX as f64 / 2.0 {
+        return Err(err());
+    }
+    Ok(Duration::from_millis(total as u64))
 }
 
 /// A human size: `1.5 KiB`, `32 MiB`.
@@ -727,6 +738,14 @@ mod tests {
         assert_eq!(parse_duration("35s"), Ok(Duration::from_secs(35)));
         assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
         assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        // Fractions, as `show` writes gaps, to the millisecond.
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("1.5 s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("0.25 min"), Ok(Duration::from_secs(15)));
+        assert_eq!(parse_duration(".5"), Ok(Duration::from_millis(500)));
+        for bad in ["1.2.3s", ".", "1e3s", "1.5x", "99999999999999999999.5h"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
         assert!(
             parse_duration("soon")
                 .unwrap_err()
