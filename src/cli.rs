@@ -273,7 +273,19 @@ impl CliError {
     /// a usage error, exit status 2 like every value the command line refuses on its own.
     /// Flag values that cannot be used, the `--rules` file among them: exit status 2.
     pub fn is_usage(&self) -> bool {
-        matches!(self, CliError::Answer(_) | CliError::Rules(_))
+        use crate::receiver::ReceiverError;
+        use crate::store::StoreError;
+        matches!(
+            self,
+            CliError::Answer(_)
+                | CliError::Rules(_)
+                // A --bind address that is not this machine's, a --data-dir that is a file: the
+                // value itself cannot be used, as the README promises status 2 for.
+                | CliError::Receiver(ReceiverError::NotHere { .. })
+                | CliError::Store(
+                    StoreError::NotADirectory { .. } | StoreError::NotADirectoryToRead { .. }
+                )
+        )
     }
 }
 

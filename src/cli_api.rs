@@ -262,6 +262,8 @@ impl ApiCliError {
                 | ApiCliError::Options(_)
                 | ApiCliError::Api(ApiError::BadBase { .. })
                 | ApiCliError::Api(ApiError::CredentialsInBase { .. })
+                // A --bind address that is not this machine's.
+                | ApiCliError::Emulator(crate::emulator::EmulatorError::NotHere { .. })
         )
     }
 }
