@@ -407,17 +407,25 @@ pub fn show_json(s: &Stored) -> serde_json::Value {
 /// (`notes`: false for the rule that takes every call, whose answer the lines after the list
 /// explain in full.)
 fn rule_line(r: &crate::rules::Rule, quoted: &dyn Fn(&str) -> String, notes: bool) -> String {
-    let mut t = format!("{}: {}", quoted(&r.name), r.answer.summary());
+    let mut answer = r.answer.summary();
+    // A note joins the answer's own brackets: `503 (Retry-After 120 s; the service ...)`.
+    let mut note = |words: &str| {
+        answer = match answer.strip_suffix(')') {
+            Some(open) => format!("{open}; {words})"),
+            None => format!("{answer} ({words})"),
+        };
+    };
     if r.answer.too_late() {
-        t += " (past the service's wait: a temporary failure)";
+        note("past the service's wait: a temporary failure");
     } else if notes {
         if let Some(brief) = r.answer.retry_after_brief() {
-            t += &format!(" ({brief})");
+            note(brief);
         }
         if r.answer.outcome() == crate::contract::Outcome::RetrySlowDown {
-            t += " (the service slows down: see below)";
+            note("the service slows down: see below");
         }
     }
+    let mut t = format!("{}: {answer}", quoted(&r.name));
     if let Some(n) = r.when.every_nth.filter(|&n| n > 1) {
         t += &format!(
             ", every {} call it matches",
@@ -1516,7 +1524,7 @@ mod tests {
             lines[1..3],
             [
                 "  1. \"time out\": 200 after 35 s (past the service's wait: a temporary failure), 2 times, then retires",
-                "  2. \"third\": 503 Retry-After 120, every 3rd call it matches",
+                "  2. \"third\": 503 (Retry-After 120 s), every 3rd call it matches",
             ]
         );
         // A rule for some calls whose Retry-After is more than a wait, or whose 429 slows the
@@ -1542,10 +1550,10 @@ mod tests {
         assert_eq!(
             lines[1..5],
             [
-                "  1. \"too far\": 503 Retry-After 200000 (the Retry-After reaches past the 2-day window: no retry, discarded)",
-                "  2. \"passed\": 503 Retry-After Sun, 06 Nov 1994 08:49:37 GMT (the Retry-After date has passed: no effect)",
-                "  3. \"ignored\": 500 Retry-After 60 (ignored)",
-                "  4. \"slow\": 429 Retry-After 60 (the service slows down: see below)",
+                "  1. \"too far\": 503 (Retry-After 200000 s; the Retry-After reaches past the 2-day window: no retry, discarded)",
+                "  2. \"passed\": 503 (Retry-After Sun, 06 Nov 1994 08:49:37 GMT; the Retry-After date has passed: no effect)",
+                "  3. \"ignored\": 500 (Retry-After 60 s, ignored)",
+                "  4. \"slow\": 429 (Retry-After 60 s; the service slows down: see below)",
             ]
         );
         assert!(

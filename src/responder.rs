@@ -283,11 +283,20 @@ impl Answer {
 
     pub fn summary(&self) -> String {
         let mut s = self.status.to_string();
+        // As the preset cards write it: `503 (Retry-After 120 s)`.
         if let Some(ra) = &self.retry_after {
-            s.push_str(&format!(" Retry-After {ra}"));
-            if self.retry_after_ignored() {
-                s.push_str(" (ignored)");
-            }
+            let ra = ra.trim();
+            let value = if ra.bytes().all(|b| b.is_ascii_digit()) {
+                format!("{ra} s")
+            } else {
+                ra.to_owned()
+            };
+            let ignored = if self.retry_after_ignored() {
+                ", ignored"
+            } else {
+                ""
+            };
+            s.push_str(&format!(" (Retry-After {value}{ignored})"));
         }
         if let Some(delay) = self.delay_text() {
             s.push_str(&format!(" after {delay}"));
@@ -622,7 +631,7 @@ mod tests {
     fn summary_reads_well() {
         let mut a = Answer::status(503).with_retry_after(120);
         a.delay_ms = 2000;
-        assert_eq!(a.summary(), "503 Retry-After 120 after 2 s");
+        assert_eq!(a.summary(), "503 (Retry-After 120 s) after 2 s");
         let mut in_time = Answer::status(200);
         in_time.delay_ms = 29_999;
         assert_eq!(in_time.summary(), "200 after 29999 ms");
@@ -631,7 +640,7 @@ mod tests {
         assert_eq!(a.retry_after_note(), None);
         // The service ignores it with 500: said wherever the answer is shown.
         let a = Answer::status(500).with_retry_after(300);
-        assert_eq!(a.summary(), "500 Retry-After 300 (ignored)");
+        assert_eq!(a.summary(), "500 (Retry-After 300 s, ignored)");
         assert!(
             a.retry_after_note()
                 .is_some_and(|n| n.contains("only with 503 and 429"))

@@ -235,6 +235,15 @@ pub fn parse_retry_after_value(s: &str) -> Result<String, String> {
     }
 }
 
+/// `text` with its first letter in capitals: an error the terminal prints after "error: " is a
+/// sentence of its own in the window ("Cannot connect to ...").
+pub fn first_upper(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
 /// The emulator's clock speed: from 0.01 to 1,000,000 (1 is real time; the clock runs no
 /// slower than a hundredth of real time).
 pub fn parse_speed(s: &str) -> Result<f64, String> {
@@ -725,6 +734,15 @@ mod tests {
         assert_eq!(unhex("00ff"), Some(vec![0, 255]));
         assert_eq!(unhex("0"), None);
         assert_eq!(unhex("zz"), None);
+    }
+
+    #[test]
+    fn first_upper_makes_a_sentence() {
+        assert_eq!(first_upper("cannot connect to x"), "Cannot connect to x");
+        assert_eq!(first_upper("élan"), "Élan");
+        assert_eq!(first_upper("Already"), "Already");
+        assert_eq!(first_upper("2 rules"), "2 rules");
+        assert_eq!(first_upper(""), "");
     }
 
     #[test]

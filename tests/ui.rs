@@ -310,7 +310,7 @@ fn the_503_preset_answers_the_next_real_call_and_the_list_shows_it() {
     assert!(rig.harness.query_by_label("dlv-ui-1").is_some());
     assert!(
         rig.harness
-            .query_by_label("Answering 503 Retry-After 120")
+            .query_by_label("Answering 503 (Retry-After 120 s)")
             .is_some()
     );
 }
@@ -1316,6 +1316,45 @@ fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highligh
     rig.until("the report is the list's first row", move |app| {
         app.state.list.row(0).map(|r| r.id) == selected
     });
+}
+
+/// What the window says goes stale: the service's last answer when a new action starts, a
+/// rules note once its rules have retired. An error is a sentence of its own there.
+#[test]
+fn old_messages_give_way_to_new_actions() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    rig.harness.state_mut().state.service.status = Some(Err(
+        "cannot connect to http://127.0.0.1:1/v1/webhooks".into(),
+    ));
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("Cannot connect to http://127.0.0.1:1/v1/webhooks");
+    rig.harness.get_by_label("New webhook").click();
+    rig.harness.step();
+    rig.harness.step();
+    assert!(rig.harness.state().state.service.status.is_none());
+    assert!(
+        rig.harness
+            .query_by_label_contains("onnect to http")
+            .is_none()
+    );
+
+    let once = r#"{"rules": [{"name": "once", "answer": {"status": 503}, "times": 1}]}"#;
+    assert!(rig.harness.state_mut().apply_rules(once, "once.json"));
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("1 rule from once.json answers from the next call on.");
+    assert_eq!(rig.send("status-report", "dlv-once", 1), 503);
+    assert_eq!(rig.send("status-report", "dlv-once", 2), 200);
+    rig.until("the rule has retired", |app| app.state.rules.in_force == 0);
+    rig.harness.step();
+    assert!(
+        rig.harness
+            .query_by_label_contains("answers from the next call on")
+            .is_none()
+    );
+    rig.harness.get_by_label_contains("Every rule has retired");
 }
 
 #[test]
@@ -2363,6 +2402,19 @@ fn a_call_with_a_string_of_megabytes_opens_without_laying_it_all_out() {
         .count();
     assert!((1..100).contains(&rows), "{rows} rows laid out");
     rig.harness.get_by_label_contains("[\"yyyy");
+    // Each row as wide as the detail panel: none runs on under the Answer panel.
+    let answer_panel = rig
+        .harness
+        .get_by_label("What the receiver answers to the next call, and what the service will do:")
+        .rect()
+        .left();
+    for row in rig.harness.query_all_by_label_contains("yyyyyyyyyy") {
+        assert!(
+            row.rect().right() <= answer_panel,
+            "{:?} runs past {answer_panel}",
+            row.rect()
+        );
+    }
 }
 
 /// A body that is not text shows as a hex dump, whole: its last bytes are a scroll away.
@@ -2454,6 +2506,15 @@ fn a_call_listed_after_a_later_one_says_why() {
             .query_by_label_contains("listed when it was answered")
             .is_none()
     );
+    // Its Answer sent tab does not open on "200: treated as a temporary problem": the 200 came
+    // after the service stopped waiting.
+    rig.harness.get_by_label("held-1").click();
+    rig.until("the held call is open", |app| app.state.detail.is_some());
+    rig.harness.state_mut().state.detail_tab = hookscope::app::state::DetailTab::Answer;
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("200, not received in time: ");
 }
 
 /// A body refused for its size was not kept: its tabs say so and why, not "not JSON" or

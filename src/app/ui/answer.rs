@@ -377,7 +377,7 @@ pub fn confirm_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
     let modal = egui::Modal::new(egui::Id::unique("confirm_410")).show(ctx, |ui| {
         ui.set_max_width(380.0);
         ui.heading(format!("Answer {}?", answer.summary()));
-        ui.label(answer.outcome().describe());
+        ui.label(answer.outcome().sentence());
         ui.label(
             "Against the real service this is permanent: the webhook stops receiving calls until it is set up again.",
         );

@@ -666,19 +666,31 @@ fn headers_ui(ui: &mut egui::Ui, s: &Stored) {
     ));
 }
 
-/// Characters on one row of the Raw body tab; a longer line continues on the next row.
-const RAW_ROW_CHARS: usize = 160;
+/// The fewest characters on one row of the Raw body tab, however narrow the panel (a longer
+/// line continues on the next row).
+const RAW_ROW_CHARS: usize = 40;
+
+/// How many monospace characters fit on a row `width` points wide, in steps of 10 (dragging a
+/// panel's edge cuts the rows again only now and then), never under [`RAW_ROW_CHARS`].
+fn raw_row_chars(width: f32, char_width: f32) -> usize {
+    if char_width.is_nan() || char_width <= 0.0 || !width.is_finite() {
+        return RAW_ROW_CHARS;
+    }
+    let fits = (width / char_width).floor().max(0.0) as usize;
+    (fits / 10 * 10).max(RAW_ROW_CHARS)
+}
 
 /// The rows of `text` as the Raw body tab shows them: byte ranges of its lines (without their
-/// line break), each cut into rows of at most [`RAW_ROW_CHARS`] characters.
-fn text_rows(text: &str) -> Vec<std::ops::Range<usize>> {
+/// line break), each cut into rows of at most `per_row` characters.
+fn text_rows(text: &str, per_row: usize) -> Vec<std::ops::Range<usize>> {
+    let per_row = per_row.max(1);
     let mut rows = Vec::new();
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
         let shown = line.trim_end_matches(['\n', '\r']);
         let mut start = offset;
         for (n, (i, _)) in shown.char_indices().enumerate() {
-            if n > 0 && n % RAW_ROW_CHARS == 0 {
+            if n > 0 && n % per_row == 0 {
                 rows.push(start..offset + i);
                 start = offset + i;
             }
@@ -712,15 +724,25 @@ fn raw_ui(ui: &mut egui::Ui, id: i64, body: &[u8]) {
         return;
     }
     let text = std::str::from_utf8(body).ok();
-    // The rows of a text body, worked out once per call (a pass over the whole body).
-    let rows: std::sync::Arc<Vec<std::ops::Range<usize>>> = match text {
+    // Rows as wide as the panel (less its scroll bar), so no line runs on past its edge.
+    let font = egui::TextStyle::Monospace.resolve(ui.style());
+    let ten = ui
+        .painter()
+        .layout_no_wrap("0123456789".into(), font, egui::Color32::WHITE)
+        .size()
+        .x;
+    let bar = ui.spacing().scroll.bar_width + ui.spacing().scroll.bar_outer_margin;
+    let per_row = raw_row_chars(ui.available_width() - bar, ten / 10.0);
+    // The rows of a text body, worked out once per call and width (a pass over the whole body).
+    type Rows = std::sync::Arc<Vec<std::ops::Range<usize>>>;
+    let rows: Rows = match text {
         Some(t) => {
             let key = egui::Id::unique(("raw_rows", id));
-            match ui.data(|d| d.get_temp(key)) {
-                Some(rows) => rows,
-                None => {
-                    let rows = std::sync::Arc::new(text_rows(t));
-                    ui.data_mut(|d| d.insert_temp(key, rows.clone()));
+            match ui.data(|d| d.get_temp::<(usize, Rows)>(key)) {
+                Some((width, rows)) if width == per_row => rows,
+                _ => {
+                    let rows = std::sync::Arc::new(text_rows(t, per_row));
+                    ui.data_mut(|d| d.insert_temp(key, (per_row, rows.clone())));
                     rows
                 }
             }
@@ -777,8 +799,14 @@ fn findings_ui(ui: &mut egui::Ui, s: &Stored, delivery: &[crate::contract::Findi
 fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
     let a = &s.inv.answer;
     let outcome = s.inv.outcome();
+    // A 200 the service never got in time is not a success: said before what it means.
+    let head = if s.inv.unanswered().is_some() {
+        format!("{}, not received in time: {}", a.status, s.inv.meaning())
+    } else {
+        format!("{}: {}", a.status, s.inv.meaning())
+    };
     ui.label(
-        RichText::new(format!("{}: {}", a.status, s.inv.meaning()))
+        RichText::new(head)
             .strong()
             .color(super::outcome_color(outcome, ui.visuals().dark_mode)),
     );
@@ -989,11 +1017,18 @@ mod tests {
 
     #[test]
     fn raw_rows_follow_the_lines_and_cut_long_ones() {
-        let text = format!("ab\r\n\n{}é\nlast", "x".repeat(RAW_ROW_CHARS * 2));
-        let rows: Vec<&str> = text_rows(&text).into_iter().map(|r| &text[r]).collect();
-        let long = "x".repeat(RAW_ROW_CHARS);
+        let text = format!("ab\r\n\n{}é\nlast", "x".repeat(120));
+        let rows: Vec<&str> = text_rows(&text, 60).into_iter().map(|r| &text[r]).collect();
+        let long = "x".repeat(60);
         assert_eq!(rows, ["ab", "", long.as_str(), long.as_str(), "é", "last"]);
-        assert_eq!(text_rows("é").len(), 1);
+        assert_eq!(text_rows("é", 60).len(), 1);
+        // As wide as the panel, in steps of ten characters, never under forty.
+        assert_eq!(raw_row_chars(700.0, 7.0), 100);
+        assert_eq!(raw_row_chars(706.0, 7.0), 100);
+        assert_eq!(raw_row_chars(780.0, 7.0), 110);
+        assert_eq!(raw_row_chars(100.0, 7.0), RAW_ROW_CHARS);
+        assert_eq!(raw_row_chars(700.0, 0.0), RAW_ROW_CHARS);
+        assert_eq!(raw_row_chars(f32::NAN, 7.0), RAW_ROW_CHARS);
     }
 
     #[test]

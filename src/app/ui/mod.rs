@@ -92,7 +92,15 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     app.state.settings.zoom = ui.ctx().zoom_factor();
     app.state.typing = ui.ctx().egui_wants_keyboard_input();
     // A rule whose `times` are used up no longer answers: the top bar and What-if say so.
-    app.state.rules.in_force = app.engine.responder.rules_in_force();
+    let in_force = app.engine.responder.rules_in_force();
+    if in_force == 0 && app.state.rules.in_force > 0 {
+        // "2 rules from X answer from the next call on" is not true once they have retired.
+        app.state.rules.note = Some(
+            "Every rule has retired (each answered its `times`): the fixed choice answers every call again."
+                .into(),
+        );
+    }
+    app.state.rules.in_force = in_force;
 
     egui::Panel::top("top_bar").show(ui, |ui| top_bar::top_bar_ui(ui, app));
     let width = ui.max_rect().width();

@@ -125,7 +125,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 crate::contract::Outcome::WebhookCancelled,
                 ui.visuals().dark_mode,
             ),
-            e,
+            crate::text::first_upper(e),
         );
         // Read once the editor is closed, it is old news: the rules listed above answer.
         if ui
@@ -260,7 +260,7 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
             if let Some(e) = &app.state.rules.error {
                 ui.colored_label(
                     super::outcome_color(crate::contract::Outcome::WebhookCancelled, ui.visuals().dark_mode),
-                    e,
+                    crate::text::first_upper(e),
                 );
             }
             let label = ui.label("Rules (JSON or TOML)");

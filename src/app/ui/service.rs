@@ -27,7 +27,7 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             .resizable(false)
             .show(ui, |ui| {
                 ui.add_space(4.0);
-                ui.label(RichText::new(text).color(color));
+                ui.label(RichText::new(crate::text::first_upper(text)).color(color));
             });
     }
     let mut scroll = egui::ScrollArea::vertical().id_salt("service_scroll");
@@ -144,6 +144,8 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     ui.horizontal_wrapped(|ui| {
         if ui.button("Test connection").clicked() {
+            // The last answer is old news while the new test runs (the spinner says it does).
+            app.state.service.status = None;
             if app.state.settings.api_custom && app.state.settings.api_remember {
                 app.store_secret();
             }
@@ -162,6 +164,9 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             app.api(ApiOp::List);
         }
         if ui.button("New webhook").clicked() {
+            // What the service said before (an incoming message that went nowhere) is not about
+            // the new form.
+            app.state.service.status = None;
             app.state.service.form = crate::app::state::WebhookForm {
                 name: format!("hookscope-{}", app.state.service.webhooks.len() + 1),
                 url: app.receiver_url(),
@@ -287,7 +292,7 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         ui.checkbox(&mut f.active, "Active");
         let entry = f.entry();
         if let Err(e) = &entry {
-            ui.colored_label(super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark), e);
+            ui.colored_label(super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark), crate::text::first_upper(e));
         }
         let editing = f.editing;
         ui.horizontal_wrapped(|ui| {
@@ -320,6 +325,7 @@ fn test_message_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .button(format!("Send a test message to {TEST_NUMBER}"))
         .clicked()
     {
+        app.state.service.status = None;
         app.api(ApiOp::SendTest);
     }
 }
