@@ -102,8 +102,20 @@ impl Cli {
                 ));
             }
         };
-        data.data_dir.get_or_insert(dir);
-        Ok(())
+        match &data.data_dir {
+            // Two places named, and only one can be read or written: the user says which.
+            Some(after) if std::path::absolute(after).ok() != std::path::absolute(&dir).ok() => {
+                Err(format!(
+                    "--data-dir is given twice, {} before `{name}` and {} after it: give it once",
+                    dir.display(),
+                    after.display()
+                ))
+            }
+            _ => {
+                data.data_dir = Some(dir);
+                Ok(())
+            }
+        }
     }
 }
 
@@ -283,7 +295,9 @@ impl CliError {
                 // value itself cannot be used, as the README promises status 2 for.
                 | CliError::Receiver(ReceiverError::NotHere { .. })
                 | CliError::Store(
-                    StoreError::NotADirectory { .. } | StoreError::NotADirectoryToRead { .. }
+                    StoreError::NotADirectory { .. }
+                        | StoreError::NotADirectoryToRead { .. }
+                        | StoreError::DatabaseIsADirectory { .. }
                 )
         )
     }

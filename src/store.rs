@@ -26,6 +26,10 @@ pub enum StoreError {
         "{path} is a file, not a directory: give --data-dir the directory that holds {DB_FILE} (the one `hookscope listen` or the window stored into)"
     )]
     NotADirectoryToRead { path: PathBuf },
+    #[error(
+        "{path} is a directory, where Hookscope keeps its database file: move it out of the way, or give --data-dir another directory"
+    )]
+    DatabaseIsADirectory { path: PathBuf },
     #[error("cannot create the data directory {path}: {source}")]
     CreateDir {
         path: PathBuf,
@@ -546,6 +550,9 @@ fn connect_rw(dir: &Path, durability: Durability) -> Result<Connection, StoreErr
         source,
     })?;
     let path = db_path(dir);
+    if path.is_dir() {
+        return Err(StoreError::DatabaseIsADirectory { path });
+    }
     let open_err = |source| StoreError::Open {
         path: path.clone(),
         source,
@@ -1120,6 +1127,9 @@ impl Store {
             });
         }
         let path = db_path(dir);
+        if path.is_dir() {
+            return Err(StoreError::DatabaseIsADirectory { path });
+        }
         let no_database = || StoreError::NoDatabase {
             dir: dir.to_owned(),
         };

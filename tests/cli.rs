@@ -1036,6 +1036,20 @@ fn log_on_a_mistyped_data_dir_is_an_error() {
             err
         })
     };
+    // A directory where the database file goes is named as such, by `listen` too.
+    let odd = dir.path().join("odd");
+    std::fs::create_dir_all(odd.join("hookscope.sqlite3")).unwrap();
+    for err in refused(&odd) {
+        assert!(err.contains("hookscope.sqlite3 is a directory"), "{err}");
+    }
+    let out = bin()
+        .args(["listen", "--port", "0", "--data-dir"])
+        .arg(&odd)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("hookscope.sqlite3 is a directory"), "{err}");
     let typo = dir.path().join("hookscop");
     for err in refused(&typo) {
         assert!(err.contains("no Hookscope database"), "{err}");
@@ -1137,15 +1151,28 @@ fn options_before_the_subcommand_are_used_or_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains(&typo.display().to_string()), "{err}");
-    // The subcommand's own option wins.
+    // Given on both sides of the subcommand, to two places: refused, and nothing created
+    // (it used to take the subcommand's own without a word).
+    let other = dir.path().join("other");
+    let out = bin()
+        .arg("--data-dir")
+        .arg(&typo)
+        .args(["listen", "--port", "0", "--data-dir"])
+        .arg(&other)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--data-dir is given twice"), "{err}");
+    assert!(!typo.exists() && !other.exists());
+    // The same place twice is no conflict.
     let (mut child, _url, _lines) = {
         let mut cmd = bin();
-        cmd.arg("--data-dir").arg(&typo);
+        cmd.arg("--data-dir").arg(dir.path());
         spawn_listen_with(cmd, dir.path(), &[])
     };
     child.kill();
     assert!(dir.path().join(hookscope::store::DB_FILE).exists());
-    assert!(!typo.exists());
     for (args, says) in [
         (
             &["--data-dir", "x", "schedule"][..],
