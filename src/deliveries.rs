@@ -187,21 +187,9 @@ pub fn marked_speed(calls: &[Stored]) -> Option<f64> {
     calls.iter().rev().find_map(speed_mark)
 }
 
-/// The value of the header `name` of `call`, trimmed.
-fn header<'a>(call: &'a Stored, name: &str) -> Option<&'a str> {
-    call.inv
-        .headers
-        .iter()
-        .find(|h| h.name.eq_ignore_ascii_case(name))
-        .map(|h| h.value.trim())
-}
-
 /// The clock speed one call is marked with (see [`marked_speed`]).
 fn speed_mark(call: &Stored) -> Option<f64> {
-    header(call, crate::emulator::CLOCK_SPEED_HEADER)?
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && (1.0..=crate::emulator::MAX_SPEED).contains(v))
+    call.inv.marked_clock_speed()
 }
 
 /// The times on the emulator's clock when each of `calls` was made
@@ -212,7 +200,7 @@ fn clock_times(calls: &[Stored]) -> Option<Vec<DateTime<Utc>>> {
         .iter()
         .map(|c| {
             speed_mark(c)?;
-            let t = header(c, crate::emulator::CLOCK_TIME_HEADER)?;
+            let t = c.inv.header(crate::emulator::CLOCK_TIME_HEADER)?;
             DateTime::parse_from_rfc3339(t)
                 .ok()
                 .map(|t| t.with_timezone(&Utc))

@@ -967,15 +967,7 @@ async fn handle(
     let held = Held {
         key,
         received_at: inv.received_at,
-        clock_speed: inv
-            .headers
-            .iter()
-            .find(|h| {
-                h.name
-                    .eq_ignore_ascii_case(crate::emulator::CLOCK_SPEED_HEADER)
-            })
-            .and_then(|h| h.value.trim().parse::<f64>().ok())
-            .filter(|v| v.is_finite() && (1.0..=crate::emulator::MAX_SPEED).contains(v)),
+        clock_speed: inv.marked_clock_speed(),
         since: started,
         delay,
         method: inv.method.clone(),

@@ -228,6 +228,24 @@ pub const CALLER_HUNG_UP: &str = "caller-hung-up";
 pub const QUIT_BEFORE_ANSWER: &str = "quit-before-answer";
 
 impl Invocation {
+    /// The value of its first header called `name` (in any case), trimmed.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| h.value.trim())
+    }
+
+    /// The clock speed a Hookscope emulator marked the call with
+    /// ([`CLOCK_SPEED_HEADER`](crate::emulator::CLOCK_SPEED_HEADER)), when it is one from 1
+    /// (real time) up: a slower clock is read as real time.
+    pub fn marked_clock_speed(&self) -> Option<f64> {
+        self.header(crate::emulator::CLOCK_SPEED_HEADER)?
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && (1.0..=crate::emulator::MAX_SPEED).contains(v))
+    }
+
     /// What the service makes of this call. Its code decides, when the caller got it in time: a
     /// caller that hung up got no answer, and an answer later than the service's 30 s
     /// ([`crate::contract::ANSWER_TIMEOUT`]) is not waited for; both are temporary failures, and

@@ -119,11 +119,7 @@ impl Outcome {
     /// [`Outcome::describe`] as a sentence of its own ("Succeeded, and the webhook is ready for
     /// more."), for a tooltip beside the outcome's name.
     pub fn sentence(self) -> String {
-        let d = self.describe();
-        let mut chars = d.chars();
-        chars.next().map_or_else(String::new, |c| {
-            format!("{}{}.", c.to_uppercase(), chars.as_str())
-        })
+        format!("{}.", crate::text::first_upper(self.describe()))
     }
 }
 
