@@ -899,7 +899,9 @@ pub fn render_delivery(
                     crate::deliveries::gap_text(g, d.marked_speed.unwrap_or(1.0))
                 }),
                 a.answer_text(),
-                a.outcome.label().to_owned(),
+                // The stable name `log`, `listen` and `--json` print, so one grep finds it
+                // in all of them.
+                a.outcome.as_str().to_owned(),
             ]
         })
         .collect();

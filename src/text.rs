@@ -230,7 +230,8 @@ pub fn parse_retry_after_value(s: &str) -> Result<String, String> {
     match crate::contract::RetryAfter::parse(s) {
         Some(_) => Ok(s.trim().to_owned()),
         None => Err(format!(
-            "\"{s}\" is not a Retry-After value: give whole seconds (120) or an HTTP date (Sun, 22 Nov 2026 14:00:00 GMT)"
+            "\"{s}\" is not a Retry-After value: {}give whole seconds (120) or an HTTP date (Sun, 22 Nov 2026 14:00:00 GMT)",
+            crate::contract::RetryAfter::why_not(s).map_or(String::new(), |why| format!("{why}; "))
         )),
     }
 }

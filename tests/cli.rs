@@ -249,6 +249,10 @@ fn bad_flag_values_are_refused_with_a_reason() {
         ),
         (&["listen", "--retry-after", "soon"], "or an HTTP date"),
         (
+            &["listen", "--retry-after", "Mon, 22 Nov 2026 14:00:00 GMT"],
+            "22 Nov 2026 is a Sunday, not \"Mon\"",
+        ),
+        (
             &["schedule", "--retry-after", "-1"],
             "is not a Retry-After value",
         ),
@@ -459,7 +463,9 @@ async fn show_reads_the_calls_delivery_across_its_attempts() {
         .collect();
     assert_eq!(rows.len(), 4, "{text}");
     assert!(
-        rows[1].starts_with("  1 ") && rows[1].contains("503") && rows[1].ends_with("retry"),
+        rows[1].starts_with("  1 ")
+            && rows[1].contains("503")
+            && rows[1].ends_with("retry-unavailable"),
         "{rows:?}"
     );
     assert!(

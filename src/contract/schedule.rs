@@ -249,6 +249,49 @@ impl RetryAfter {
         Some(RetryAfter::Until(DateTime::<Utc>::from(at)))
     }
 
+    /// Why `value` is not a Retry-After, when there is more to say than "give seconds or an
+    /// HTTP date": a sign, a fraction, a date whose weekday is not its date's, a date in
+    /// another zone than GMT. `None` when it parses, or when nothing more specific is known.
+    pub fn why_not(value: &str) -> Option<String> {
+        let v = value.trim();
+        if RetryAfter::parse(v).is_some() {
+            return None;
+        }
+        if v.is_empty() {
+            return Some("it is empty".into());
+        }
+        let number = v.strip_prefix(['-', '+']).unwrap_or(v);
+        if number.parse::<f64>().is_ok_and(f64::is_finite)
+            && number.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        {
+            if v.starts_with('-') {
+                return Some("a wait cannot be negative: give 0 or more seconds".into());
+            }
+            if v.starts_with('+') {
+                return Some("the seconds take no sign: give the digits alone".into());
+            }
+            return Some("the seconds must be a whole number (no fraction)".into());
+        }
+        // IMF-fixdate, `Sun, 22 Nov 2026 14:00:00 GMT`: the form everyone writes.
+        let (day, rest) = v.split_once(", ")?;
+        let (stamp, zone) = rest.rsplit_once(' ')?;
+        let at = chrono::NaiveDateTime::parse_from_str(stamp, "%d %b %Y %H:%M:%S").ok()?;
+        if zone != "GMT" {
+            return Some(format!(
+                "an HTTP date is always in GMT and ends with \"GMT\", not \"{zone}\""
+            ));
+        }
+        let weekday = at.format("%a").to_string();
+        if day != weekday {
+            return Some(format!(
+                "{} is a {}, not \"{day}\" (the weekday must match the date)",
+                at.format("%-d %b %Y"),
+                at.format("%A")
+            ));
+        }
+        None
+    }
+
     /// The wait it asks for from `t`.
     pub fn wait_from(self, t: DateTime<Utc>) -> Duration {
         match self {
@@ -321,6 +364,28 @@ mod tests {
     }
     fn secs(s: u64) -> TimeDelta {
         TimeDelta::seconds(s as i64)
+    }
+
+    #[test]
+    fn a_refused_retry_after_says_what_is_wrong_with_it() {
+        let why = |v: &str| RetryAfter::why_not(v);
+        assert_eq!(why("120"), None);
+        assert_eq!(why("Sun, 22 Nov 2026 14:00:00 GMT"), None);
+        assert_eq!(
+            why("Mon, 22 Nov 2026 14:00:00 GMT").as_deref(),
+            Some("22 Nov 2026 is a Sunday, not \"Mon\" (the weekday must match the date)")
+        );
+        assert_eq!(
+            why("Sun, 22 Nov 2026 14:00:00 UTC").as_deref(),
+            Some("an HTTP date is always in GMT and ends with \"GMT\", not \"UTC\"")
+        );
+        assert!(why("-5").unwrap().contains("negative"));
+        assert!(why("+5").unwrap().contains("no sign"));
+        assert!(why("1.5").unwrap().contains("whole number"));
+        assert!(why("  ").unwrap().contains("empty"));
+        // Nothing more specific to say: the caller's general advice stands alone.
+        assert_eq!(why("soon"), None);
+        assert_eq!(why("Sun, 31 Feb 2026 14:00:00 GMT"), None);
     }
 
     // One test per row of contract.md's retry table.
