@@ -895,9 +895,8 @@ pub fn render_delivery(
                 a.at.with_timezone(&chrono::Local)
                     .format("%Y-%m-%d %H:%M:%S%.3f")
                     .to_string(),
-                a.gap.map_or("-".into(), |g| {
-                    crate::deliveries::gap_text(g, d.marked_speed.unwrap_or(1.0))
-                }),
+                a.gap_text(d.marked_speed.unwrap_or(1.0))
+                    .unwrap_or_else(|| "-".into()),
                 a.answer_text(),
                 // The stable name `log`, `listen` and `--json` print, so one grep finds it
                 // in all of them.
@@ -989,6 +988,7 @@ fn delivery_json(
             "attempt": a.number,
             "received_at": a.at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
             "gap_secs": a.gap.map(|g| g.as_secs_f64()),
+            "clock_gap_secs": a.clock_gap.map(|g| g.as_secs_f64()),
             "answer_status": a.status,
             "outcome": a.outcome.as_str(),
         })).collect::<Vec<_>>(),

@@ -31,6 +31,10 @@ pub struct Observed {
     pub at: DateTime<Utc>,
     /// Since the attempt before.
     pub gap: Option<Duration>,
+    /// The same gap on the clock of the Hookscope emulator that made the call, when it ran
+    /// faster than real time: from the times the calls carry, or else from the speed this call
+    /// is marked with. `None` on real time (and for calls no emulator marked).
+    pub clock_gap: Option<Duration>,
     pub status: u16,
     pub outcome: Outcome,
     /// The Retry-After the answer carried, if the service honours it with that answer.
@@ -38,6 +42,21 @@ pub struct Observed {
 }
 
 impl Observed {
+    /// The gap before this attempt (`None` for the first): in real time, and on the clock of
+    /// the emulator that made it when that ran faster, or else on a clock `read_at` times
+    /// faster than real time (the speed a reader chose): `1.5 s (1 min 30 s on its clock)`.
+    pub fn gap_text(&self, read_at: f64) -> Option<String> {
+        let gap = self.gap?;
+        let real = crate::text::human_duration(gap);
+        let on_clock = self
+            .clock_gap
+            .or_else(|| (read_at.is_finite() && read_at > 1.0).then(|| gap.mul_f64(read_at)));
+        Some(match on_clock {
+            Some(c) => format!("{real} ({} on its clock)", crate::text::human_duration(c)),
+            None => real,
+        })
+    }
+
     /// The answer, with the Retry-After that moved the next attempt when the service honours
     /// it: `503, Retry-After 2 min`, `503, Retry-After until 23 Nov 14:10:00` (local time).
     pub fn answer_text(&self) -> String {
@@ -178,6 +197,45 @@ pub struct Delivery {
     /// The clock speed the calls themselves say they followed (a Hookscope emulator's
     /// [`CLOCK_SPEED_HEADER`](crate::emulator::CLOCK_SPEED_HEADER)): see [`marked_speed`].
     pub marked_speed: Option<f64>,
+    /// How this machine's times map to the emulator's clock, when the calls carry its times
+    /// (its speed may have changed along the way): what the timeline is drawn on.
+    pub clock: Option<ClockMap>,
+}
+
+/// This machine's times mapped to a service clock: through the times on the emulator's clock
+/// each attempt was made at (see [`clock_times`]), and at `speed` (the speed now) beyond them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClockMap {
+    /// (this machine's time, the emulator's time) of each attempt, oldest first.
+    anchors: Vec<(DateTime<Utc>, DateTime<Utc>)>,
+    speed: f64,
+}
+
+impl ClockMap {
+    /// The service-clock seconds from the first attempt to `t` (negative before it): between
+    /// two attempts in proportion, past the last one at the speed now.
+    pub fn secs_since_first(&self, t: DateTime<Utc>) -> f64 {
+        let Some(&(r0, c0)) = self.anchors.first() else {
+            return 0.0;
+        };
+        let clock = |c: DateTime<Utc>| secs_between(c0, c);
+        if t <= r0 {
+            return secs_between(r0, t) * self.speed;
+        }
+        for w in self.anchors.windows(2) {
+            let ((ra, ca), (rb, cb)) = (w[0], w[1]);
+            if t <= rb {
+                let span = secs_between(ra, rb);
+                return if span > 0.0 {
+                    clock(ca) + (clock(cb) - clock(ca)) * secs_between(ra, t) / span
+                } else {
+                    clock(cb)
+                };
+            }
+        }
+        let (rl, cl) = self.anchors[self.anchors.len() - 1];
+        clock(cl) + secs_between(rl, t) * self.speed
+    }
 }
 
 /// The clock speed a Hookscope emulator marked the latest of `calls` with (the speed when that
@@ -361,10 +419,25 @@ pub fn analyze(
             number: s.inv.attempt,
             at: s.inv.received_at,
             gap,
+            clock_gap: None,
             status: s.inv.answer.status,
             outcome: s.inv.outcome(),
             retry_after: retry_after_of(s),
         });
+    }
+
+    // Each gap on the clock the call was made on, when that ran faster than real time: the
+    // emulator's own times when the calls carry them (exact, whatever speeds it ran at along
+    // the way), or else the gap at the call's own speed.
+    for i in 1..attempts.len() {
+        if marks[i].is_some_and(|v| v > 1.0) || marks[i - 1].is_some_and(|v| v > 1.0) {
+            attempts[i].clock_gap = match &clock {
+                Some(c) => (c[i] - c[i - 1]).to_std().ok(),
+                None => marks[i]
+                    .filter(|&v| v > 1.0)
+                    .and_then(|v| attempts[i].gap.map(|g| g.mul_f64(v))),
+            };
+        }
     }
 
     // On the emulator's clock, the wait each answer's Retry-After asked for, read as the
@@ -654,6 +727,10 @@ pub fn analyze(
     Some(Delivery {
         speed_hint,
         marked_speed: marked_speed(calls),
+        clock: clock.map(|c| ClockMap {
+            anchors: attempts.iter().map(|a| a.at).zip(c).collect(),
+            speed: speed_now,
+        }),
         delivery: first.inv.delivery.clone().unwrap_or_default(),
         webhook_id: first.inv.webhook_id.clone(),
         attempts,
@@ -775,21 +852,6 @@ impl State {
     }
 }
 
-/// The time between two attempts: in real time, and on the clock the delivery is read at when
-/// it runs faster (beside a Retry-After, which is on that clock): `1.5 s (1 min 30 s on its
-/// clock)`.
-pub fn gap_text(gap: std::time::Duration, speed: f64) -> String {
-    let real = crate::text::human_duration(gap);
-    if speed.is_finite() && speed > 1.0 {
-        format!(
-            "{real} ({} on its clock)",
-            crate::text::human_duration(gap.mul_f64(speed))
-        )
-    } else {
-        real
-    }
-}
-
 /// A shortened schedule for a clock that runs `speed` times faster than real time (the
 /// emulator's demo clock): every delay and the window divided by `speed`, and so is a
 /// Retry-After (the emulator reads "120" as 120 s of its own clock).
@@ -826,13 +888,76 @@ mod tests {
 
     #[test]
     fn a_gap_on_a_fast_clock_is_given_on_that_clock_too() {
-        let gap = std::time::Duration::from_millis(1500);
-        assert_eq!(gap_text(gap, 1.0), "1.5 s");
-        assert_eq!(gap_text(gap, 60.0), "1.5 s (1 min 30 s on its clock)");
+        let gap = |ms: u64, clock_gap: Option<u64>, read_at: f64| {
+            Observed {
+                id: 2,
+                number: Some(2),
+                at: t0(),
+                gap: Some(Duration::from_millis(ms)),
+                clock_gap: clock_gap.map(Duration::from_secs),
+                status: 503,
+                outcome: Outcome::RetryUnavailable,
+                retry_after: None,
+            }
+            .gap_text(read_at)
+            .unwrap()
+        };
+        assert_eq!(gap(1500, None, 1.0), "1.5 s");
+        assert_eq!(gap(1500, None, 60.0), "1.5 s (1 min 30 s on its clock)");
+        assert_eq!(gap(200, None, 600.0), "200 ms (2 min on its clock)");
+        // The emulator's own reading wins over the speed the reader chose.
         assert_eq!(
-            gap_text(std::time::Duration::from_millis(200), 600.0),
-            "200 ms (2 min on its clock)"
+            gap(1500, Some(90), 600.0),
+            "1.5 s (1 min 30 s on its clock)"
         );
+    }
+
+    #[test]
+    fn gaps_made_before_a_speed_change_keep_the_clock_they_ran_on() {
+        // Attempts 1 to 4 at 60x (90 s, 3 min, 6 min apart on its clock: 1.5, 3 and 6 s
+        // here), then the speed went up to 600x: the gaps read as they ran, not at 600x.
+        let emu = [0, 90, 270, 630];
+        let mut calls = paced(503, &[1_500, 3_000, 6_000]);
+        for (i, c) in calls.iter_mut().enumerate() {
+            emulator_marks(c, "60", emu[i]);
+        }
+        let d = analyze(&calls, &scaled_schedule(600.0), DEFAULT_TOLERANCE, &[]).unwrap();
+        let gaps: Vec<String> = d
+            .attempts
+            .iter()
+            .filter_map(|a| a.gap_text(600.0))
+            .collect();
+        assert_eq!(
+            gaps,
+            [
+                "1.5 s (1 min 30 s on its clock)",
+                "3 s (3 min on its clock)",
+                "6 s (6 min on its clock)"
+            ]
+        );
+        // The timeline sits each attempt at its time on that clock, and runs at 600x after the
+        // last one.
+        let map = d.clock.clone().unwrap();
+        let at = |i: usize| map.secs_since_first(calls[i].inv.received_at);
+        assert_eq!([at(0), at(1), at(2), at(3)], [0.0, 90.0, 270.0, 630.0]);
+        let later = calls[3].inv.received_at + TimeDelta::seconds(1);
+        assert_eq!(map.secs_since_first(later), 1230.0);
+        // Halfway between two attempts, halfway on the clock.
+        let mid = calls[0].inv.received_at + TimeDelta::milliseconds(750);
+        assert_eq!(map.secs_since_first(mid), 45.0);
+        // Without the emulator's times, each gap at its own call's mark.
+        for c in &mut calls {
+            c.inv.headers.truncate(1);
+        }
+        let d = analyze(&calls, &scaled_schedule(600.0), DEFAULT_TOLERANCE, &[]).unwrap();
+        assert_eq!(d.clock, None);
+        assert_eq!(
+            d.attempts[1].gap_text(600.0).unwrap(),
+            "1.5 s (1 min 30 s on its clock)"
+        );
+        // Unmarked calls on real time: the gap alone.
+        let d = run(&paced(503, &[90_000]));
+        assert_eq!(d.attempts[1].gap_text(1.0).unwrap(), "1 min 30 s");
     }
 
     #[test]

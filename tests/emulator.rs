@@ -1806,3 +1806,44 @@ async fn the_emulator_knows_its_webhooks_after_they_are_deleted() {
     assert!(!emu.made_webhook(w.id + 1), "not made yet");
     assert!(!emu.made_webhook(234));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_speed_change_mid_delivery_leaves_the_earlier_gaps_on_their_clock() {
+    // Three failed attempts at 60x (90 s and 3 min apart on its clock), then the speed goes up
+    // to 600x and the receiver answers 200: the gaps already made stay 90 s and 3 min, not the
+    // 15 and 30 min that 600 times their real length would read as.
+    let (rig, emu) = hooked(Answer::status(503), 60.0).await;
+    emu.inject_incoming("+27007654321", "+27001234567", "hi");
+    calls(&rig, 3, 30).await;
+    rig.responder.set_answer(Answer::status(200)).unwrap();
+    emu.set_speed(600.0);
+    let got = calls(&rig, 4, 30).await;
+    assert_eq!(
+        hookscope::deliveries::marked_speed(&got[3..]),
+        Some(600.0),
+        "the last attempt was made at the new speed"
+    );
+    let schedule =
+        hookscope::deliveries::schedule_for(&got, hookscope::contract::Schedule::default());
+    let d = hookscope::deliveries::analyze(
+        &got,
+        &schedule,
+        hookscope::deliveries::tolerance_for(&schedule),
+        &[],
+    )
+    .expect("a delivery");
+    let clock_gaps: Vec<f64> = d.attempts[1..3]
+        .iter()
+        .map(|a| a.clock_gap.expect("a gap on its clock").as_secs_f64())
+        .collect();
+    assert!(
+        (90.0..100.0).contains(&clock_gaps[0]) && (180.0..190.0).contains(&clock_gaps[1]),
+        "{clock_gaps:?}"
+    );
+    let text = d.attempts[1].gap_text(600.0).unwrap();
+    assert!(text.contains("(1 min 3"), "{text}");
+    // The timeline sits attempt 2 about 90 s of its clock after attempt 1.
+    let map = d.clock.clone().expect("the emulator's times");
+    let at = map.secs_since_first(d.attempts[1].at);
+    assert!((90.0..100.0).contains(&at), "{at}");
+}

@@ -256,7 +256,14 @@ fn what_if_ui(
         color: super::outcome_color(outcome, dark),
         label: format!("attempt {} at {}", r.number, local(r.at)),
     }));
-    super::timeline::timeline_ui(ui, now, plan.window_end, 1.0, &marks, None);
+    super::timeline::timeline_ui(
+        ui,
+        now,
+        plan.window_end,
+        super::timeline::Scale::Speed(1.0),
+        &marks,
+        None,
+    );
     ui.label(RichText::new(crate::contract::SCHEDULE_RULE).small().weak());
 }
 

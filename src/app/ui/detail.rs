@@ -360,7 +360,15 @@ fn delivery_ui(
                 ),
             }));
         }
-        super::timeline::timeline_ui(ui, first.at, end.max(first.at), speed, &marks, Some(now));
+        // On the emulator's own times when its calls carry them, whatever speed it ran at
+        // when: a speed changed mid-delivery does not move the attempts made before.
+        let scale = match (&d.clock, clock) {
+            (Some(map), Clock::Emulator(_) | Clock::Marked(_)) => {
+                super::timeline::Scale::Clock(map)
+            }
+            _ => super::timeline::Scale::Speed(speed),
+        };
+        super::timeline::timeline_ui(ui, first.at, end.max(first.at), scale, &marks, Some(now));
     }
     egui::Grid::new("attempts_grid")
         .striped(true)
@@ -377,10 +385,7 @@ fn delivery_ui(
                         .format("%H:%M:%S%.3f")
                         .to_string(),
                 );
-                ui.label(
-                    a.gap
-                        .map_or("—".into(), |g| crate::deliveries::gap_text(g, speed)),
-                );
+                ui.label(a.gap_text(speed).unwrap_or_else(|| "—".into()));
                 // With the Retry-After that moved the next attempt, when the service honours it.
                 ui.label(a.answer_text());
                 ui.label(

@@ -34,21 +34,35 @@ fn tick_label(s: f64) -> String {
     }
 }
 
-/// The timeline from `start` to `end`, on the scale of a service clock running `speed` times
-/// faster than real time (1: the real service), so a fast emulator's 90 s, 1.5 s of real
-/// time, sits where the real service's 90 s does and the ticks read in the service's time.
+/// How a time sits on the service's clock: its seconds from the timeline's start.
+pub enum Scale<'a> {
+    /// A clock running this many times faster than real time (1: the real service), so a fast
+    /// emulator's 90 s, 1.5 s of real time, sits where the real service's 90 s does.
+    Speed(f64),
+    /// The emulator's own times (its speed may have changed along the way).
+    Clock(&'a crate::deliveries::ClockMap),
+}
+
+/// The timeline from `start` to `end` on the service's clock (see [`Scale`]): the ticks read
+/// in the service's time.
 pub fn timeline_ui(
     ui: &mut egui::Ui,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
-    speed: f64,
+    scale: Scale,
     marks: &[Mark],
     now: Option<DateTime<Utc>>,
 ) {
-    let speed = if speed.is_finite() && speed > 0.0 {
-        speed
-    } else {
-        1.0
+    let clock_secs = |t: DateTime<Utc>| match scale {
+        Scale::Speed(speed) => {
+            let speed = if speed.is_finite() && speed > 0.0 {
+                speed
+            } else {
+                1.0
+            };
+            crate::deliveries::secs_between(start, t) * speed
+        }
+        Scale::Clock(map) => map.secs_since_first(t) - map.secs_since_first(start),
     };
     let height = 58.0;
     let width = ui.available_width().max(200.0);
@@ -61,11 +75,8 @@ pub fn timeline_ui(
         Pos2::new(rect.left() + 8.0, line_y),
         Pos2::new(rect.right() - 20.0, line_y),
     );
-    let total = (crate::deliveries::secs_between(start, end) * speed).max(1.0);
-    let x_of = |t: DateTime<Utc>| {
-        inner.left()
-            + inner.width() * axis(crate::deliveries::secs_between(start, t) * speed, total)
-    };
+    let total = clock_secs(end).max(1.0);
+    let x_of = |t: DateTime<Utc>| inner.left() + inner.width() * axis(clock_secs(t), total);
     let weak = visuals.weak_text_color();
     painter.line_segment(
         [
