@@ -956,6 +956,58 @@ fn a_recipe_answers_real_calls_and_a_bad_rule_file_is_refused_with_its_line() {
     assert!(rig.harness.state().state.rules.in_force >= 1);
 }
 
+#[test]
+fn a_recipe_stays_under_the_pointer_with_the_panel_scrolled_to_its_end() {
+    // Scrolled to the end, the panel has no more to scroll by: a recipe that makes fewer
+    // rules than the one before (3, then 1) shortened the list below the recipes, and the next
+    // recipe slid down under the pointer.
+    let mut rig = start();
+    let first = "Fail the first 2 attempts, then succeed";
+    let next = "Time out once (answer after 35 s)";
+    rig.click_in_sight(first);
+    rig.until("the rules are in force", |app| app.state.rules.in_force > 1);
+    for _ in 0..6 {
+        rig.harness.step();
+    }
+    // To the very end of the panel.
+    let over = rig.harness.get_by_label(next).rect().center();
+    for _ in 0..5 {
+        rig.wheel(over, egui::MouseWheelUnit::Page, -10.0);
+    }
+    for _ in 0..40 {
+        rig.harness.step();
+    }
+    let before = rig.harness.get_by_label(next).rect();
+    rig.harness.get_by_label(next).click();
+    rig.until("the recipe is in force", |app| {
+        app.state.rules.in_force == 1
+    });
+    for _ in 0..6 {
+        rig.harness.step();
+    }
+    // The recipe clicked is the one applied (the one above it had taken its place).
+    let note = rig
+        .harness
+        .state()
+        .state
+        .rules
+        .note
+        .clone()
+        .unwrap_or_default();
+    assert!(note.contains("time-out-once.json"), "{note}");
+    let after = rig.harness.get_by_label(next).rect();
+    assert!(
+        (after.top() - before.top()).abs() < 1.0,
+        "moved from {before:?} to {after:?}"
+    );
+    // The room kept below the panel for it goes once the pointer leaves the panel.
+    rig.harness
+        .event(egui::Event::PointerMoved(egui::pos2(100.0, 300.0)));
+    rig.harness.step();
+    rig.harness.step();
+    assert_eq!(rig.harness.state().state.rules.room_below, 0.0);
+}
+
 /// A desktop with no file-dialog service: the dialog "returns" nothing.
 struct NoDialog;
 

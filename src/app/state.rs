@@ -655,6 +655,10 @@ pub struct RulesEditor {
     /// The recipe button just clicked and where it was on the screen: the Answer panel scrolls
     /// to keep it there while the text above it (what-if) changes with the rules it made.
     pub anchor: Option<Anchor>,
+    /// Room kept below the Answer panel's content while the pointer is over it: scrolled to
+    /// its end, the panel has nothing more to scroll by when the rules listed below a clicked
+    /// recipe get fewer, and the recipe would slide down under the pointer.
+    pub room_below: f32,
 }
 
 /// A button kept in its place on the screen for a few frames after a click.

@@ -138,7 +138,16 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .color(super::outcome_color(crate::contract::Outcome::UrlRefused, dark)),
                 );
             }
+            ui.add_space(app.state.rules.room_below);
         });
+    // The room kept for a clicked recipe goes once the pointer has left the panel (the content
+    // may then move: nothing is under the pointer to be hit by mistake).
+    if app.state.rules.room_below > 0.0
+        && app.state.rules.anchor.is_none()
+        && !ui.ui_contains_pointer()
+    {
+        app.state.rules.room_below = 0.0;
+    }
 }
 
 /// What the service would do with the current answer, if every attempt got it.
