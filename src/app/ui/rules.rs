@@ -27,7 +27,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             .on_hover_text(format!("assets/rules/{file}"));
         // Named by its file, not by the button's id: that one counts the widgets above, which
         // the rules a recipe makes change (the What-if), and then named the recipe before it.
-        let key = egui::Id::new(("recipe", *file));
+        let key = egui::Id::unique(("recipe", *file));
         let rules = &mut app.state.rules;
         keep_in_place(ui, &mut rules.anchor, &mut rules.room_below, key, &button);
         if button.clicked() {
