@@ -174,6 +174,18 @@ impl Answer {
         self.delay() >= crate::contract::ANSWER_TIMEOUT
     }
 
+    /// Why the code does not decide what the service does, when the delay is too long: `None`
+    /// for an answer in time.
+    pub fn too_late_note(&self) -> Option<String> {
+        self.too_late().then(|| {
+            format!(
+                "The {} delay reaches the service's {} wait: it gives up first and counts a time-out (a temporary failure, retried), whatever the code.",
+                delay_words(self.delay_ms),
+                crate::text::human_duration(crate::contract::ANSWER_TIMEOUT)
+            )
+        })
+    }
+
     /// Check the answer can be sent; the error says what to change.
     pub fn check(&self) -> Result<(), AnswerError> {
         if !(200..=599).contains(&self.status) {
@@ -488,6 +500,21 @@ impl Responder {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_answer_too_late_says_the_code_does_not_count() {
+        let mut a = Answer::status(200);
+        a.delay_ms = 40_000;
+        assert_eq!(a.outcome(), Outcome::RetryTemporary);
+        assert_eq!(
+            a.too_late_note().as_deref(),
+            Some(
+                "The 40 s delay reaches the service's 30 s wait: it gives up first and counts a time-out (a temporary failure, retried), whatever the code."
+            )
+        );
+        a.delay_ms = 29_999;
+        assert_eq!(a.too_late_note(), None);
+    }
 
     #[test]
     fn a_rule_note_gives_the_rules_name_alone() {

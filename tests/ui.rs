@@ -394,6 +394,10 @@ fn the_apply_button_stays_put_while_the_custom_answer_is_edited() {
     // The description grew (the answer is now too late for the service) and the button stayed.
     rig.harness
         .get_by_label_contains("200: treated as a temporary problem");
+    // And says why a 200 is a failure: the delay, not the code.
+    rig.harness.get_by_label(
+        "The 35 s delay reaches the service's 30 s wait: it gives up first and counts a time-out (a temporary failure, retried), whatever the code.",
+    );
     assert!(description(&rig).height() > short);
     assert_eq!(at(&rig), before);
 }
@@ -431,6 +435,13 @@ fn the_what_if_says_a_delay_is_too_late_for_the_fast_emulator() {
     // At the service's own 30 s the answer is too late everywhere, and the note is not needed.
     apply_delay(&mut rig, 35_000);
     assert!(rig.harness.query_by_label_contains(note).is_none());
+    // Said in the What-if too (and in the form's preview), once each.
+    assert_eq!(
+        rig.harness
+            .query_all_by_label_contains("reaches the service's 30 s wait")
+            .count(),
+        2
+    );
     rig.harness
         .get_by_label_contains("Next attempt (retry 1) at");
 }

@@ -188,6 +188,9 @@ fn what_if_ui(
             );
         }
     }
+    if let Some(note) = answer.too_late_note() {
+        ui.label(RichText::new(note).color(warn));
+    }
     if let Some(speed) = emulator_speed {
         // The emulator waits 30 s of its own clock: a delay the service would wait for can
         // come too late for it.
@@ -360,6 +363,13 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     match &preview {
         Ok(a) => {
             ui.label(RichText::new(format!("{}: {}", a.status, a.outcome().describe())).small());
+            if let Some(note) = a.too_late_note() {
+                ui.label(
+                    RichText::new(note)
+                        .small()
+                        .color(ui.visuals().warn_fg_color),
+                );
+            }
             if let Some(note) = a.retry_after_note() {
                 ui.label(RichText::new(note).small());
             }
