@@ -79,6 +79,14 @@ impl Cli {
                 shot.display()
             ));
         }
+        if self.demo
+            && let Some(dir) = &self.data.data_dir
+        {
+            return Err(format!(
+                "--demo opens the window on a temporary store of its own, removed when the window closes, so it does not go with --data-dir: leave out --data-dir for the demo, or leave out --demo to open {}",
+                dir.display()
+            ));
+        }
         let Some(command) = &mut self.command else {
             return Ok(());
         };

@@ -248,6 +248,11 @@ fn bad_flag_values_are_refused_with_a_reason() {
             "is not a Retry-After value",
         ),
         (&["listen", "--retry-after", "soon"], "or an HTTP date"),
+        // The demo's store is its own: a data directory beside it would be silently unused.
+        (
+            &["--demo", "--data-dir", "/tmp/hookscope-nowhere"],
+            "does not go with --data-dir",
+        ),
         (
             &["listen", "--retry-after", "Mon, 22 Nov 2026 14:00:00 GMT"],
             "22 Nov 2026 is a Sunday, not \"Mon\"",
