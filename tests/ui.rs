@@ -3100,3 +3100,21 @@ fn a_call_held_by_a_delay_is_shown_while_it_waits() {
     rig.harness.run();
     assert_eq!(rig.harness.query_all_by_label("dlv-held").count(), 4);
 }
+
+/// An SMS often carries an emoji: it is drawn, not an empty box, in the proportional text of
+/// the tables and in the monospace of the raw body.
+#[test]
+fn an_emoji_in_a_message_has_a_glyph() {
+    let mut rig = start();
+    rig.harness.step();
+    for font in [
+        egui::FontId::proportional(14.0),
+        egui::FontId::monospace(13.0),
+    ] {
+        let has = rig
+            .harness
+            .ctx
+            .fonts_mut(|f| f.has_glyphs(&font, "héllo 👋 ünïcode ✅ 😀"));
+        assert!(has, "{font:?}");
+    }
+}
