@@ -1933,10 +1933,23 @@ fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
     assert!(rig.harness.query_by_label_contains("--port").is_none());
     rig.harness
         .get_by_label_contains("The receiver is not listening yet");
+    // A New-webhook form opened meanwhile has no receiver to name yet.
+    rig.harness.get_by_label("New webhook").click_accesskit();
+    rig.harness.step();
+    assert!(rig.harness.state().state.service.form_open);
+    assert_eq!(rig.harness.state().state.service.form.url, "");
     rig.harness.get_by_label("Any free port").click();
     rig.until(
         "it listens on another port",
         |app| matches!(app.state.listening, Listening::On(a) if a.port() != port),
+    );
+    // Once it listens, the form names it.
+    let Listening::On(now) = rig.harness.state().state.listening else {
+        unreachable!()
+    };
+    assert_eq!(
+        rig.harness.state().state.service.form.url,
+        format!("http://{now}/hook")
     );
     assert_eq!(rig.send("status-report", "dlv-port-1", 1), 200);
     // For this session only: the saved port is still the one chosen, so a tunnel set up for

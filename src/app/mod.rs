@@ -546,7 +546,17 @@ impl HookscopeApp {
                     // The held calls were the receiver's that is stopping.
                     self.state.held.clear();
                 }
+                let url_was = self.receiver_url();
                 self.state.listening = Listening::On(addr);
+                // A New-webhook form opened while no receiver listened (or one on the port
+                // left) names the receiver now listening, unless the user typed another URL.
+                let url_now = self.receiver_url();
+                let form = &mut self.state.service.form;
+                if self.state.service.form_open
+                    && (form.url.trim().is_empty() || form.url == url_was)
+                {
+                    form.url = url_now;
+                }
                 self.state.port_text = addr.port().to_string();
                 self.state.listen_notice = None;
                 if let Some(next) = self.state.pending_receiver.take() {
