@@ -492,11 +492,15 @@ pub fn analyze(
                 ));
             }
         }
+        // The same attempt again is a duplicate delivery (flagged above), which service-api.md
+        // allows: not a second finding for the one call.
+        let repeat = cur.number.is_some() && cur.number == prev.number;
         // After a success or a permanent failure the service has no reason to call again.
         if matches!(
             prev.outcome,
             Outcome::Succeeded | Outcome::FailedPermanently
-        ) {
+        ) && !repeat
+        {
             findings.push(finding(
                 Severity::Error,
                 "call-after-final",
@@ -1457,6 +1461,11 @@ mod tests {
     fn calls_after_success_or_410() {
         let d = run(&[call(1, 1, 0, 200, None), call(2, 2, 90, 200, None)]);
         assert_eq!(codes(&d), vec!["call-after-final"]);
+        // The same attempt delivered twice is one finding, a repeat, not also a call after the
+        // end.
+        let d = run(&[call(1, 1, 0, 200, None), call(2, 1, 5, 200, None)]);
+        assert_eq!(codes(&d), vec!["attempt-repeated"]);
+        assert_eq!(d.state, State::Succeeded { attempt: Some(1) });
         // The first final answer decides the delivery; a stray call after it does not.
         assert_eq!(d.state, State::Succeeded { attempt: Some(1) });
         let d = run(&[
