@@ -3030,7 +3030,38 @@ fn the_light_themes_secondary_text_is_readable() {
     assert!(contrast(visuals.text_color(), visuals.panel_fill) > ratio);
 }
 
-/// A call whose answer is held back by a delay is named over the list at once, with the time
+/// The box of held calls comes under the list: the rows a user is about to click do not move
+/// when a held call arrives.
+#[test]
+fn a_held_call_does_not_move_the_rows_in_the_list() {
+    let mut rig = start();
+    rig.send_and_open("status-report", "dlv-listed");
+    let row = |rig: &UiRig| rig.harness.get_by_label("dlv-listed").rect();
+    let before = row(&rig);
+    rig.harness.state_mut().apply_answer(Answer {
+        delay_ms: 45_000,
+        ..Answer::status(200)
+    });
+    let req = post(
+        &rig.client,
+        &rig.url("/hook"),
+        &invoker_headers("status-report", "dlv-held", 1),
+        status_report_body("5"),
+    );
+    let call = rig.rt.spawn(async move { req.send().await.map(|_| ()) });
+    rig.until("the call is held", |app| app.state.held.len() == 1);
+    rig.harness.step();
+    rig.harness.step();
+    let title = rig
+        .harness
+        .get_by_label_contains("1 call is waiting for its answer")
+        .rect();
+    assert_eq!(row(&rig), before);
+    assert!(title.top() > before.bottom(), "{title:?} under {before:?}");
+    call.abort();
+}
+
+/// A call whose answer is held back by a delay is named under the list at once, with the time
 /// left (it is stored when answered); a caller that hangs up ends the wait, and the call is
 /// listed then.
 #[test]

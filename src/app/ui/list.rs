@@ -212,7 +212,15 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     filter_ui(ui, app);
     keyboard(ui, app);
     ui.separator();
-    held_ui(ui, &app.state.held);
+    // Under the list, not over it: calls held back arrive while the user reads and clicks the
+    // rows, and a box that appeared above them moved every row down under the pointer.
+    if !app.state.held.is_empty() {
+        let room = ui.available_height();
+        egui::Panel::bottom("held_calls")
+            .resizable(false)
+            .show_separator_line(false)
+            .show(ui, |ui| held_ui(ui, &app.state.held, room));
+    }
     let dark = ui.visuals().dark_mode;
     let count = app.state.list.count;
     // Not following, an empty list said "No calls yet" beside "Show 4 new calls": with nothing
@@ -282,20 +290,17 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
 }
 
-/// How many held calls are named one by one above the list at most; the others are counted.
+/// How many held calls are named one by one under the list at most; the others are counted.
 const HELD_SHOWN: usize = 3;
 
 /// The calls whose answer is held back by a delay: they are stored (and listed) when they are
-/// answered, so until then they are named here with the time left, over the list. Each row
+/// answered, so until then they are named here with the time left, under the list. Each row
 /// puts the code and the countdown first (never cut), then the call (cut to fit); the box
-/// takes a third of the list's height at most, so the list keeps rows at any zoom.
-fn held_ui(ui: &mut egui::Ui, held: &[crate::receiver::Held]) {
-    if held.is_empty() {
-        return;
-    }
+/// takes a third of the list's height (`room`) at most, so the list keeps rows at any zoom.
+fn held_ui(ui: &mut egui::Ui, held: &[crate::receiver::Held], room: f32) {
     let now = std::time::Instant::now();
     let row = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
-    let rows = ((ui.available_height() / 3.0 - 2.0 * row) / row).floor();
+    let rows = ((room / 3.0 - 2.0 * row) / row).floor();
     let shown = (rows.max(1.0) as usize).min(HELD_SHOWN).min(held.len());
     egui::Frame::group(ui.style())
         .fill(ui.visuals().faint_bg_color)
@@ -307,7 +312,7 @@ fn held_ui(ui: &mut egui::Ui, held: &[crate::receiver::Held]) {
             }
             ui.label(RichText::new(held_title(held.len())).strong())
                 .on_hover_text(
-                    "Each is stored and listed below when its answer is sent. The delay is the one chosen in the Answer panel or by a rule.",
+                    "Each is stored and listed above when its answer is sent. The delay is the one chosen in the Answer panel or by a rule.",
                 );
             for h in &held[..shown] {
                 ui.horizontal(|ui| {
