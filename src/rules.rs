@@ -767,7 +767,46 @@ fn parse_json(path: &str, text: &str) -> Result<RuleFile, RuleError> {
         // serde_json counts columns from 1, but says 0 at the very start of a line (where a
         // file cut short ends, after its last newline).
         column: e.column().max(1),
-        reason: plain_reason(e.to_string().split(" at line").next().unwrap_or("")),
+        reason: {
+            let reason = e.to_string();
+            let reason = reason.split(" at line").next().unwrap_or("");
+            json_syntax_reason(reason).map_or_else(|| plain_reason(reason), str::to_owned)
+        },
+    })
+}
+
+/// A JSON syntax error in plain words, with what usually causes it (serde_json's own words are
+/// the parser's: "trailing characters", "expected value").
+fn json_syntax_reason(reason: &str) -> Option<&'static str> {
+    Some(match reason {
+        "trailing characters" => {
+            "there is more after the end of the rule file (an extra } or ], or a second object?)"
+        }
+        "trailing comma" => "a comma before a closing } or ] (JSON allows none there)",
+        "EOF while parsing an object" => "the file ends inside an object: a } is missing",
+        "EOF while parsing a list" => "the file ends inside a list: a ] is missing",
+        "EOF while parsing a string" => "the file ends inside a text: its closing \" is missing",
+        "EOF while parsing a value" => "the file ends where a value was expected",
+        "expected value" => {
+            "a value was expected here: a number, \"text\" in double quotes, true, false, null, {...} or [...]"
+        }
+        "expected ident" => "a value was expected here: true, false or null (in lower case)",
+        "key must be a string" => "a name in an object must be in double quotes: {\"name\": ...}",
+        "expected `:`" => "a : was expected after the name",
+        "expected `,` or `}`" => {
+            "a , (before the next field) or a } (to close the object) was expected here"
+        }
+        "expected `,` or `]`" => {
+            "a , (before the next item) or a ] (to close the list) was expected here"
+        }
+        "invalid escape" => {
+            "a \\ in a text starts an escape such as \\n or \\\\: write \\\\ for a backslash"
+        }
+        "invalid number" => "this is not a number JSON can read",
+        "control character (\\u0000-\\u001F) found while parsing a string" => {
+            "a text holds a line break or tab as it is: write \\n or \\t"
+        }
+        _ => return None,
     })
 }
 
@@ -893,6 +932,46 @@ mod tests {
             path: "/hook",
             attempt: Some(attempt),
             body: b"[{\"to\":\"1111111\",\"status\":{\"type\":\"DELIVERED\"}}]",
+        }
+    }
+
+    #[test]
+    fn json_syntax_errors_are_said_in_plain_words() {
+        let ok = r#"{"rules": [{"name": "a", "answer": {"status": 503}}]}"#;
+        assert!(RuleSet::parse("r.json", ok).is_ok());
+        let cases = [
+            (
+                format!("{ok}\n}}"),
+                "there is more after the end of the rule file",
+            ),
+            (
+                r#"{"rules": [{"name": "a", "answer": {"status": 503},}]}"#.to_owned(),
+                "a comma before a closing } or ]",
+            ),
+            (
+                r#"{"rules": [{"name": "a", "answer": {"status": 503}}]"#.to_owned(),
+                "the file ends inside an object: a } is missing",
+            ),
+            (
+                r#"{rules: []}"#.to_owned(),
+                "a name in an object must be in double quotes",
+            ),
+            (
+                r#"{"rules": [{"name": "a" "answer": {"status": 503}}]}"#.to_owned(),
+                "a , (before the next field) or a } (to close the object) was expected here",
+            ),
+            (
+                r#"{"rules": [{"name": 'a'}]}"#.to_owned(),
+                "a value was expected here",
+            ),
+        ];
+        for (text, says) in cases {
+            let e = RuleSet::parse("r.json", &text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+            assert!(e.contains("line "), "{e}");
+            for parser in ["trailing", "EOF", "expected value", "key must"] {
+                assert!(!e.contains(parser), "{e}");
+            }
         }
     }
 

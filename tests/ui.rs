@@ -1005,7 +1005,10 @@ fn a_recipe_stays_under_the_pointer_with_the_panel_scrolled_to_its_end() {
         .note
         .clone()
         .unwrap_or_default();
-    assert!(note.contains("time-out-once.json"), "{note}");
+    assert_eq!(
+        note,
+        "1 rule from the recipe \"Time out once (answer after 35 s)\" answers from the next call on."
+    );
     let after = rig.harness.get_by_label(next).rect();
     assert!(
         (after.top() - before.top()).abs() < 1.0,

@@ -15,6 +15,12 @@ fn recipe_title(file: &str) -> &'static str {
     }
 }
 
+/// Where a recipe's rules come from, as the note under them says: the recipe's title, not its
+/// file's name (no file was loaded, and the editor's File field is empty).
+fn recipe_source(file: &str) -> String {
+    format!("the recipe \"{}\"", recipe_title(file))
+}
+
 pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.strong("Rules (first match wins, before the answer above)");
     // The recipes and the editor's buttons first: applying one adds the rules below them,
@@ -34,7 +40,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             if unapplied_edits(app) {
                 app.state.rules.confirm_recipe = Some(Replacing::Recipe(i));
             } else {
-                app.apply_rules(text, file);
+                app.apply_rules(text, &recipe_source(file));
                 app.state.rules.anchor = Some(crate::app::state::Anchor {
                     id: key,
                     top: button.rect.top(),
@@ -193,7 +199,7 @@ fn confirm_recipe_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
                 "The recipe replaces them",
                 "Use the recipe",
                 *text,
-                *file,
+                recipe_source(file),
             ),
             None => return,
         },
@@ -202,7 +208,7 @@ fn confirm_recipe_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
             "Clearing the rules empties the editor too",
             "Clear the rules",
             "",
-            "the window",
+            "the window".to_owned(),
         ),
         None => return,
     };
@@ -216,7 +222,7 @@ fn confirm_recipe_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
         ui.horizontal(|ui| {
             if ui.button(yes).clicked() {
                 app.state.rules.confirm_recipe = None;
-                app.apply_rules(text, source);
+                app.apply_rules(text, &source);
             }
             if ui.button("Keep my changes").clicked() {
                 app.state.rules.confirm_recipe = None;
