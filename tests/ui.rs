@@ -2003,6 +2003,50 @@ fn bad_settings_are_named_and_never_stop_the_receiver_that_works() {
 }
 
 #[test]
+fn the_built_in_emulators_port_is_named_as_its_own() {
+    use egui_kittest::kittest::NodeT;
+    let mut rig = start();
+    rig.until("the emulator runs", |app| {
+        app.state.service.emulator.is_some()
+    });
+    let port = rig
+        .harness
+        .state()
+        .state
+        .service
+        .emulator
+        .as_ref()
+        .map(|e| e.addr.port())
+        .unwrap();
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.step();
+    rig.harness.step();
+    // Port 0 is any free port, and says which one it is now (the top bar's).
+    if let Listening::On(now) = rig.harness.state().state.listening
+        && rig.harness.state().state.settings.port == 0
+    {
+        rig.harness
+            .get_by_label(&format!("any free port: {} now", now.port()));
+    } else {
+        panic!("the rig listens on any free port");
+    }
+    if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {
+        draft.port = port;
+    }
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label(&format!(
+        "Port {port} is the built-in emulator's (the service the Service panel talks to listens there): choose another."
+    ));
+    assert!(
+        rig.harness
+            .get_by_label("Apply and restart the receiver")
+            .accesskit_node()
+            .is_disabled()
+    );
+}
+
+#[test]
 fn a_restart_on_a_taken_port_keeps_the_receiver_that_works() {
     let mut rig = start();
     let Listening::On(working) = rig.harness.state().state.listening else {

@@ -37,6 +37,10 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         .show(ctx, |ui| {
             let s = &mut draft;
             let dark = &mut app.state.settings.dark;
+            let listening_on = match app.state.listening {
+                Listening::On(addr) => Some(addr.port()),
+                _ => None,
+            };
             egui::Grid::new("settings_grid")
                 .num_columns(2)
                 .spacing([10.0, 6.0])
@@ -47,9 +51,17 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                         .on_hover_text("127.0.0.1 keeps the receiver on this machine; 0.0.0.0 opens it to the network");
                     ui.end_row();
                     let l = ui.label("Port");
-                    ui.add(egui::DragValue::new(&mut s.port).range(0..=65535))
-                        .labelled_by(l.id)
-                        .on_hover_text("0 picks any free port");
+                    ui.horizontal(|ui| {
+                        ui.add(egui::DragValue::new(&mut s.port).range(0..=65535))
+                            .labelled_by(l.id)
+                            .on_hover_text("0 picks any free port");
+                        // 0 beside the port in the top bar read as a contradiction.
+                        if s.port == 0
+                            && let Some(port) = listening_on
+                        {
+                            ui.weak(format!("any free port: {port} now"));
+                        }
+                    });
                     ui.end_row();
                     let l = ui.label("Brand word");
                     ui.add(egui::TextEdit::singleline(&mut s.brand).desired_width(140.0))
@@ -102,7 +114,18 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                 );
             }
             // The receiver keeps running as it is until the settings can be applied.
-            let problems = draft.problems();
+            let mut problems = draft.problems();
+            // The port this window's own emulator took: "in use by another program" would
+            // send the user looking for one.
+            if let Some(e) = &app.state.service.emulator
+                && draft.port != 0
+                && draft.port == e.addr.port()
+            {
+                problems.push(format!(
+                    "Port {} is the built-in emulator's (the service the Service panel talks to listens there): choose another.",
+                    draft.port
+                ));
+            }
             for p in &problems {
                 ui.label(RichText::new(p).color(bad));
             }
