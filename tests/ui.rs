@@ -149,6 +149,20 @@ impl UiRig {
 
     /// Scroll the control labelled `label` into sight (the answer panel scrolls), then click it
     /// as a user would.
+    /// The window's built-in emulator, once it runs.
+    fn emulator(&mut self) -> hookscope::emulator::Emulator {
+        self.until("the emulator runs", |app| {
+            app.state.service.emulator.is_some()
+        });
+        self.harness
+            .state()
+            .state
+            .service
+            .emulator
+            .clone()
+            .expect("the emulator runs")
+    }
+
     fn click_in_sight(&mut self, label: &str) {
         self.bring_into_sight(label);
         self.harness.get_by_label(label).click();
@@ -1449,18 +1463,7 @@ fn cancelling_the_webhook_form_clears_what_the_service_said_about_it() {
 #[test]
 fn a_wrong_password_shows_the_mapped_message() {
     let mut rig = start();
-    rig.until("the emulator runs", |app| {
-        app.state.service.emulator.is_some()
-    });
-    let base = rig
-        .harness
-        .state()
-        .state
-        .service
-        .emulator
-        .as_ref()
-        .unwrap()
-        .base_url();
+    let base = rig.emulator().base_url();
     rig.test_connection(&base, "wrong");
     rig.until_service_error();
     rig.harness.step();
@@ -2006,18 +2009,7 @@ fn bad_settings_are_named_and_never_stop_the_receiver_that_works() {
 fn the_built_in_emulators_port_is_named_as_its_own() {
     use egui_kittest::kittest::NodeT;
     let mut rig = start();
-    rig.until("the emulator runs", |app| {
-        app.state.service.emulator.is_some()
-    });
-    let port = rig
-        .harness
-        .state()
-        .state
-        .service
-        .emulator
-        .as_ref()
-        .map(|e| e.addr.port())
-        .unwrap();
+    let port = rig.emulator().addr.port();
     rig.harness.state_mut().state.show_settings = true;
     rig.harness.step();
     rig.harness.step();
