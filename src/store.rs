@@ -580,8 +580,24 @@ fn connect_rw(dir: &Path, durability: Durability) -> Result<Connection, StoreErr
         .map_err(open_err)?;
     // Before anything is written to it (the journal mode is written in the file).
     schema_found(&conn, &path)?;
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .map_err(open_err)?;
+    // Another process opening the same new store at the same moment (`listen` and the window
+    // started together) may hold the lock the switch to WAL needs, which SQLite reports at
+    // once rather than through the busy timeout: tried again for as long as the timeout.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Ok(()) => break,
+            Err(e)
+                if matches!(
+                    e.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                ) && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(e) => return Err(open_err(e)),
+        }
+    }
     let sync = match durability {
         Durability::Full => "FULL",
         Durability::Normal => "NORMAL",
@@ -595,6 +611,15 @@ fn connect_rw(dir: &Path, durability: Durability) -> Result<Connection, StoreErr
 /// The schema version of the database at `path`: 0 for an empty one. Another program's
 /// database (tables, and no version of ours) and a newer Hookscope's are refused, untouched.
 fn schema_found(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+    // The version and the tables read in one snapshot: read apart, another process's first
+    // migration could commit in between, and its tables look like another program's.
+    conn.execute_batch("BEGIN")?;
+    let found = schema_in_snapshot(conn, path);
+    let _ = conn.execute_batch("COMMIT");
+    found
+}
+
+fn schema_in_snapshot(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let found: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .map_err(|e| match e.sqlite_error_code() {
@@ -629,12 +654,21 @@ fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let found = schema_found(conn, path)?;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let version = i as i64 + 1;
-        conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {sql}; PRAGMA user_version = {version}; COMMIT;"
-        ))
-        .inspect_err(|_| {
+        // The version read again under the write lock: another process opening the same store
+        // may have migrated it since (its CREATE TABLE then failed here with "already
+        // exists").
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        let step = (|| {
+            let now: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+            if now < version {
+                conn.execute_batch(&format!("{sql}; PRAGMA user_version = {version};"))?;
+            }
+            conn.execute_batch("COMMIT")
+        })();
+        if let Err(e) = step {
             let _ = conn.execute_batch("ROLLBACK");
-        })?;
+            return Err(e.into());
+        }
     }
     Ok(())
 }
@@ -1599,6 +1633,34 @@ mod tests {
             },
             took_us: 1234,
             rule: None,
+        }
+    }
+
+    #[test]
+    fn processes_opening_a_new_store_together_all_open_it() {
+        // `listen` and the window started on the same new directory at once: each opens it
+        // (one failed with "table invocations already exists", or took the other's new
+        // tables for another program's).
+        for _ in 0..15 {
+            let dir = tempfile::tempdir().unwrap();
+            let start = Arc::new(std::sync::Barrier::new(4));
+            let opened: Vec<Result<(), String>> = (0..4)
+                .map(|_| {
+                    let (dir, start) = (dir.path().to_owned(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        Store::open(&dir, Durability::Normal)
+                            .map(drop)
+                            .map_err(|e| e.to_string())
+                    })
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|t| t.join().unwrap())
+                .collect();
+            for r in opened {
+                assert_eq!(r, Ok(()));
+            }
         }
     }
 
