@@ -860,12 +860,18 @@ async fn handle(
                 match declared {
                     // Refused on its declared size before it had all arrived.
                     Some(d) if d > body.received => format!(
-                        "The body was declared as {}, over the limit of {limit}, and {} of it arrived: {fate}.",
+                        "The body was declared as {}, over the limit of {limit}, and {} of it {}: {fate}.",
                         exact_size(d),
                         if body.received < 1024 {
                             crate::text::count(body.received, "byte", "bytes")
                         } else {
                             exact_size(body.received)
+                        },
+                        // Hookscope stopped reading, not the client sending.
+                        if body.stopped_counting {
+                            "was read before Hookscope stopped reading (it reads up to twice the limit and 16 MiB more)"
+                        } else {
+                            "arrived"
                         }
                     ),
                     _ => format!(

@@ -412,6 +412,40 @@ async fn a_target_that_is_not_a_path_is_recorded_as_sent() {
 }
 
 #[tokio::test]
+async fn a_body_far_over_the_limit_says_hookscope_stopped_reading_it() {
+    // Past twice the limit and 16 MiB more, the receiver stops reading: what it read is not
+    // "what arrived" (the client sent it all).
+    let rig = Rig::start_with(Answer::status(200), |c| c.body_limit = 1024).await;
+    let big = vec![b'x'; 20 << 20];
+    // The answer may or may not reach a client still sending: the record is what counts.
+    let _ = post(
+        &rig.client,
+        &rig.url("/far"),
+        &invoker_headers("status-report", "far", 1),
+        big,
+    )
+    .send()
+    .await;
+    let s = last(&rig).await;
+    assert!(!s.inv.body_kept);
+    assert_eq!(s.inv.declared_size, Some(20 << 20));
+    assert!(s.inv.body_size < 20 << 20, "{}", s.inv.body_size);
+    let text = s
+        .inv
+        .findings
+        .iter()
+        .find(|f| f.code == "body-too-large")
+        .expect("a body-too-large finding")
+        .message
+        .clone();
+    assert!(
+        text.contains("of it was read before Hookscope stopped reading"),
+        "{text}"
+    );
+    assert!(!text.contains("of it arrived"), "{text}");
+}
+
+#[tokio::test]
 async fn a_40_mib_body_is_answered_413_and_recorded_with_its_size() {
     let rig = Rig::start(Answer::status(200)).await;
     let big = vec![b'x'; 40 << 20];
