@@ -1095,6 +1095,15 @@ pub fn render_show(s: &Stored) -> String {
         "  (never read: no answer reached the service)"
     } else if inv.registration_check {
         "  (no effect: a registration check is not retried)"
+    } else if a.headers.iter().any(|(n, v)| {
+        n.eq_ignore_ascii_case("retry-after")
+            && Answer {
+                retry_after: Some(v.clone()),
+                ..Answer::status(a.status)
+            }
+            .retry_after_past_window(inv.received_at)
+    }) {
+        "  (past the service's 2-day retry window: no retry comes, and the message is discarded)"
     } else {
         ""
     };
@@ -1766,11 +1775,19 @@ mod tests {
             t.contains("Retry-After: 300  (no effect: a registration check is not retried)"),
             "{t}"
         );
-        let mut late = inv;
+        let mut late = inv.clone();
         late.took_us = 31_000_000;
         let t = render_show(&Stored { id: 4, inv: late });
         assert!(
             t.contains("Retry-After: 300  (never read: no answer reached the service)"),
+            "{t}"
+        );
+        // Past the 2-day window, the answer line is not left saying a retry comes.
+        let mut far = inv;
+        far.answer.headers = vec![("Retry-After".into(), "200000".into())];
+        let t = render_show(&Stored { id: 5, inv: far });
+        assert!(
+            t.contains("Retry-After: 200000  (past the service's 2-day retry window: no retry comes, and the message is discarded)"),
             "{t}"
         );
     }

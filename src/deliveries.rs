@@ -61,8 +61,9 @@ impl Observed {
     /// it: `503, Retry-After 2 min`, `503, Retry-After until 23 Nov 14:10:00` (local time).
     pub fn answer_text(&self) -> String {
         match self.retry_after {
+            // To the second, as the banner and `schedule` say a wait someone asked for.
             Some(RetryAfter::Wait(w)) => {
-                format!("{}, Retry-After {}", self.status, human_duration(w))
+                format!("{}, Retry-After {}", self.status, crate::text::wait_words(w))
             }
             Some(RetryAfter::Until(t)) => format!(
                 "{}, Retry-After until {}",
@@ -914,6 +915,22 @@ mod tests {
             gap(1500, Some(90), 600.0),
             "1.5 s (1 min 30 s on its clock)"
         );
+    }
+
+    #[test]
+    fn a_retry_after_wait_is_given_to_the_second() {
+        let a = Observed {
+            id: 1,
+            number: Some(1),
+            at: t0(),
+            gap: None,
+            clock_gap: None,
+            status: 503,
+            outcome: Outcome::RetryUnavailable,
+            retry_after: Some(RetryAfter::Wait(Duration::from_secs(200_000))),
+        };
+        // As the banner and `schedule` say it, not rounded to "2 d 8 h".
+        assert_eq!(a.answer_text(), "503, Retry-After 2 d 7 h 33 min 20 s");
     }
 
     #[test]

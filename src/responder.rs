@@ -249,6 +249,15 @@ impl Answer {
         })
     }
 
+    /// Whether this answer's Retry-After, given at `now` to a first failure, puts the first
+    /// retry past the service's 2-day window: no retry comes.
+    pub fn retry_after_past_window(&self, now: chrono::DateTime<chrono::Utc>) -> bool {
+        matches!(
+            self.retry_after_effect(now),
+            Some(RetryAfterEffect::PastWindow(_))
+        )
+    }
+
     /// [`Answer::retry_after_note`] in a few words, for a rule's line in a list (a Retry-After
     /// ignored is already marked by [`Answer::summary`]).
     pub fn retry_after_brief(&self) -> Option<&'static str> {
