@@ -63,7 +63,11 @@ impl Observed {
         match self.retry_after {
             // To the second, as the banner and `schedule` say a wait someone asked for.
             Some(RetryAfter::Wait(w)) => {
-                format!("{}, Retry-After {}", self.status, crate::text::wait_words(w))
+                format!(
+                    "{}, Retry-After {}",
+                    self.status,
+                    crate::text::wait_words(w)
+                )
             }
             Some(RetryAfter::Until(t)) => format!(
                 "{}, Retry-After until {}",
@@ -470,16 +474,29 @@ pub fn analyze(
             },
         ));
     }
+    // How many times each attempt came: a repeat is said once, with its count.
+    let mut arrivals: std::collections::BTreeMap<u32, usize> = Default::default();
+    for n in attempts.iter().filter_map(|a| a.number) {
+        *arrivals.entry(n).or_default() += 1;
+    }
+    let mut repeats_said = std::collections::BTreeSet::new();
     for (i, w) in attempts.windows(2).enumerate() {
         let (prev, cur) = (&w[0], &w[1]);
         if let (Some(p), Some(c)) = (prev.number, cur.number) {
             if c == p {
-                findings.push(finding(
-                    Severity::Warning,
-                    "attempt-repeated",
-                    format!("Attempt {c} arrived twice (the service may deliver a message more than once)."),
-                ));
-            } else if c > p + 1 {
+                if repeats_said.insert(c) {
+                    let times = arrivals.get(&c).copied().unwrap_or(2);
+                    findings.push(finding(
+                        Severity::Warning,
+                        "attempt-repeated",
+                        format!(
+                            "Attempt {c} arrived {} (the service may deliver a message more than once).",
+                            if times == 2 { "twice".to_owned() } else { format!("{times} times") }
+                        ),
+                    ));
+                }
+            } else if c > p + 1 && (p + 1..c).all(|n| !arrivals.contains_key(&n)) {
+                // Skipped for good: one that comes later is out of order, said when it does.
                 findings.push(finding(
                     Severity::Warning,
                     "attempt-skipped",
@@ -1478,13 +1495,38 @@ mod tests {
     fn calls_after_success_or_410() {
         let d = run(&[call(1, 1, 0, 200, None), call(2, 2, 90, 200, None)]);
         assert_eq!(codes(&d), vec!["call-after-final"]);
+        // The first final answer decides the delivery; a stray call after it does not.
+        assert_eq!(d.state, State::Succeeded { attempt: Some(1) });
         // The same attempt delivered twice is one finding, a repeat, not also a call after the
         // end.
         let d = run(&[call(1, 1, 0, 200, None), call(2, 1, 5, 200, None)]);
         assert_eq!(codes(&d), vec!["attempt-repeated"]);
         assert_eq!(d.state, State::Succeeded { attempt: Some(1) });
-        // The first final answer decides the delivery; a stray call after it does not.
-        assert_eq!(d.state, State::Succeeded { attempt: Some(1) });
+        // Four times: said once, with the count.
+        let d = run(&[
+            call(1, 1, 0, 200, None),
+            call(2, 1, 5, 200, None),
+            call(3, 1, 6, 200, None),
+            call(4, 1, 7, 200, None),
+        ]);
+        assert_eq!(codes(&d), vec!["attempt-repeated"]);
+        assert!(
+            d.findings[0]
+                .message
+                .starts_with("Attempt 1 arrived 4 times")
+        );
+        // 1, 3, 2: attempt 2 came, late; not "never arrived".
+        let d = run(&[
+            call(1, 1, 0, 503, None),
+            call(2, 3, 300, 503, None),
+            call(3, 2, 301, 503, None),
+        ]);
+        assert!(!codes(&d).contains(&"attempt-skipped"), "{:?}", d.findings);
+        assert!(
+            codes(&d).contains(&"attempt-out-of-order"),
+            "{:?}",
+            d.findings
+        );
         let d = run(&[
             call(1, 1, 0, 503, None),
             call(2, 2, 90, 200, None),
