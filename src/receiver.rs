@@ -62,7 +62,7 @@ pub enum ReceiverError {
     PortInUse { ip: IpAddr, port: u16 },
     #[error("{}", not_here(.ip))]
     NotHere { ip: IpAddr },
-    #[error("cannot listen on {addr}: {source}; check the address given with --bind")]
+    #[error("cannot listen on {addr}: {}; check the address given with --bind", crate::text::io_words(.source))]
     Bind {
         addr: SocketAddr,
         source: std::io::Error,
@@ -95,7 +95,8 @@ impl ReceiverError {
                 ))
             ),
             (ReceiverError::Bind { addr, source }, still) => format!(
-                "Cannot listen on {addr}: {source}. Check the address in Settings.{}",
+                "Cannot listen on {addr}: {}. Check the address in Settings.{}",
+                crate::text::io_words(source),
                 still.map_or(String::new(), |s| format!(
                     " Still listening on http://{s}/."
                 ))

@@ -211,7 +211,7 @@ pub struct RuleSet {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuleError {
-    #[error("cannot read the rule file {path}: {source}")]
+    #[error("cannot read the rule file {path}: {}", crate::text::io_words(.source))]
     Read {
         path: String,
         source: std::io::Error,
@@ -232,7 +232,7 @@ pub enum RuleError {
         name: String,
         reason: String,
     },
-    #[error("cannot write the rule file {path}: {source}")]
+    #[error("cannot write the rule file {path}: {}", crate::text::io_words(.source))]
     Write {
         path: String,
         source: std::io::Error,

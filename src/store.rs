@@ -30,7 +30,7 @@ pub enum StoreError {
         "{path} is a directory, where Hookscope keeps its database file: move it out of the way, or give --data-dir another directory"
     )]
     DatabaseIsADirectory { path: PathBuf },
-    #[error("cannot create the data directory {path}: {source}")]
+    #[error("cannot create the data directory {path}: {}", crate::text::io_words(.source))]
     CreateDir {
         path: PathBuf,
         source: std::io::Error,

@@ -457,6 +457,33 @@ pub fn is_email(text: &str) -> bool {
     ) && !text.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
+/// An I/O error in plain words, without Rust's `(os error 2)`: "there is no such file or
+/// directory", "it is a directory, not a file", "it is not UTF-8 text".
+pub fn io_words(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::NotFound => "there is no such file or directory".into(),
+        K::PermissionDenied => "permission denied (see who owns it, and its mode)".into(),
+        K::IsADirectory => "it is a directory, not a file".into(),
+        K::NotADirectory => "a part of the path is a file, not a directory".into(),
+        K::StorageFull => "the disk is full".into(),
+        K::ReadOnlyFilesystem => "the file system is read-only".into(),
+        K::InvalidData if e.to_string().contains("valid UTF-8") => "it is not UTF-8 text".into(),
+        _ => {
+            let text = e.to_string();
+            // `Some words (os error 5)`: the number means nothing to a reader.
+            let text = match text.rfind(" (os error ") {
+                Some(at) if text.ends_with(')') => text[..at].to_owned(),
+                _ => text,
+            };
+            let mut chars = text.chars();
+            chars
+                .next()
+                .map_or_else(String::new, |c| c.to_lowercase().chain(chars).collect())
+        }
+    }
+}
+
 /// A duration to the second, every unit given: `1 d 23 h 52 min 30 s` (where the rounding of
 /// [`human_duration`] would make the last retries of the window all read "2 d").
 pub fn exact_duration(d: Duration) -> String {
@@ -543,6 +570,25 @@ pub fn human_duration(d: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn io_errors_are_said_in_plain_words() {
+        use std::io::{Error, ErrorKind};
+        assert_eq!(
+            io_words(&Error::from_raw_os_error(2)),
+            "there is no such file or directory"
+        );
+        assert_eq!(
+            io_words(&Error::from_raw_os_error(21)),
+            "it is a directory, not a file"
+        );
+        let not_utf8 = std::fs::read_to_string("/proc/self/exe").unwrap_err();
+        assert_eq!(io_words(&not_utf8), "it is not UTF-8 text");
+        // Others keep their words, without the number.
+        let other = io_words(&Error::from_raw_os_error(5));
+        assert!(!other.contains("os error"), "{other}");
+        assert_eq!(io_words(&Error::new(ErrorKind::Other, "Odd")), "odd");
+    }
+
     #[test]
     fn ordinals() {
         let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 1000]

@@ -248,6 +248,14 @@ fn bad_flag_values_are_refused_with_a_reason() {
             "is not a Retry-After value",
         ),
         (&["listen", "--retry-after", "soon"], "or an HTTP date"),
+        (
+            &["listen", "--rules", "/nonexistent/rules.json"],
+            "cannot read the rule file /nonexistent/rules.json: there is no such file or directory",
+        ),
+        (
+            &["listen", "--rules", "/"],
+            "/: it is a directory, not a file",
+        ),
         // The demo's store is its own: a data directory beside it would be silently unused.
         (
             &["--demo", "--data-dir", "/tmp/hookscope-nowhere"],

@@ -222,7 +222,7 @@ pub enum EmulatorError {
     PortInUse { ip: IpAddr, port: u16 },
     #[error("{}", crate::receiver::not_here(.ip))]
     NotHere { ip: IpAddr },
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}: {}", crate::text::io_words(.source))]
     Bind {
         addr: SocketAddr,
         source: std::io::Error,
