@@ -572,7 +572,7 @@ pub fn human_duration(d: Duration) -> String {
 mod tests {
     #[test]
     fn io_errors_are_said_in_plain_words() {
-        use std::io::{Error, ErrorKind};
+        use std::io::Error;
         assert_eq!(
             io_words(&Error::from_raw_os_error(2)),
             "there is no such file or directory"
@@ -586,7 +586,7 @@ mod tests {
         // Others keep their words, without the number.
         let other = io_words(&Error::from_raw_os_error(5));
         assert!(!other.contains("os error"), "{other}");
-        assert_eq!(io_words(&Error::new(ErrorKind::Other, "Odd")), "odd");
+        assert_eq!(io_words(&Error::other("Odd")), "odd");
     }
 
     #[test]
