@@ -281,6 +281,11 @@ pub enum CliError {
     Output(#[from] std::io::Error),
     #[error("cannot encode JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(
+        "{} could not be read (named above); the others are listed",
+        crate::text::count(*.0 as u64, "record", "records")
+    )]
+    Unreadable(usize),
 }
 
 impl CliError {
@@ -792,17 +797,45 @@ pub fn log(args: LogArgs) -> Result<(), CliError> {
 
 fn log_in(dir: &std::path::Path, args: &LogArgs) -> Result<(), CliError> {
     let store = Store::open_read(dir)?;
-    let rows = store.page(&Filter::default(), 0, args.limit)?;
+    let rows = store.page_each(&Filter::default(), 0, args.limit)?;
     let mut out = std::io::stdout().lock();
     if rows.is_empty() && !args.json {
         writeln!(out, "No invocations stored in {} yet.", dir.display())?;
         return Ok(());
     }
+    // A record changed by hand is named on stderr in its place; the others are still listed.
+    let mut unreadable = 0;
+    let skip = |e: crate::store::StoreError,
+                out: &mut std::io::StdoutLock<'_>,
+                unreadable: &mut usize|
+     -> Result<(), CliError> {
+        match e.in_store(dir) {
+            e @ crate::store::StoreError::DamagedRecord { id: Some(_), .. } => {
+                *unreadable += 1;
+                out.flush()?;
+                eprintln!("error: {}", crate::text::escape_control(&e.to_string()));
+                Ok(())
+            }
+            e => Err(e.into()),
+        }
+    };
     for row in rows {
+        let row = match row {
+            Ok(row) => row,
+            Err(e) => {
+                skip(e, &mut out, &mut unreadable)?;
+                continue;
+            }
+        };
         if args.json {
             // `log --json` prints no body: a 500 MiB one is not read.
-            let Some(full) = store.get_without_bodies(row.id)? else {
-                continue;
+            let full = match store.get_without_bodies(row.id) {
+                Ok(Some(full)) => full,
+                Ok(None) => continue,
+                Err(e) => {
+                    skip(e, &mut out, &mut unreadable)?;
+                    continue;
+                }
             };
             writeln!(
                 out,
@@ -812,6 +845,9 @@ fn log_in(dir: &std::path::Path, args: &LogArgs) -> Result<(), CliError> {
         } else {
             writeln!(out, "{:>8}  {}", row.id, log_line(&row))?;
         }
+    }
+    if unreadable > 0 {
+        return Err(CliError::Unreadable(unreadable));
     }
     Ok(())
 }

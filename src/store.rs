@@ -73,9 +73,15 @@ pub enum StoreError {
     )]
     Damaged { path: PathBuf, detail: String },
     #[error(
-        "a record in {path} cannot be read ({detail}): was the database changed by another program or by hand? Copy its data directory aside, and give --data-dir a new directory to go on"
+        "{} in {path} cannot be read ({detail}): was the database changed by another program or by hand? Copy its data directory aside, and give --data-dir a new directory to go on",
+        id.map_or("a record".to_owned(), |id| format!("record {id}"))
     )]
-    DamagedRecord { path: PathBuf, detail: String },
+    DamagedRecord {
+        path: PathBuf,
+        /// The record's id, when the row could say it.
+        id: Option<i64>,
+        detail: String,
+    },
     #[error("the database did not take the call: {0}")]
     Commit(String),
     #[error("the store's writer has stopped; the invocation was not stored")]
@@ -99,14 +105,111 @@ impl StoreError {
                     detail: e.to_string(),
                 }
             }
-            StoreError::Sql(e) if damaged_record(&e) => StoreError::DamagedRecord {
-                path,
-                detail: e.to_string(),
+            StoreError::Sql(e) if damaged_record(&e) => match bad_record(&e) {
+                Some(bad) => StoreError::DamagedRecord {
+                    path,
+                    id: Some(bad.id),
+                    detail: bad.what.clone(),
+                },
+                None => StoreError::DamagedRecord {
+                    path,
+                    id: None,
+                    detail: e.to_string(),
+                },
             },
             other => other,
         }
     }
 }
+
+/// A row that does not read as Hookscope wrote it: its id, and what is wrong in words.
+#[derive(Debug)]
+struct BadRecord {
+    id: i64,
+    what: String,
+}
+
+impl std::fmt::Display for BadRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "record {}: {}", self.id, self.what)
+    }
+}
+
+impl std::error::Error for BadRecord {}
+
+fn bad_record(e: &rusqlite::Error) -> Option<&BadRecord> {
+    match e {
+        rusqlite::Error::FromSqlConversionFailure(_, _, inner) => inner.downcast_ref::<BadRecord>(),
+        _ => None,
+    }
+}
+
+/// Read a row with `read`; a value in it that is not what Hookscope stores there is named
+/// with the row's id and the column, in words.
+fn record_row<T>(
+    row: &Row<'_>,
+    read: impl FnOnce(&Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    read(row).map_err(|e| {
+        let column = |i: usize| {
+            row.as_ref()
+                .column_name(i)
+                .map_or_else(|_| format!("column {i}"), str::to_owned)
+        };
+        let what = match &e {
+            rusqlite::Error::InvalidColumnType(_, name, ty) => format!(
+                "its {name} holds {}, which Hookscope never writes there",
+                match ty {
+                    rusqlite::types::Type::Null => "nothing (null)".to_owned(),
+                    rusqlite::types::Type::Integer => "a number".to_owned(),
+                    rusqlite::types::Type::Real => "a fraction".to_owned(),
+                    rusqlite::types::Type::Text => "text".to_owned(),
+                    rusqlite::types::Type::Blob => "bytes (a blob)".to_owned(),
+                }
+            ),
+            rusqlite::Error::IntegralValueOutOfRange(i, v) => {
+                format!(
+                    "its {} is {v}, out of the range Hookscope writes",
+                    column(*i)
+                )
+            }
+            rusqlite::Error::FromSqlConversionFailure(_, _, inner) => {
+                match inner.downcast_ref::<BadJson>() {
+                    Some(j) => format!(
+                        "its {} is not the JSON Hookscope writes ({})",
+                        j.column, j.error
+                    ),
+                    None => format!("a value cannot be read ({inner})"),
+                }
+            }
+            _ => return e,
+        };
+        match row.get::<_, i64>("id") {
+            // Carried in the one variant that holds any error (its index and type unused).
+            Ok(id) => rusqlite::Error::FromSqlConversionFailure(
+                0,
+                rusqlite::types::Type::Null,
+                Box::new(BadRecord { id, what }),
+            ),
+            Err(_) => e,
+        }
+    })
+}
+
+/// A JSON column that does not read as the JSON Hookscope writes.
+#[derive(Debug)]
+struct BadJson {
+    column: String,
+    error: serde_json::Error,
+}
+
+impl std::fmt::Display for BadJson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "malformed JSON in {}: {}", self.column, self.error)
+    }
+}
+
+impl std::error::Error for BadJson {}
 
 /// A value in a row that is not what Hookscope stores there (a column of another type, a number
 /// out of range, JSON that is not JSON).
@@ -116,7 +219,8 @@ fn damaged_record(e: &rusqlite::Error) -> bool {
         rusqlite::Error::FromSqlConversionFailure(..)
             | rusqlite::Error::IntegralValueOutOfRange(..)
             | rusqlite::Error::InvalidColumnType(..)
-    ) || e.to_string().contains("malformed JSON")
+    ) || bad_record(e).is_some()
+        || e.to_string().contains("malformed JSON")
 }
 
 /// Says, while a read runs, that nobody waits for it any more (a newer search replaced it).
@@ -997,8 +1101,15 @@ fn micros_to_time(us: i64) -> DateTime<Utc> {
 
 fn json_col<T: serde::de::DeserializeOwned>(row: &Row<'_>, col: &str) -> rusqlite::Result<T> {
     let text: String = row.get(col)?;
-    serde_json::from_str(&text).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    serde_json::from_str(&text).map_err(|error| {
+        rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Text,
+            Box::new(BadJson {
+                column: col.to_owned(),
+                error,
+            }),
+        )
     })
 }
 
@@ -1018,6 +1129,10 @@ const SUMMARY_COLUMNS: &str = "id, received_at_us, method, path, event, delivery
         WHEN 'error' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END) FROM json_each(findings)) END AS worst";
 
 fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
+    record_row(row, summary_fields)
+}
+
+fn summary_fields(row: &Row<'_>) -> rusqlite::Result<Summary> {
     Ok(Summary {
         id: row.get("id")?,
         received_at: micros_to_time(row.get("received_at_us")?),
@@ -1044,6 +1159,10 @@ fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
 }
 
 fn stored_row(row: &Row<'_>) -> rusqlite::Result<Stored> {
+    record_row(row, stored_fields)
+}
+
+fn stored_fields(row: &Row<'_>) -> rusqlite::Result<Stored> {
     Ok(Stored {
         id: row.get("id")?,
         inv: Invocation {
@@ -1373,6 +1492,36 @@ impl Store {
             ))?;
             let rows = stmt.query_map(rusqlite::params_from_iter(args), summary_row)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    /// [`Store::page`] with each row read on its own: a record that cannot be read (changed by
+    /// hand) is an error in its place, and the others are still read.
+    pub fn page_each(
+        &self,
+        filter: &Filter,
+        offset: u64,
+        limit: u64,
+    ) -> Result<Vec<Result<Summary, StoreError>>, StoreError> {
+        self.with_reader(|c| {
+            let (clause, mut args) = filter.sql();
+            args.push(rusqlite::types::Value::Integer(limit.min(i64::MAX as u64) as i64));
+            args.push(rusqlite::types::Value::Integer(offset.min(i64::MAX as u64) as i64));
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {SUMMARY_COLUMNS} FROM invocations {clause} ORDER BY id DESC LIMIT ? OFFSET ?"
+            ))?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(args), summary_row)?;
+            let mut out = Vec::new();
+            for row in rows {
+                match row {
+                    Ok(s) => out.push(Ok(s)),
+                    // A value out of place in one row: said in its place.
+                    Err(e) if bad_record(&e).is_some() => out.push(Err(e.into())),
+                    // The file itself, or the read: no more rows can come.
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Ok(out)
         })
     }
 

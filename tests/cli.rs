@@ -1149,8 +1149,44 @@ fn a_damaged_store_is_named_with_what_to_do() {
     .unwrap();
     drop(conn);
     let err = err_of(&edited, &["log"]);
-    assert!(err.contains("a record in"), "{err}");
+    assert!(err.contains("record 298 in"), "{err}");
+    assert!(
+        err.contains("its answer_status is 70000, out of the range Hookscope writes"),
+        "{err}"
+    );
     assert!(err.contains("by hand"), "{err}");
+    assert!(!err.contains("at index"), "{err}");
+    // The other records are still listed, the damaged one named in its place.
+    for json in [false, true] {
+        let mut cmd = bin();
+        cmd.args(["log", "--limit", "5"])
+            .arg("--data-dir")
+            .arg(&edited);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let listed = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(listed.lines().count(), 4, "{listed}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("record 298 in"), "{err}");
+        assert!(
+            err.contains("1 record could not be read (named above); the others are listed"),
+            "{err}"
+        );
+    }
+    // JSON that is not JSON, named with its column.
+    let conn = rusqlite::Connection::open(edited.join(hookscope::store::DB_FILE)).unwrap();
+    conn.execute("UPDATE invocations SET findings = 'x' WHERE id = 297", [])
+        .unwrap();
+    drop(conn);
+    let err = err_of(&edited, &["show", "297"]);
+    assert!(
+        err.contains("record 297 in")
+            && err.contains("its findings is not the JSON Hookscope writes"),
+        "{err}"
+    );
 }
 
 /// `--data-dir` before the subcommand is the subcommand's (it used to be read by the window
