@@ -1483,16 +1483,7 @@ impl Store {
         offset: u64,
         limit: u64,
     ) -> Result<Vec<Summary>, StoreError> {
-        self.with_reader(|c| {
-            let (clause, mut args) = filter.sql();
-            args.push(rusqlite::types::Value::Integer(limit.min(i64::MAX as u64) as i64));
-            args.push(rusqlite::types::Value::Integer(offset.min(i64::MAX as u64) as i64));
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {SUMMARY_COLUMNS} FROM invocations {clause} ORDER BY id DESC LIMIT ? OFFSET ?"
-            ))?;
-            let rows = stmt.query_map(rusqlite::params_from_iter(args), summary_row)?;
-            Ok(rows.collect::<Result<Vec<_>, _>>()?)
-        })
+        self.page_each(filter, offset, limit)?.into_iter().collect()
     }
 
     /// [`Store::page`] with each row read on its own: a record that cannot be read (changed by
