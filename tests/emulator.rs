@@ -700,6 +700,20 @@ async fn every_error_kind_maps_to_a_message() {
         .unwrap();
     let e = api_at(&rig).list_webhooks().await.unwrap_err();
     assert!(matches!(e, ApiError::AccessDenied { .. }), "{e}");
+    // So is another plain-text 4xx: the words it came with, not "is --api-url right?".
+    rig.responder
+        .set_answer(Answer {
+            body: Some("teapot".into()),
+            content_type: Some("text/plain".into()),
+            ..Answer::status(418)
+        })
+        .unwrap();
+    let e = api_at(&rig).list_webhooks().await.unwrap_err();
+    assert!(matches!(e, ApiError::Refused { status: 418, .. }), "{e}");
+    assert!(
+        e.to_string().contains("teapot") && !e.to_string().contains("--api-url"),
+        "{e}"
+    );
     // A 4xx the contract does not name is a refusal, not a failure to wait out.
     rig.responder
         .set_answer(json_error(409, "conflict"))

@@ -356,6 +356,23 @@ impl ApiClient {
                 detail: Some(snippet(body)),
             };
         }
+        // A proxy's or gateway's plain-text refusal ("teapot", "Conflict") is a refusal too, with
+        // its words; a page (HTML) or a 404 may be the wrong base URL, and is said so below.
+        let plain_text = {
+            let text = String::from_utf8_lossy(body);
+            let text = text.trim_start();
+            !text.is_empty() && !text.starts_with('<')
+        };
+        if parsed.is_none()
+            && plain_text
+            && matches!(status, 400..=499)
+            && !matches!(status, 401 | 404 | 429)
+        {
+            return ApiError::Refused {
+                status,
+                detail: snippet(body),
+            };
+        }
         if parsed.is_none() && !matches!(status, 401 | 429 | 500..=599) {
             return ApiError::NotJson {
                 url: url.to_owned(),
