@@ -118,6 +118,10 @@ pub struct EntryArgs {
     /// Up to 10 messages per call instead of one.
     #[arg(long)]
     pub many: bool,
+    /// ONE: a call per message; MANY: up to 10 messages per call (as `webhooks update
+    /// --invoke`; `--many` is `--invoke MANY`).
+    #[arg(long, value_name = "ONE|MANY", value_parser = ["ONE", "MANY"], ignore_case = true, conflicts_with = "many")]
+    pub invoke: Option<String>,
     /// Create it turned off (no registration check).
     #[arg(long)]
     pub inactive: bool,
@@ -432,7 +436,11 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
             let mut e = WebhookEntry::new(&entry.name, &entry.url, scope(&entry.scope)?);
             e.contact_email_address = entry.contact;
             e.active = entry.inactive.then_some(false);
-            e.invoke_option = entry.many.then_some(InvokeOption::Many);
+            e.invoke_option = match entry.invoke.as_deref() {
+                Some(i) if i.eq_ignore_ascii_case("ONE") => Some(InvokeOption::One),
+                Some(_) => Some(InvokeOption::Many),
+                None => entry.many.then_some(InvokeOption::Many),
+            };
             show(&api, client(&api)?.create_webhook_answered(&e).await?)
         }
         WebhooksCommand::Update {

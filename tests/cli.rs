@@ -947,6 +947,32 @@ fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
     let updated = run(&["webhooks", "update", &id, "--invoke", "many"]);
     assert_eq!(updated["invokeOption"], "MANY");
     assert_eq!(updated["name"], "w", "the rest is kept");
+    // `--invoke` on create too, as on update (one call, one registration check).
+    let many = run(&[
+        "webhooks",
+        "create",
+        "--name",
+        "w2",
+        "--url",
+        "http://127.0.0.1:9/h2",
+        "--scope",
+        "SENT",
+        "--inactive",
+        "--invoke",
+        "MANY",
+    ]);
+    assert_eq!(many["invokeOption"], "MANY");
+    // A username and an empty password, with no terminal to ask in: the password is missing,
+    // not "credentials" as if the username were too.
+    let out = bin()
+        .args(["webhooks", "list", "--api-url", &api, "--user", "demo"])
+        .env("HOOKSCOPE_API_PASSWORD", "")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("no password for 'demo'"), "{err}");
     // The list for people: a header over its columns, the way calls are made among them.
     let out = bin()
         .args(["webhooks", "list", "--api-url", &api, "--user", "demo"])

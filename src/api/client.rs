@@ -9,6 +9,11 @@ use std::time::Duration;
 pub enum ApiError {
     #[error("no credentials: give a username (--user) and the password in HOOKSCOPE_API_PASSWORD")]
     MissingCredentials,
+    /// A username, and no password (an empty HOOKSCOPE_API_PASSWORD counts as none).
+    #[error(
+        "no password for '{user}': put it in HOOKSCOPE_API_PASSWORD (an empty one counts as unset), or run the command in a terminal to be asked for it"
+    )]
+    MissingPassword { user: String },
     #[error(
         "the service rejected the credentials for '{user}': check the username and password (or token id and secret)"
     )]
@@ -389,7 +394,10 @@ impl ApiClient {
             }
         };
         match status {
-            401 if self.password.is_none() || self.user.is_empty() => ApiError::MissingCredentials,
+            401 if self.user.is_empty() => ApiError::MissingCredentials,
+            401 if self.password.is_none() => ApiError::MissingPassword {
+                user: self.user.clone(),
+            },
             401 => ApiError::WrongCredentials {
                 user: self.user.clone(),
             },

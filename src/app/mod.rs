@@ -860,7 +860,15 @@ fn catch_all_name(rules: &crate::rules::RuleSet) -> Option<String> {
 /// A message written for the command line, in the window's words: its fields and controls,
 /// not the flags that set them there.
 pub fn in_window_words(text: &str) -> String {
-    const WORDS: [(&str, &str); 5] = [
+    const WORDS: [(&str, &str); 7] = [
+        (
+            "put it in HOOKSCOPE_API_PASSWORD (an empty one counts as unset), or run the command in a terminal to be asked for it",
+            "type it in the Password field",
+        ),
+        (
+            "give a username (--user) and the password in HOOKSCOPE_API_PASSWORD",
+            "type a username and a password",
+        ),
         (
             "Raise the limit with --body-limit",
             "Raise the limit with Body limit in Settings",
@@ -958,6 +966,17 @@ mod tests {
         assert!(
             said.contains("is the API base URL the service's base, the one that ends in /v1?"),
             "{said}"
+        );
+        let no_password = crate::api::ApiError::MissingPassword {
+            user: "demo".into(),
+        };
+        assert_eq!(
+            in_window_words(&no_password.to_string()),
+            "no password for 'demo': type it in the Password field"
+        );
+        assert_eq!(
+            in_window_words(&crate::api::ApiError::MissingCredentials.to_string()),
+            "no credentials: type a username and a password"
         );
         let too_large = "The body was 40 MiB, over the limit of 32 MiB: it was answered 413 and not kept. Raise the limit with --body-limit.";
         assert_eq!(
