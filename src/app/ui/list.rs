@@ -276,18 +276,22 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 
     let gaps = ui.spacing().item_spacing.x * (COLUMNS.len() - 1) as f32;
     let narrowest = COLUMNS.iter().map(|(_, _, least)| least).sum::<f32>() + gaps;
-    if ui.available_width() < narrowest {
-        // Too narrow for every column even at its narrowest (a small window with both side
-        // panels open): the table scrolls sideways, so no column is out of reach.
-        egui::ScrollArea::horizontal()
-            .id_salt("list_sideways")
-            .show(ui, |ui| {
-                ui.set_width(narrowest);
-                table_ui(ui, app, dark, count, gaps);
-            });
-    } else {
-        table_ui(ui, app, dark, count, gaps);
-    }
+    // In a scope of its own: the table draws its column lines down to the bottom of the Ui it
+    // is in, and this one holds the box of held calls under the list.
+    ui.scope(|ui| {
+        if ui.available_width() < narrowest {
+            // Too narrow for every column even at its narrowest (a small window with both
+            // side panels open): the table scrolls sideways, so no column is out of reach.
+            egui::ScrollArea::horizontal()
+                .id_salt("list_sideways")
+                .show(ui, |ui| {
+                    ui.set_width(narrowest);
+                    table_ui(ui, app, dark, count, gaps);
+                });
+        } else {
+            table_ui(ui, app, dark, count, gaps);
+        }
+    });
 }
 
 /// How many held calls are named one by one under the list at most; the others are counted.
