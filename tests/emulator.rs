@@ -547,6 +547,11 @@ async fn every_error_kind_maps_to_a_message() {
     let none = ApiClient::new(&base, "demo", None).unwrap();
     assert!(matches!(
         none.list_webhooks().await,
+        Err(ApiError::MissingPassword { user }) if user == "demo"
+    ));
+    let nobody = ApiClient::new(&base, "", None).unwrap();
+    assert!(matches!(
+        nobody.list_webhooks().await,
         Err(ApiError::MissingCredentials)
     ));
     let wrong = ApiClient::new(&base, "demo", Some("nope".into())).unwrap();
