@@ -678,6 +678,12 @@ async fn every_error_kind_maps_to_a_message() {
         content_type: Some("application/json".into()),
         ..Answer::status(status)
     };
+    // What a proxy or a gateway sends instead of the service's JSON.
+    let page = |status: u16, content_type: &str, body: &str| Answer {
+        body: Some(body.into()),
+        content_type: Some(content_type.into()),
+        ..Answer::status(status)
+    };
     rig.responder
         .set_answer(json_error(500, "server-error"))
         .unwrap();
@@ -697,21 +703,13 @@ async fn every_error_kind_maps_to_a_message() {
     ));
     // A proxy's plain-text 403 is a refusal of access, not a wrong base URL.
     rig.responder
-        .set_answer(Answer {
-            body: Some("Forbidden".into()),
-            content_type: Some("text/plain".into()),
-            ..Answer::status(403)
-        })
+        .set_answer(page(403, "text/plain", "Forbidden"))
         .unwrap();
     let e = api_at(&rig).list_webhooks().await.unwrap_err();
     assert!(matches!(e, ApiError::AccessDenied { .. }), "{e}");
     // So is another plain-text 4xx: the words it came with, not "is --api-url right?".
     rig.responder
-        .set_answer(Answer {
-            body: Some("teapot".into()),
-            content_type: Some("text/plain".into()),
-            ..Answer::status(418)
-        })
+        .set_answer(page(418, "text/plain", "teapot"))
         .unwrap();
     let e = api_at(&rig).list_webhooks().await.unwrap_err();
     assert!(matches!(e, ApiError::Refused { status: 418, .. }), "{e}");
@@ -734,11 +732,7 @@ async fn every_error_kind_maps_to_a_message() {
         Err(ApiError::NotEnoughQuota { .. })
     ));
     rig.responder
-        .set_answer(Answer {
-            body: Some("<html><body>Login</body></html>".into()),
-            content_type: Some("text/html".into()),
-            ..Answer::status(200)
-        })
+        .set_answer(page(200, "text/html", "<html><body>Login</body></html>"))
         .unwrap();
     let e = api_at(&rig).list_webhooks().await.unwrap_err();
     assert!(matches!(e, ApiError::NotJson { .. }), "{e}");
@@ -812,11 +806,11 @@ async fn every_error_kind_maps_to_a_message() {
     assert!(matches!(&e, ApiError::NotReadable { .. }), "{e}");
     // A proxy's HTML error page for a 5xx is a server error to retry, not a wrong base URL.
     rig.responder
-        .set_answer(Answer {
-            body: Some("<html><body>502 Bad Gateway</body></html>".into()),
-            content_type: Some("text/html".into()),
-            ..Answer::status(502)
-        })
+        .set_answer(page(
+            502,
+            "text/html",
+            "<html><body>502 Bad Gateway</body></html>",
+        ))
         .unwrap();
     let e = api_at(&rig).list_webhooks().await.unwrap_err();
     assert!(matches!(e, ApiError::Server { status: 502, .. }), "{e}");
