@@ -160,11 +160,11 @@ fn record_row<T>(
             rusqlite::Error::InvalidColumnType(_, name, ty) => format!(
                 "its {name} holds {}, which Hookscope never writes there",
                 match ty {
-                    rusqlite::types::Type::Null => "nothing (null)".to_owned(),
-                    rusqlite::types::Type::Integer => "a number".to_owned(),
-                    rusqlite::types::Type::Real => "a fraction".to_owned(),
-                    rusqlite::types::Type::Text => "text".to_owned(),
-                    rusqlite::types::Type::Blob => "bytes (a blob)".to_owned(),
+                    rusqlite::types::Type::Null => "nothing (null)",
+                    rusqlite::types::Type::Integer => "a number",
+                    rusqlite::types::Type::Real => "a fraction",
+                    rusqlite::types::Type::Text => "text",
+                    rusqlite::types::Type::Blob => "bytes (a blob)",
                 }
             ),
             rusqlite::Error::IntegralValueOutOfRange(i, v) => {
@@ -219,8 +219,7 @@ fn damaged_record(e: &rusqlite::Error) -> bool {
         rusqlite::Error::FromSqlConversionFailure(..)
             | rusqlite::Error::IntegralValueOutOfRange(..)
             | rusqlite::Error::InvalidColumnType(..)
-    ) || bad_record(e).is_some()
-        || e.to_string().contains("malformed JSON")
+    ) || e.to_string().contains("malformed JSON")
 }
 
 /// Says, while a read runs, that nobody waits for it any more (a newer search replaced it).
