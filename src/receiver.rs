@@ -188,7 +188,7 @@ impl Held {
     }
 
     /// How `listen` announces it as it arrives: `POST /hook · ...: will be answered 200 after
-    /// 1500 ms`, with the delay to the millisecond.
+    /// 1.5 s`, with the delay to the millisecond.
     pub fn announce(&self) -> String {
         let delay = crate::responder::delay_words(self.delay.as_millis() as u64);
         let line = format!(
@@ -1371,10 +1371,7 @@ mod tests {
         // Just under: on time, and announced to the millisecond.
         let (mut h, _) = held(0, 0);
         h.delay = std::time::Duration::from_millis(29_600);
-        assert!(
-            h.announce()
-                .ends_with("will be answered 503 after 29600 ms")
-        );
+        assert!(h.announce().ends_with("will be answered 503 after 29.6 s"));
         // An emulator's call gives up after 30 s of its clock, and never under 2 s.
         let (mut h, now) = held(5, 1);
         h.clock_speed = Some(10.0);

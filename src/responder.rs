@@ -326,17 +326,20 @@ impl Answer {
     }
 
     /// The delay before answering, in words (`None`: no delay). Not whole seconds: to the
-    /// millisecond, so 29,999 ms (in time) does not read as the 30 s that is too late.
+    /// millisecond, so 29.999 s (in time) does not read as the 30 s that is too late.
     pub fn delay_text(&self) -> Option<String> {
         (self.delay_ms > 0).then(|| delay_words(self.delay_ms))
     }
 }
 
-/// A delay before answering in words, to the millisecond under a minute: `1500 ms`, `30 s`,
-/// `2 min`.
+/// A delay before answering in words, to the millisecond under a minute: `250 ms`, `1.5 s`,
+/// `29.999 s`, `30 s`, `2 min`.
 pub fn delay_words(ms: u64) -> String {
-    if !ms.is_multiple_of(1000) && ms < 60_000 {
+    if ms < 1000 {
         format!("{ms} ms")
+    } else if !ms.is_multiple_of(1000) && ms < 60_000 {
+        let fraction = format!("{:03}", ms % 1000);
+        format!("{}.{} s", ms / 1000, fraction.trim_end_matches('0'))
     } else {
         crate::text::human_duration(std::time::Duration::from_millis(ms))
     }
@@ -670,9 +673,15 @@ mod tests {
         assert_eq!(a.summary(), "503 (Retry-After 120 s) after 2 s");
         let mut in_time = Answer::status(200);
         in_time.delay_ms = 29_999;
-        assert_eq!(in_time.summary(), "200 after 29999 ms");
+        assert_eq!(in_time.summary(), "200 after 29.999 s");
         in_time.delay_ms = 1_500;
-        assert_eq!(in_time.summary(), "200 after 1500 ms");
+        assert_eq!(in_time.summary(), "200 after 1.5 s");
+        in_time.delay_ms = 1_050;
+        assert_eq!(in_time.summary(), "200 after 1.05 s");
+        in_time.delay_ms = 250;
+        assert_eq!(in_time.summary(), "200 after 250 ms");
+        in_time.delay_ms = 90_500;
+        assert_eq!(in_time.summary(), "200 after 1 min 31 s");
         assert_eq!(a.retry_after_note(), None);
         // The service ignores it with 500: said wherever the answer is shown.
         let a = Answer::status(500).with_retry_after(300);

@@ -1656,6 +1656,54 @@ fn every_list_column_fits_the_default_window_with_both_panels_open() {
     );
 }
 
+/// The list names each kind of retry as the Outcome filter does, whole in a 1024-point window.
+#[test]
+fn the_list_names_each_retry_as_the_filter_does() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    let text = r#"{"rules": [
+        {"name": "a", "when": {"attempt": {"equals": 1}}, "answer": {"status": 500}},
+        {"name": "b", "when": {"attempt": {"equals": 2}}, "answer": {"status": 503}},
+        {"name": "c", "when": {"attempt": {"equals": 3}}, "answer": {"status": 429}}
+    ]}"#;
+    assert!(rig.harness.state_mut().apply_rules(text, "test"));
+    for attempt in 1..=3 {
+        rig.send("status-report", "dlv-kinds", attempt);
+    }
+    rig.until("the three calls are listed", |app| {
+        app.state.list.count == 3
+    });
+    rig.harness.step();
+    rig.harness.step();
+    let ctx = rig.harness.ctx.clone();
+    let font = egui::TextStyle::Body.resolve(&ctx.global_style());
+    for label in ["retry (other)", "retry (503)", "retry (429)"] {
+        let cell = rig.harness.get_by_label(label).rect();
+        let whole = ctx.fonts_mut(|f| {
+            f.layout_no_wrap(label.to_owned(), font.clone(), egui::Color32::WHITE)
+                .size()
+                .x
+        });
+        assert!(
+            cell.width() + 0.5 >= whole,
+            "{label} gets {} px of the {whole} it needs",
+            cell.width()
+        );
+    }
+    // The filter offers the same words.
+    rig.harness
+        .get_by_role_and_label(egui::accesskit::Role::ComboBox, "Outcome:")
+        .click();
+    rig.harness.run();
+    let offered = rig.harness.query_all_by_label("retry (other)").count();
+    assert_eq!(offered, 2, "the cell and the filter's choice");
+    rig.harness
+        .query_all_by_label("retry (other)")
+        .max_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
+        .unwrap()
+        .click();
+    rig.until("the filter keeps the 500", |app| app.state.list.count == 1);
+}
+
 #[test]
 fn a_1024_window_keeps_the_list_and_the_detail_between_the_side_panels() {
     let mut rig = start_sized([1024.0, 768.0]);
@@ -2937,7 +2985,7 @@ fn a_rules_line_says_its_delay_and_its_times() {
     rig.harness.step();
     rig.harness.step();
     rig.harness
-        .get_by_label("1. late: answers 503 after 1500 ms, used 0 times");
+        .get_by_label("1. late: answers 503 after 1.5 s, used 0 times");
     rig.harness.get_by_label(
         "2. time out: answers 200 after 35 s (past the service's wait: a temporary failure), used 0 of 2 times",
     );

@@ -569,13 +569,13 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
     }
 }
 
-/// An outcome in the list's column, as short as "succeeded" so that none is cut short (the
-/// whole label and what it means are in the tooltip).
+/// An outcome in the list's column: the filter's word for it, without the codes where one word
+/// is enough, so that none is cut short (what it means is in the tooltip).
 fn list_label(o: Outcome) -> &'static str {
     match o {
         Outcome::WebhookCancelled => "cancelled",
-        Outcome::RetrySlowDown => "retry (429)",
-        other => other.label(),
+        Outcome::FailedPermanently => "discarded",
+        other => filter_label(other),
     }
 }
 
@@ -659,7 +659,7 @@ fn filter_label(o: Outcome) -> &'static str {
         Outcome::RetrySlowDown => "retry (429)",
         Outcome::RetryUnavailable => "retry (503)",
         Outcome::WebhookCancelled => "cancelled (410)",
-        Outcome::RetryTemporary => "retry (others)",
+        Outcome::RetryTemporary => "retry (other)",
         Outcome::UrlRefused => "URL refused",
     }
 }
