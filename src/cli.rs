@@ -311,6 +311,9 @@ impl CliError {
                     StoreError::NotADirectory { .. }
                         | StoreError::NotADirectoryToRead { .. }
                         | StoreError::DatabaseIsADirectory { .. }
+                        // Another program's data where the database goes: refused, like a file.
+                        | StoreError::NotHookscope { .. }
+                        | StoreError::NotSqlite { .. }
                 )
         )
     }

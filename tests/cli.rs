@@ -1109,6 +1109,54 @@ fn log_on_a_mistyped_data_dir_is_an_error() {
     }
 }
 
+#[test]
+fn a_data_dir_holding_another_programs_data_is_refused_as_a_wrong_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let foreign = dir.path().join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    let db = rusqlite::Connection::open(foreign.join("hookscope.sqlite3")).unwrap();
+    db.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me');")
+        .unwrap();
+    drop(db);
+    let noise = dir.path().join("noise");
+    std::fs::create_dir(&noise).unwrap();
+    std::fs::write(noise.join("hookscope.sqlite3"), [0x5a_u8; 8192]).unwrap();
+    for (data_dir, says) in [
+        (&foreign, "is not a Hookscope database"),
+        (&noise, "is not a database file"),
+    ] {
+        for args in [
+            &["log"][..],
+            &["show", "1"][..],
+            &["listen", "--port", "0"][..],
+        ] {
+            let out = bin()
+                .args(args)
+                .arg("--data-dir")
+                .arg(data_dir)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains(says) && err.contains("--data-dir"), "{err}");
+        }
+    }
+    // Left as they were.
+    let db = rusqlite::Connection::open(foreign.join("hookscope.sqlite3")).unwrap();
+    let tables: i64 = db
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 1);
+    assert_eq!(
+        std::fs::read(noise.join("hookscope.sqlite3")).unwrap(),
+        vec![0x5a_u8; 8192]
+    );
+}
+
 /// A damaged database, or a record changed by hand, is named as such with the file and what to
 /// do, not in SQLite's bare words ("database disk image is malformed").
 #[test]
