@@ -113,6 +113,13 @@ impl Brand {
     pub fn user_agent(&self) -> &str {
         &self.user_agent
     }
+
+    /// The brand word of an invoker's User-Agent, `Acme` of `Acme Invoker`; `None` for one
+    /// that is not an invoker's.
+    pub fn of_user_agent(ua: &str) -> Option<&str> {
+        let (word, invoker) = ua.trim().rsplit_once(' ')?;
+        (invoker.eq_ignore_ascii_case("Invoker") && Brand::is_word(word)).then_some(word)
+    }
 }
 
 /// The content type of every invocation.

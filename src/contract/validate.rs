@@ -274,11 +274,22 @@ pub fn validate(
                     "There is no User-Agent; the service's invoker sends \"{}\".",
                     brand.user_agent()
                 ),
-                Some(ua) => format!(
-                    "The User-Agent is \"{}\"; the service's invoker sends \"{}\".",
-                    ua.escape_debug(),
-                    brand.user_agent()
-                ),
+                Some(ua) => {
+                    let mut said = format!(
+                        "The User-Agent is \"{}\"; the service's invoker sends \"{}\".",
+                        ua.escape_debug(),
+                        brand.user_agent()
+                    );
+                    if let Some(other) = Brand::of_user_agent(ua) {
+                        let other = Brand::new(other);
+                        said.push_str(&format!(
+                            " It looks like a service whose brand word is {0}, with headers named {1}: start Hookscope with --brand {0} (or set the brand word in Settings) to read its calls and answer its registration check 200.",
+                            other.word(),
+                            other.event_header()
+                        ));
+                    }
+                    said
+                }
             },
         ));
     }
@@ -847,6 +858,30 @@ mod tests {
         let v = validate(&Brand::new("Acme"), "POST", &p, &report_body());
         assert!(codes(&v).contains(&"missing-header"));
         assert!(v.findings[0].message.contains("X-Acme-Event"));
+    }
+
+    #[test]
+    fn another_brands_invoker_is_named_with_the_flag_that_reads_it() {
+        let acme = [
+            ("Content-Type", &b"application/json"[..]),
+            ("User-Agent", b"Acme Invoker"),
+        ];
+        let v = validate(&Brand::default(), "POST", &acme, b"[]");
+        let ua = v.findings.iter().find(|f| f.code == "user-agent").unwrap();
+        assert_eq!(
+            ua.message,
+            "The User-Agent is \"Acme Invoker\"; the service's invoker sends \"Service Invoker\". It looks like a service whose brand word is Acme, with headers named X-Acme-Event: start Hookscope with --brand Acme (or set the brand word in Settings) to read its calls and answer its registration check 200."
+        );
+        // Another client's agent is only named, and the right brand in other letters is fine.
+        let curl = [("User-Agent", &b"curl/8.5.0"[..])];
+        let v = validate(&Brand::default(), "POST", &curl, b"[]");
+        let ua = v.findings.iter().find(|f| f.code == "user-agent").unwrap();
+        assert!(!ua.message.contains("--brand"), "{}", ua.message);
+        let lower = [("User-Agent", &b"acme invoker"[..])];
+        let v = validate(&Brand::new("Acme"), "POST", &lower, b"[]");
+        assert!(!codes(&v).contains(&"user-agent"));
+        assert_eq!(Brand::of_user_agent("My App Invoker"), None);
+        assert_eq!(Brand::of_user_agent(" Acme-2 invoker "), Some("Acme-2"));
     }
 
     #[test]
