@@ -1197,7 +1197,7 @@ fn escape_control_keep_newlines(s: &str) -> String {
 pub fn hex_dump(bytes: &[u8], max: usize) -> String {
     let mut out = String::new();
     for (i, chunk) in bytes[..bytes.len().min(max)].chunks(16).enumerate() {
-        out += &hex_line(i * 16, chunk);
+        out += &hex_line(i * 16, chunk, 16);
         out.push('\n');
     }
     if bytes.len() > max {
@@ -1206,8 +1206,9 @@ pub fn hex_dump(bytes: &[u8], max: usize) -> String {
     out
 }
 
-/// One line of a hex dump: the offset, up to 16 bytes in hex, and those that are printable.
-pub fn hex_line(offset: usize, chunk: &[u8]) -> String {
+/// One line of a hex dump of `per_line` bytes a line: the offset, the chunk's bytes (up to
+/// `per_line` of them) in hex, and those that are printable, their column where a full line's is.
+pub fn hex_line(offset: usize, chunk: &[u8], per_line: usize) -> String {
     let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
     let text: String = chunk
         .iter()
@@ -1219,7 +1220,11 @@ pub fn hex_line(offset: usize, chunk: &[u8]) -> String {
             }
         })
         .collect();
-    format!("{offset:08x}  {:<48} {text}", hex.join(" "))
+    format!(
+        "{offset:08x}  {:<w$} {text}",
+        hex.join(" "),
+        w = per_line * 3
+    )
 }
 
 /// What the service plans after answering `code` (with `retry_after`, which it honours only

@@ -2580,10 +2580,25 @@ fn a_call_with_a_string_of_megabytes_opens_without_laying_it_all_out() {
     }
 }
 
-/// A body that is not text shows as a hex dump, whole: its last bytes are a scroll away.
+/// A body that is not text shows as a hex dump, whole: its last bytes are a scroll away. In a
+/// 1024-point window its lines have 8 bytes, so none runs on under the Answer panel.
 #[test]
 fn the_raw_tab_shows_a_large_binary_body_whole() {
-    let mut rig = start();
+    for (size, first) in [
+        (
+            [1280.0, 800.0],
+            "00000000  ff ff ff ff ff ff ff ff ff ff ff ff ff ff ff ff  ",
+        ),
+        (
+            [1024.0, 768.0],
+            "00000000  ff ff ff ff ff ff ff ff  ........",
+        ),
+    ] {
+        raw_tab_shows_a_binary_body_whole(start_sized(size), first);
+    }
+}
+
+fn raw_tab_shows_a_binary_body_whole(mut rig: UiRig, first: &str) {
     let mut body = vec![0xffu8; 1024 * 1024];
     body.extend_from_slice(b"THE-END!");
     rig.send_body_and_click("dlv-binary", body);
@@ -2591,11 +2606,13 @@ fn the_raw_tab_shows_a_large_binary_body_whole() {
     rig.harness.step();
     rig.harness.get_by_label("Raw body").click();
     rig.harness.step();
-    let over = rig
-        .harness
-        .get_by_label_contains("00000000  ff ff")
-        .rect()
-        .center();
+    let row = rig.harness.get_by_label_contains(first).rect();
+    let answer_panel = rig.answer_panel_left();
+    assert!(
+        row.right() <= answer_panel,
+        "{row:?} runs past {answer_panel}"
+    );
+    let over = row.center();
     assert!(rig.harness.query_by_label_contains("THE-END!").is_none());
     // Scrolled to the end, the last row is there.
     for _ in 0..200 {

@@ -685,6 +685,16 @@ fn raw_row_chars(width: f32, char_width: f32) -> usize {
     (fits / 10 * 10).max(RAW_ROW_CHARS)
 }
 
+/// How many bytes a line of the Raw body tab's hex dump shows when `per_row` characters fit:
+/// 16 as `show` prints them, or 8 where those would run past the panel.
+fn hex_bytes_per_line(per_row: usize) -> usize {
+    if per_row >= crate::cli::hex_line(0, &[], 16).len() + 16 {
+        16
+    } else {
+        8
+    }
+}
+
 /// The rows of `text` as the Raw body tab shows them: byte ranges of its lines (without their
 /// line break), each cut into rows of at most `per_row` characters.
 fn text_rows(text: &str, per_row: usize) -> Vec<std::ops::Range<usize>> {
@@ -754,9 +764,11 @@ fn raw_ui(ui: &mut egui::Ui, id: i64, body: &[u8]) {
         }
         None => std::sync::Arc::new(Vec::new()),
     };
+    // A hex dump's 16 bytes a line take 75 characters; a narrower panel gets 8 (43).
+    let per_line = hex_bytes_per_line(per_row);
     let count = match text {
         Some(_) => rows.len(),
-        None => body.len().div_ceil(16),
+        None => body.len().div_ceil(per_line),
     };
     let height = ui.text_style_height(&egui::TextStyle::Monospace);
     egui::ScrollArea::both()
@@ -767,8 +779,9 @@ fn raw_ui(ui: &mut egui::Ui, id: i64, body: &[u8]) {
                 let line = match text {
                     Some(t) => t[rows[i].clone()].to_owned(),
                     None => {
-                        let end = (i * 16 + 16).min(body.len());
-                        crate::cli::hex_line(i * 16, &body[i * 16..end])
+                        let start = i * per_line;
+                        let end = (start + per_line).min(body.len());
+                        crate::cli::hex_line(start, &body[start..end], per_line)
                     }
                 };
                 ui.add(
@@ -1034,6 +1047,24 @@ mod tests {
         assert_eq!(raw_row_chars(100.0, 7.0), RAW_ROW_CHARS);
         assert_eq!(raw_row_chars(700.0, 0.0), RAW_ROW_CHARS);
         assert_eq!(raw_row_chars(f32::NAN, 7.0), RAW_ROW_CHARS);
+    }
+
+    #[test]
+    fn a_hex_dump_line_fits_the_panel_it_is_shown_in() {
+        assert_eq!(hex_bytes_per_line(80), 16);
+        assert_eq!(hex_bytes_per_line(70), 8);
+        assert_eq!(hex_bytes_per_line(RAW_ROW_CHARS), 8);
+        for per_line in [8, 16] {
+            let full = crate::cli::hex_line(0x10, &[b'A'; 16][..per_line], per_line);
+            assert!(full.len() <= 80, "{full}");
+            // A short last line keeps its printable column where a full one has it.
+            let short = crate::cli::hex_line(0x20, b"AB", per_line);
+            assert_eq!(short.len() + per_line - 2, full.len(), "{short}");
+        }
+        assert_eq!(
+            crate::cli::hex_line(8, b"AB\x00", 8),
+            "00000008  41 42 00                 AB."
+        );
     }
 
     #[test]
