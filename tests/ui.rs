@@ -83,6 +83,21 @@ fn start_saved(
 }
 
 impl UiRig {
+    /// One frame with `events` as the window's event loop gives them, through the app's input
+    /// hook (which the test harness does not call itself).
+    fn step_hooked(&mut self, events: Vec<egui::Event>) {
+        let ctx = self.harness.ctx.clone();
+        let mut raw = egui::RawInput {
+            events,
+            ..Default::default()
+        };
+        eframe::App::raw_input_hook(self.harness.state_mut(), &ctx, &mut raw);
+        for e in raw.events {
+            self.harness.event(e);
+        }
+        self.harness.step();
+    }
+
     /// Step the app until `cond` holds, or panic after a deadline.
     fn until(&mut self, what: &str, cond: impl Fn(&HookscopeApp) -> bool) {
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -353,6 +368,53 @@ fn the_410_preset_asks_for_confirmation() {
         app.state.settings.answer.status == 410
     });
     assert_eq!(rig.send("status-report", "dlv-ui-2", 2), 410);
+}
+
+/// A presenter clicks A+ (or A−) again and again without moving the mouse: every click zooms,
+/// though a smaller zoom moves both buttons towards the window's edge, until the pointer moves.
+/// The clicks come as the window's event loop gives them: at the position the mouse last moved
+/// to, in the points of the zoom of that moment (egui-winit's), through the app's input hook.
+#[test]
+fn clicks_at_one_spot_on_a_zoom_button_zoom_each_time() {
+    for (label, zooms) in [
+        ("A−", [0.9, 0.8, 0.7, 0.6, 0.5]),
+        ("A+", [1.1, 1.2, 1.3, 1.4, 1.5]),
+    ] {
+        let mut rig = start();
+        rig.harness.step();
+        // A little off the button's centre, towards the buttons beside it, where a shift shows.
+        let r = rig.harness.get_by_label(label).rect();
+        let moved_to = egui::pos2(r.left() + 4.0, r.center().y);
+        rig.step_hooked(vec![egui::Event::PointerMoved(moved_to)]);
+        for zoom in zooms {
+            let click = |pressed| egui::Event::PointerButton {
+                pos: moved_to,
+                button: egui::PointerButton::Primary,
+                pressed,
+                modifiers: egui::Modifiers::NONE,
+            };
+            rig.step_hooked(vec![click(true), click(false)]);
+            for _ in 0..3 {
+                rig.step_hooked(Vec::new());
+            }
+            let z = rig.harness.ctx.zoom_factor();
+            assert!((z - zoom).abs() < 0.01, "{label}: zoom {z}, not {zoom}");
+            let state = &rig.harness.state().state;
+            assert!(
+                !state.show_settings && state.settings.dark,
+                "{label}: another button"
+            );
+        }
+        // The pointer moves away: the buttons go back to the window's edge.
+        rig.step_hooked(vec![egui::Event::PointerMoved(egui::pos2(400.0, 400.0))]);
+        rig.step_hooked(Vec::new());
+        let right = rig.harness.get_by_label("A+").rect().right();
+        let edge = rig.harness.ctx.content_rect().right();
+        assert!(
+            edge - right < 12.0,
+            "A+ ends at {right}, the window at {edge}"
+        );
+    }
 }
 
 /// A+ and A− grow every button on the bar: they sit at its right edge, so a second click at the

@@ -8,6 +8,7 @@ pub mod demo;
 pub mod engine;
 pub mod files;
 mod json_view;
+mod pointer;
 pub mod run;
 pub mod secrets;
 pub mod state;
@@ -48,6 +49,8 @@ pub struct HookscopeApp {
     /// When the store's newest id was last asked for, and whether that answer is still to come.
     polled_at: Option<Instant>,
     polling: bool,
+    /// Where the pointer is across a zoom (A+ twice without moving the mouse).
+    pointer: pointer::PointerZoom,
 }
 
 /// How often the window looks for calls another process (a `listen` on the same data
@@ -106,6 +109,7 @@ impl HookscopeApp {
             screenshot_result: Default::default(),
             polled_at: None,
             polling: false,
+            pointer: pointer::PointerZoom::default(),
         };
         app.start_listening();
         app.refresh_list();
@@ -903,7 +907,9 @@ impl eframe::App for HookscopeApp {
 
     /// A screenshot shows the window as it is, not as wherever the display's pointer happens
     /// to be (Xvfb puts it in the middle of the screen, over whatever is there): no hover.
-    fn raw_input_hook(&mut self, _ctx: &egui::Context, raw_input: &mut egui::RawInput) {
+    fn raw_input_hook(&mut self, ctx: &egui::Context, raw_input: &mut egui::RawInput) {
+        self.pointer
+            .restate(ctx.zoom_factor(), &mut raw_input.events);
         if self.screenshot.is_some() {
             raw_input.events.retain(|e| {
                 !matches!(

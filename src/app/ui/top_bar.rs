@@ -58,11 +58,7 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             return;
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            measured[1] = ui
-                .horizontal(|ui| buttons_ui(ui, app))
-                .response
-                .rect
-                .width();
+            measured[1] = buttons_width(ui.horizontal(|ui| buttons_ui(ui, app)));
             if layout == TopBarLayout::OneLine {
                 ui.separator();
                 ui.label(answer.clone()).on_hover_text(hover.clone());
@@ -74,11 +70,7 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ui.label(answer).on_hover_text(hover);
             if layout == TopBarLayout::TwoLines {
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    measured[1] = ui
-                        .horizontal(|ui| buttons_ui(ui, app))
-                        .response
-                        .rect
-                        .width();
+                    measured[1] = buttons_width(ui.horizontal(|ui| buttons_ui(ui, app)));
                 });
             }
         });
@@ -183,25 +175,85 @@ fn status_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool) {
     }
 }
 
-fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+/// The zoom button clicked last, and where on the screen (in pixels, which a zoom does not
+/// change), while the pointer stays there.
+#[derive(Clone, Copy, Debug)]
+struct ZoomAnchor {
+    larger: bool,
+    at: egui::Pos2,
+}
+
+/// How far the pointer may move from a zoom button's click before the button goes back to its
+/// place, in pixels.
+const ANCHOR_SLACK: f32 = 4.0;
+
+/// The room to leave right of A+ so that the zoom button clicked last is still under the
+/// pointer at this zoom (a smaller zoom shrinks both towards the window's edge, away from it).
+fn anchor_room(ui: &egui::Ui) -> f32 {
+    let key = egui::Id::unique("zoom_anchor");
+    let ppp = ui.ctx().pixels_per_point();
+    let anchor = ui.data(|d| d.get_temp::<ZoomAnchor>(key));
+    let pointer = ui.ctx().pointer_latest_pos();
+    let Some((anchor, pointer)) = anchor
+        .zip(pointer)
+        .filter(|(a, p)| (p.to_vec2() * ppp - a.at.to_vec2()).length() <= ANCHOR_SLACK)
+    else {
+        ui.data_mut(|d| d.remove::<ZoomAnchor>(key));
+        return 0.0;
+    };
+    let width = |text: &str| {
+        super::widest_text(ui, egui::TextStyle::Button, [text])
+            + 2.0 * ui.spacing().button_padding.x
+    };
+    let larger = width("A+");
+    let centre = if anchor.larger {
+        larger / 2.0
+    } else {
+        larger + ui.spacing().item_spacing.x + width("A−") / 2.0
+    };
+    (ui.max_rect().right() - centre - pointer.x).clamp(0.0, 200.0)
+}
+
+/// The width of the bar's buttons, without the room left for a zoom button under the pointer.
+fn buttons_width(r: egui::InnerResponse<f32>) -> f32 {
+    r.response.rect.width() - r.inner
+}
+
+/// The bar's buttons, from the right; the room left right of them (see [`anchor_room`]).
+fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) -> f32 {
     // Laid out from the right: A+ and A− first, at the window's edge, so that a zoom, which
     // grows every button, leaves them under the pointer for the next click (they were the
-    // leftmost, and a second click on A+ landed on the theme or Settings).
+    // leftmost, and a second click on A+ landed on the theme or Settings); a smaller zoom,
+    // which moves them towards the edge, leaves room right of them while the pointer stays.
+    let room = anchor_room(ui);
+    if room > 0.0 {
+        ui.add_space(room);
+    }
+    let zoom_clicked = |ui: &egui::Ui, larger: bool| {
+        let z = ui.ctx().zoom_factor() + if larger { 0.1 } else { -0.1 };
+        if let Some(p) = ui.ctx().pointer_interact_pos() {
+            let at = (p.to_vec2() * ui.ctx().pixels_per_point()).to_pos2();
+            ui.data_mut(|d| {
+                d.insert_temp(egui::Id::unique("zoom_anchor"), ZoomAnchor { larger, at })
+            });
+        }
+        z.clamp(0.5, 3.0)
+    };
     if ui
         .button("A+")
         .on_hover_text("Larger text (Ctrl +)")
         .clicked()
     {
-        let z = (ui.ctx().zoom_factor() + 0.1).min(3.0);
-        ui.ctx().set_zoom_factor(z);
+        let z = zoom_clicked(ui, true);
+        app.pointer.zoom_to(ui.ctx(), z);
     }
     if ui
         .button("A−")
         .on_hover_text("Smaller text (Ctrl −)")
         .clicked()
     {
-        let z = (ui.ctx().zoom_factor() - 0.1).max(0.5);
-        ui.ctx().set_zoom_factor(z);
+        let z = zoom_clicked(ui, false);
+        app.pointer.zoom_to(ui.ctx(), z);
     }
     let theme = if app.state.settings.dark {
         "Light theme"
@@ -228,6 +280,7 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         // The user's choice from now on: a wider window does not undo it.
         app.state.service_aside = false;
     }
+    room
 }
 
 /// "Answering …" in the colour of what the service will do, and its hover text.
