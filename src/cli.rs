@@ -553,9 +553,14 @@ pub fn answer_banner(
     }
     if last.too_late() {
         lines.push(format!(
-            "The service waits {} at most for an answer: held back {}, every call counts as a temporary failure, whatever its code.",
+            "The service waits {} at most for an answer: held back {}, every call counts as a temporary failure, whatever its code{}.",
             crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
-            crate::text::human_duration(last.delay())
+            crate::text::human_duration(last.delay()),
+            if last.retry_after.is_some() {
+                " and Retry-After (never read)"
+            } else {
+                ""
+            }
         ));
     } else if let Some(note) = last.retry_after_note() {
         lines.push(note);
@@ -1683,7 +1688,18 @@ mod tests {
             "{lines:?}"
         );
         assert!(
-            lines[4].contains("every call counts as a temporary failure"),
+            lines[4].contains("every call counts as a temporary failure, whatever its code."),
+            "{lines:?}"
+        );
+        // Held back with a Retry-After: the service never reads it either.
+        let mut held = Answer::status(503).with_retry_after(200_000);
+        held.delay_ms = 35_000;
+        let lines = answer_banner(&held, None, false);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.ends_with("whatever its code and Retry-After (never read)."))
+                && !lines.iter().any(|l| l.contains("2-day")),
             "{lines:?}"
         );
         // An empty rule file says so.

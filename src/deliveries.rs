@@ -626,12 +626,13 @@ pub fn analyze(
     } else {
         1.0
     };
-    // Delays count from the failure: when the last call was answered, or its caller gave up
-    // (a receiver that holds its answer 35 s fails 35 s after the call came, and was read as
-    // overdue meanwhile).
-    let took = calls
-        .get(position)
-        .map_or(Duration::ZERO, |s| Duration::from_micros(s.inv.took_us));
+    // Delays count from the failure: when the last call was answered, or when its caller
+    // stopped waiting (a receiver that holds its answer 35 s fails when the service gives up,
+    // 30 s after the call came, and was read as overdue meanwhile).
+    let took = calls.get(position).map_or(Duration::ZERO, |s| {
+        Duration::from_micros(s.inv.took_us)
+            .min(crate::emulator::caller_wait(s.inv.marked_clock_speed()))
+    });
     let (plan_schedule, ff, last_at, last_retry_after) = match &clock {
         Some(c) => (
             &contract_schedule,
@@ -1329,19 +1330,25 @@ mod tests {
         );
     }
 
-    /// Delays count from the failure: a call held 35 s (past the service's wait) failed 35 s
-    /// after it came, and its retry is due 90 s after that, not 90 s after it came (QA read a
-    /// timed-out call as overdue while the retry was on time).
+    /// Delays count from the failure: a call held 35 s (past the service's wait) failed when
+    /// the service stopped waiting, 30 s after it came, and its retry is due 90 s after that,
+    /// not 90 s after it came (QA read a timed-out call as overdue while the retry was on
+    /// time), nor 90 s after the answer no one read. One answered in 8 s failed then.
     #[test]
     fn the_next_attempt_counts_from_when_the_last_call_failed() {
-        let mut held = call(1, 1, 0, 200, None);
-        held.inv.took_us = 35_000_000;
-        assert_eq!(held.inv.outcome(), Outcome::RetryTemporary);
-        let d = run(&[held]);
-        let State::Retrying { next_at, .. } = d.state else {
-            panic!("{:?}", d.state)
-        };
-        assert_eq!(next_at, t0() + TimeDelta::seconds(35 + 90));
+        for (took, failed) in [(35, 30), (8, 8)] {
+            let mut held = call(1, 1, 0, 503, None);
+            held.inv.took_us = took * 1_000_000;
+            let d = run(&[held]);
+            let State::Retrying { next_at, .. } = d.state else {
+                panic!("{:?}", d.state)
+            };
+            assert_eq!(
+                next_at,
+                t0() + TimeDelta::seconds(failed + 90),
+                "held {took} s"
+            );
+        }
     }
 
     #[test]

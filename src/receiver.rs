@@ -162,10 +162,7 @@ impl Held {
     /// How long its caller waits for an answer: the service's 30 s, or, when Hookscope's
     /// emulator made the call, 30 s of its clock and never under its least real wait.
     pub fn caller_wait(&self) -> std::time::Duration {
-        match self.clock_speed {
-            Some(speed) => crate::emulator::answer_wait_at(speed),
-            None => crate::contract::ANSWER_TIMEOUT,
-        }
+        crate::emulator::caller_wait(self.clock_speed)
     }
 
     /// What it gets and when, counting down at `now`: `200 in 27 s`, and when the delay is

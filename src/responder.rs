@@ -179,11 +179,22 @@ impl Answer {
     pub fn too_late_note(&self) -> Option<String> {
         self.too_late().then(|| {
             format!(
-                "The {} delay reaches the service's {} wait: it gives up first and counts a time-out (a temporary failure, retried), whatever the code.",
+                "The {} delay reaches the service's {} wait: it gives up first and counts a time-out (a temporary failure, retried), whatever the code{}.",
                 delay_words(self.delay_ms),
-                crate::text::human_duration(crate::contract::ANSWER_TIMEOUT)
+                crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
+                if self.retry_after.is_some() {
+                    " and the Retry-After, which it never reads"
+                } else {
+                    ""
+                }
             )
         })
+    }
+
+    /// How long after the call came the service sees it fail: when the answer is sent, or when
+    /// it stops waiting for it (the delays before a retry count from then).
+    pub fn fails_after(&self) -> Duration {
+        self.delay().min(crate::contract::ANSWER_TIMEOUT)
     }
 
     /// Check the answer can be sent; the error says what to change.
@@ -219,10 +230,11 @@ impl Answer {
         Ok(())
     }
 
-    /// One line: `503 (Retry-After 120) after 2 s: retried on the schedule...`.
-    /// A Retry-After is set but the service ignores it with this code (only 503 and 429 count).
+    /// A Retry-After is set but the service ignores it: with this code (only 503 and 429
+    /// count), or because the answer comes after the service stopped waiting for it.
     pub fn retry_after_ignored(&self) -> bool {
-        self.retry_after.is_some() && !outcome_of(self.status).honours_retry_after()
+        self.retry_after.is_some()
+            && (self.too_late() || !outcome_of(self.status).honours_retry_after())
     }
 
     /// What the service does with a Retry-After in this answer, when it is not simply the wait
@@ -236,6 +248,8 @@ impl Answer {
     /// window, so the message is discarded after the one attempt.
     pub fn retry_after_note_at(&self, now: chrono::DateTime<chrono::Utc>) -> Option<String> {
         Some(match self.retry_after_effect(now)? {
+            // Said by the note on the delay (`too_late_note`).
+            RetryAfterEffect::TooLate => return None,
             RetryAfterEffect::Ignored => format!(
                 "The service ignores Retry-After with {}: it honours it only with 503 and 429.",
                 self.status
@@ -262,7 +276,7 @@ impl Answer {
     /// ignored is already marked by [`Answer::summary`]).
     pub fn retry_after_brief(&self) -> Option<&'static str> {
         match self.retry_after_effect(chrono::Utc::now())? {
-            RetryAfterEffect::Ignored => None,
+            RetryAfterEffect::Ignored | RetryAfterEffect::TooLate => None,
             RetryAfterEffect::Passed => Some("the Retry-After date has passed: no effect"),
             RetryAfterEffect::PastWindow(_) => {
                 Some("the Retry-After reaches past the 2-day window: no retry, discarded")
@@ -271,6 +285,9 @@ impl Answer {
     }
 
     fn retry_after_effect(&self, now: chrono::DateTime<chrono::Utc>) -> Option<RetryAfterEffect> {
+        if self.retry_after.is_some() && self.too_late() {
+            return Some(RetryAfterEffect::TooLate);
+        }
         if self.retry_after_ignored() {
             return Some(RetryAfterEffect::Ignored);
         }
@@ -347,6 +364,8 @@ pub fn delay_words(ms: u64) -> String {
 
 /// What the service makes of an answer's Retry-After, when it is not simply the wait it asks for.
 enum RetryAfterEffect {
+    /// The answer comes after the service stopped waiting: never read.
+    TooLate,
     /// Not 503 or 429: ignored.
     Ignored,
     /// A date already passed: no wait.
@@ -547,10 +566,10 @@ mod tests {
         a.delay_ms = 30_000;
         assert!(a.too_late());
         assert_eq!(a.outcome(), Outcome::RetryTemporary);
-        // Its Retry-After note still speaks of the code, not of the delay.
+        // The service never reads it: its Retry-After is ignored too, whatever the code.
         let mut b = Answer::status(503).with_retry_after(120);
         b.delay_ms = 31_000;
-        assert!(!b.retry_after_ignored());
+        assert!(b.retry_after_ignored());
     }
 
     #[test]
@@ -732,5 +751,30 @@ mod tests {
         let mut soon = Answer::status(503);
         soon.retry_after = Some("Sun, 22 Nov 2026 11:00:00 GMT".into());
         assert_eq!(note(soon), None);
+    }
+
+    /// An answer held past the service's wait is never read: its Retry-After (even one past
+    /// the window, which would discard the message) changes nothing, and is marked so.
+    #[test]
+    fn a_retry_after_held_past_the_wait_is_never_read() {
+        let mut a = Answer::status(503).with_retry_after(200_000);
+        a.delay_ms = 35_000;
+        assert_eq!(a.outcome(), Outcome::RetryTemporary);
+        assert!(a.retry_after_ignored());
+        assert_eq!(a.retry_after_note(), None);
+        assert_eq!(a.retry_after_brief(), None);
+        assert!(!a.retry_after_past_window(chrono::Utc::now()));
+        assert_eq!(
+            a.summary(),
+            "503 (Retry-After 200000 s, ignored) after 35 s"
+        );
+        assert_eq!(
+            a.too_late_note().unwrap(),
+            "The 35 s delay reaches the service's 30 s wait: it gives up first and counts a time-out (a temporary failure, retried), whatever the code and the Retry-After, which it never reads."
+        );
+        assert_eq!(a.fails_after(), Duration::from_secs(30));
+        a.delay_ms = 8_000;
+        assert_eq!(a.fails_after(), Duration::from_secs(8));
+        assert!(a.retry_after_past_window(chrono::Utc::now()));
     }
 }

@@ -454,6 +454,46 @@ fn the_zoom_buttons_stay_under_the_pointer() {
     }
 }
 
+/// An answer held past the service's 30 s wait is a time-out whatever it says: its Retry-After
+/// (here one past the 2-day window, which would discard the message) is never read, and the
+/// What-if counts the retries from the moment the service gives up, as the Timeline does.
+#[test]
+fn a_late_answer_s_retry_after_is_never_read_and_the_what_if_counts_from_the_time_out() {
+    let mut rig = start();
+    {
+        let form = &mut rig.harness.state_mut().state.form;
+        form.code = "503".into();
+        form.retry_after = "200000".into();
+        form.delay_ms = 35_000;
+    }
+    rig.harness.step();
+    rig.click_in_sight("Apply custom answer");
+    rig.until("503 is chosen", |app| {
+        app.state.settings.answer.status == 503
+    });
+    rig.harness.step();
+    rig.harness
+        .get_by_label("Answering 503 (Retry-After 200000 s, ignored) after 35 s");
+    assert!(
+        rig.harness
+            .query_by_label_contains("reaches past the service's 2-day retry window")
+            .is_none(),
+        "the preview does not say the message is discarded"
+    );
+    assert!(
+        rig.harness
+            .query_all_by_label_contains(
+                "whatever the code and the Retry-After, which it never reads"
+            )
+            .count()
+            >= 1
+    );
+    rig.harness
+        .get_by_label("(The failure comes 30 s after the call: when the service stops waiting.)");
+    rig.harness
+        .get_by_label_contains("194 retries, 195 attempts in all");
+}
+
 /// What the custom answer would do takes one line or several as its fields change: the Apply
 /// button stays where it was (a click aimed at it landed on the text that pushed it down).
 #[test]

@@ -22,6 +22,12 @@ pub const MIN_REAL_ANSWER_WAIT: Duration = Duration::from_secs(2);
 /// Real time the invoker waits for more events to batch into one call (invokeOption MANY).
 const BATCH_WINDOW: Duration = Duration::from_millis(50);
 
+/// How long a call's caller waits for its answer in real time: the service's 30 s, or, for a
+/// call Hookscope's emulator marked with its clock's speed, [`answer_wait_at`] that speed.
+pub fn caller_wait(marked_speed: Option<f64>) -> Duration {
+    marked_speed.map_or(ANSWER_TIMEOUT, answer_wait_at)
+}
+
 /// How long the emulator waits for an answer in real time with its clock at `speed`: the
 /// service's 30 s on that clock, and never less than [`MIN_REAL_ANSWER_WAIT`]. A speed that is
 /// not a positive number counts as 1.

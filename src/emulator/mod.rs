@@ -13,7 +13,7 @@ use crate::api::model::Webhook;
 use crate::contract::{Brand, Message};
 use chrono::{DateTime, Utc};
 pub use clock::Clock;
-pub use invoker::{MIN_REAL_ANSWER_WAIT, answer_wait_at};
+pub use invoker::{MIN_REAL_ANSWER_WAIT, answer_wait_at, caller_wait};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

@@ -214,10 +214,13 @@ fn what_if_ui(
     let retry_after = answer
         .retry_after
         .as_deref()
-        .filter(|_| outcome.honours_retry_after())
+        .filter(|_| !answer.retry_after_ignored())
         .and_then(crate::contract::RetryAfter::parse);
     let schedule = crate::contract::Schedule::default();
-    let plan = schedule.plan(now, retry_after);
+    // The delays count from the failure: the answer, or the service giving up on it.
+    let fails_after = answer.fails_after();
+    let failed = now + chrono::TimeDelta::from_std(fails_after).unwrap_or_default();
+    let plan = schedule.plan(failed, retry_after);
     let Some(next) = plan.retries.first() else {
         ui.label("No retry fits in the 2-day window: the message is discarded at once.");
         return;
@@ -232,6 +235,17 @@ fn what_if_ui(
         local(next.at),
         crate::text::human_duration(next.delay)
     ));
+    if !fails_after.is_zero() {
+        ui.label(format!(
+            "(The failure comes {} after the call: {}.)",
+            crate::text::human_duration(fails_after),
+            if answer.too_late() {
+                "when the service stops waiting"
+            } else {
+                "when the delayed answer is sent"
+            }
+        ));
+    }
     ui.label(format!(
         "{} retries, {} attempts in all; discarded at {} if the last fails",
         plan.retries.len(),
@@ -260,7 +274,11 @@ fn what_if_ui(
         at: now,
         filled: true,
         color: super::outcome_color(outcome, dark),
-        label: format!("attempt 1 fails now with {}", answer.status),
+        label: if fails_after.is_zero() {
+            format!("attempt 1 fails now with {}", answer.status)
+        } else {
+            format!("attempt 1 now, failing at {}", local(failed))
+        },
     }];
     marks.extend(plan.retries.iter().map(|r| super::timeline::Mark {
         at: r.at,

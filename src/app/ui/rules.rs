@@ -73,7 +73,9 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     } else {
         for (i, r) in active.rules.iter().enumerate() {
             let retired = active.retired(i);
-            let ignored = if r.answer.retry_after_ignored() {
+            let ignored = if r.answer.too_late() {
+                ", never read"
+            } else if r.answer.retry_after_ignored() {
                 ", ignored with this code"
             } else {
                 ""
