@@ -494,6 +494,51 @@ fn a_late_answer_s_retry_after_is_never_read_and_the_what_if_counts_from_the_tim
         .get_by_label_contains("194 retries, 195 attempts in all");
 }
 
+/// Typing a Retry-After the form refuses, with the Answer panel scrolled to its end: the error
+/// that replaces the preview is shorter, and the panel's content moved down under the pointer,
+/// so a click aimed at the Delay field landed in Status code.
+#[test]
+fn the_custom_form_stays_put_while_its_preview_gets_shorter() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    rig.harness.step();
+    let over = rig.harness.get_by_label("Status code").rect().center();
+    for _ in 0..5 {
+        rig.wheel(over, egui::MouseWheelUnit::Page, -10.0);
+    }
+    rig.harness.step();
+    let before = rig.harness.get_by_label("Status code").rect();
+    {
+        let form = &mut rig.harness.state_mut().state.form;
+        form.code = "503".into();
+        form.retry_after = "120".into();
+        form.delay_ms = 40_000;
+        form.body = "a body".into();
+    }
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    let long = rig.harness.get_by_label("Status code").rect();
+    rig.harness.state_mut().state.form.retry_after = "abc".into();
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    rig.harness.get_by_label_contains("abc");
+    let after = rig.harness.get_by_label("Status code").rect();
+    assert_eq!(
+        (long.top(), after.top()),
+        (long.top(), long.top()),
+        "from {before:?}"
+    );
+    // The pointer leaves the panel: the content takes its own height again.
+    rig.harness
+        .event(egui::Event::PointerMoved(egui::pos2(400.0, 300.0)));
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    let left = rig.harness.get_by_label("Status code").rect();
+    assert!(left.top() > long.top(), "{left:?}");
+}
+
 /// What the custom answer would do takes one line or several as its fields change: the Apply
 /// button stays where it was (a click aimed at it landed on the text that pushed it down).
 #[test]

@@ -30,6 +30,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         // egui keeps scroll positions across restarts: the presets start in sight.
         scroll = scroll.vertical_scroll_offset(0.0);
     }
+    let held = working_in(ui);
     scroll.show(ui, |ui| {
             // Room for the scroll bar beside the cards, not over their right edge.
             // (The bar widens when the pointer is over it: its floating width counts too.)
@@ -139,6 +140,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 );
             }
             ui.add_space(app.state.rules.room_below);
+            hold_height(ui, held);
         });
     // The room kept for a clicked recipe goes once the pointer has left the panel (the content
     // may then move: nothing is under the pointer to be hit by mistake).
@@ -151,6 +153,32 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 }
 
 /// What the service would do with the current answer, if every attempt got it.
+/// Whether the user works in the panel `ui` is: the pointer over it, or typing in one of its
+/// fields.
+fn working_in(ui: &egui::Ui) -> bool {
+    let panel = ui.max_rect();
+    let typing = ui
+        .ctx()
+        .memory(|m| m.focused())
+        .and_then(|id| ui.ctx().read_response(id))
+        .is_some_and(|r| panel.intersects(r.rect));
+    typing || ui.rect_contains_pointer(panel)
+}
+
+/// Keep the content of a scroll area at least as tall as it was while `held`: at the end of
+/// the panel a shorter content (an error shorter than the preview it replaces) would move
+/// everything down under the pointer, and the next click land on another field.
+fn hold_height(ui: &mut egui::Ui, held: bool) {
+    let key = egui::Id::unique("answer_held_height");
+    let height = ui.min_rect().height();
+    let kept = ui.data(|d| d.get_temp::<f32>(key)).unwrap_or(0.0);
+    if held && kept > height {
+        ui.add_space(kept - height);
+    }
+    let now = if held { kept.max(height) } else { height };
+    ui.data_mut(|d| d.insert_temp(key, now));
+}
+
 fn what_if_ui(
     ui: &mut egui::Ui,
     answer: &crate::responder::Answer,
