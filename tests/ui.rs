@@ -1313,6 +1313,19 @@ fn rule_files_load_and_save_by_a_typed_path_when_no_dialog_opens() {
     });
     let text = std::fs::read_to_string(&saved).unwrap();
     assert!(text.contains("always 429"), "{text}");
+    // TOML that cannot be read, to a .json file, is refused (it cannot be turned into JSON);
+    // once mended, saving it clears the error.
+    let good = rig.harness.state().state.rules.text.clone();
+    rig.harness.state_mut().state.rules.text = "[[rules]]\nname = ".into();
+    rig.harness.state_mut().state.rules.note = None;
+    rig.harness.get_by_label("Save").click_accesskit();
+    rig.until("the save is refused", |app| app.state.rules.error.is_some());
+    rig.harness.state_mut().state.rules.text = good;
+    rig.harness.get_by_label("Save").click_accesskit();
+    rig.until("the mended text is saved", |app| {
+        app.state.rules.note.is_some()
+    });
+    assert_eq!(rig.harness.state().state.rules.error, None);
 
     // A TOML rule file loads the same way, and a .toml name saves the rules as TOML.
     let toml = dir.path().join("rules.toml");
@@ -1813,11 +1826,11 @@ fn the_list_names_each_retry_as_the_filter_does() {
         {"name": "c", "when": {"attempt": {"equals": 3}}, "answer": {"status": 429}}
     ]}"#;
     assert!(rig.harness.state_mut().apply_rules(text, "test"));
-    for attempt in 1..=3 {
-        rig.send("status-report", "dlv-kinds", attempt);
+    for (attempt, code) in [(1, 500), (2, 503), (3, 429)] {
+        assert_eq!(rig.send("status-report", "dlv-kinds", attempt), code);
     }
     rig.until("the three calls are listed", |app| {
-        app.state.list.count == 3
+        app.state.list.count == 3 && (0..3).all(|i| app.state.list.row(i).is_some())
     });
     rig.harness.step();
     rig.harness.step();

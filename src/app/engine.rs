@@ -364,8 +364,13 @@ impl Engine {
                 crate::rules::text_for(&path, &text)
                     .map_err(|e| e.to_string())
                     .and_then(|text| {
-                        std::fs::write(&path, text)
-                            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+                        std::fs::write(&path, text).map_err(|e| {
+                            format!(
+                                "cannot write {}: {}",
+                                path.display(),
+                                crate::text::io_words(&e)
+                            )
+                        })
                     })
                     .map(|_| path.clone()),
             ),

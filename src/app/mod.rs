@@ -733,6 +733,8 @@ impl HookscopeApp {
             }
             Msg::RulesRead(Err(e)) | Msg::RulesWritten(Err(e)) => self.state.rules.error = Some(e),
             Msg::RulesWritten(Ok(path)) => {
+                // The text saved is rules the file's format takes: an error about it is old.
+                self.state.rules.error = None;
                 self.state.rules.note = Some(format!("Saved to {}", path.display()));
                 self.state.rules.path_text = path.display().to_string();
                 self.state.rules.file = Some(path);
