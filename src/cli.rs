@@ -1133,27 +1133,12 @@ pub fn render_show(s: &Stored) -> String {
         t += &format!("  chosen by: {}\n", e(rule));
     }
     // Why a Retry-After here does not set the next retry, if it does not.
-    let retry_after_note = if !outcome_of(a.status).honours_retry_after() {
-        "  (ignored by the service with this answer: only 503 and 429 count)"
-    } else if inv.unanswered().is_some() {
-        "  (never read: no answer reached the service)"
-    } else if inv.registration_check {
-        "  (no effect: a registration check is not retried)"
-    } else if a.headers.iter().any(|(n, v)| {
-        n.eq_ignore_ascii_case("retry-after")
-            && Answer {
-                retry_after: Some(v.clone()),
-                ..Answer::status(a.status)
-            }
-            .retry_after_past_window(inv.received_at)
-    }) {
-        "  (past the service's 2-day retry window: no retry comes, and the message is discarded)"
-    } else {
-        ""
-    };
+    let retry_after_note = inv
+        .retry_after_note()
+        .map_or(String::new(), |n| format!("  ({n})"));
     for (n, v) in &a.headers {
         let note = if n.eq_ignore_ascii_case("retry-after") {
-            retry_after_note
+            retry_after_note.as_str()
         } else {
             ""
         };

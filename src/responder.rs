@@ -319,16 +319,20 @@ impl Answer {
         })
     }
 
+    /// The Retry-After as the preset cards write it: `120 s`, or the date as given.
+    pub fn retry_after_words(&self) -> Option<String> {
+        let ra = self.retry_after.as_deref()?.trim();
+        Some(if ra.bytes().all(|b| b.is_ascii_digit()) {
+            format!("{ra} s")
+        } else {
+            ra.to_owned()
+        })
+    }
+
     pub fn summary(&self) -> String {
         let mut s = self.status.to_string();
         // As the preset cards write it: `503 (Retry-After 120 s)`.
-        if let Some(ra) = &self.retry_after {
-            let ra = ra.trim();
-            let value = if ra.bytes().all(|b| b.is_ascii_digit()) {
-                format!("{ra} s")
-            } else {
-                ra.to_owned()
-            };
+        if let Some(value) = self.retry_after_words() {
             let ignored = if self.retry_after_ignored() {
                 ", ignored"
             } else {

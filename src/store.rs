@@ -412,6 +412,35 @@ impl Invocation {
         }
     }
 
+    /// Why the Retry-After of the answer sent did not set the next retry, if it did not: in
+    /// words for beside it (`show`'s answer, the window's Answer sent tab).
+    pub fn retry_after_note(&self) -> Option<&'static str> {
+        let a = &self.answer;
+        let sent = a
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
+            .map(|(_, v)| v)?;
+        Some(
+            if !crate::contract::outcome_of(a.status).honours_retry_after() {
+                "ignored by the service with this answer: only 503 and 429 count"
+            } else if self.unanswered().is_some() {
+                "never read: no answer reached the service"
+            } else if self.registration_check {
+                "no effect: a registration check is not retried"
+            } else if (crate::responder::Answer {
+                retry_after: Some(sent.clone()),
+                ..crate::responder::Answer::status(a.status)
+            })
+            .retry_after_past_window(self.received_at)
+            {
+                "past the service's 2-day retry window: no retry comes, and the message is discarded"
+            } else {
+                return None;
+            },
+        )
+    }
+
     /// Why the chosen answer was no answer for the service, if it was not: the caller never got
     /// it, or got it after the service stops waiting (a caller that waits longer still reads
     /// it, but the service would not).

@@ -3180,11 +3180,75 @@ fn a_rules_retry_after_says_what_the_service_makes_of_it() {
     assert!(rig.harness.state_mut().apply_rules(text, "test"));
     rig.harness.step();
     rig.harness.get_by_label_contains(
-        "1. too far: answers 503 (Retry-After 200000), used 0 times; the Retry-After reaches past the 2-day window: no retry, discarded",
+        "1. too far: answers 503 (Retry-After 200000 s), used 0 times; the Retry-After reaches past the 2-day window: no retry, discarded",
     );
     rig.harness.get_by_label_contains(
-        "2. ignored: answers 500 (Retry-After 60, ignored with this code), used 0 times",
+        "2. ignored: answers 500 (Retry-After 60 s, ignored with this code), used 0 times",
     );
+}
+
+/// The Answer sent tab says what the service made of the Retry-After sent, as `show` does; a
+/// registration check's tabs count no problem and say why it has no timeline.
+#[test]
+fn the_answer_sent_tab_says_a_retry_after_was_ignored() {
+    let mut rig = start();
+    let text = r#"{"rules": [{"name": "teapot", "answer": {"status": 418, "retry_after": 30}}]}"#;
+    assert!(rig.harness.state_mut().apply_rules(text, "test"));
+    assert_eq!(rig.send("status-report", "dlv-teapot", 1), 418);
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("dlv-teapot").click();
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("Answer sent").click();
+    rig.harness.step();
+    rig.harness
+        .get_by_label("(ignored by the service with this answer: only 503 and 429 count)");
+}
+
+/// A registration check carries only a note, which the list does not count: nor does its
+/// Findings tab; its Timeline says why it has none, in plain words.
+#[test]
+fn a_registration_check_counts_no_finding_and_says_why_it_has_no_timeline() {
+    let mut rig = start();
+    let url = rig.url("/hook");
+    let status = rig
+        .rt
+        .block_on(common::registration_check(&rig.client, &url));
+    assert_eq!(status, 200);
+    rig.until("the check is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("registration check").click();
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.step();
+    // The tab reads "Findings" (the column's title reads so too).
+    assert!(rig.harness.query_by_label("Findings (1)").is_none());
+    assert_eq!(rig.harness.query_all_by_label("Findings").count(), 2);
+    rig.harness.get_by_label("Timeline").click();
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("A registration check is never retried");
+}
+
+/// Enter in one of the custom answer's fields applies it, as in a form.
+#[test]
+fn enter_in_the_custom_answer_applies_it() {
+    let mut rig = start();
+    rig.harness.state_mut().state.form.code = "50".into();
+    rig.harness.step();
+    let field = rig
+        .harness
+        .get_by_role_and_label(egui::accesskit::Role::TextInput, "Status code");
+    field.click();
+    rig.harness.step();
+    rig.harness
+        .get_by_role_and_label(egui::accesskit::Role::TextInput, "Status code")
+        .type_text("3");
+    rig.harness.step();
+    rig.harness.key_press(egui::Key::Enter);
+    rig.until("503 is in force", |app| {
+        app.state.settings.answer.status == 503
+    });
 }
 
 /// A 410 saved by the last session is not answered unasked: it cancels the webhook, and the

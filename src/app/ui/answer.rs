@@ -348,25 +348,33 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     });
     let form = &mut app.state.form;
     let mut edited = false;
+    // Enter in a one-line field applies the answer, as in a form.
+    let mut entered = false;
+    let mut entered_in = |r: &egui::Response| {
+        entered |= r.lost_focus() && r.ctx.input(|i| i.key_pressed(egui::Key::Enter));
+    };
     egui::Grid::new("custom_answer")
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
             let l = ui.label("Status code");
-            edited |= ui
+            let r = ui
                 .add(egui::TextEdit::singleline(&mut form.code).desired_width(70.0))
-                .labelled_by(l.id)
-                .changed();
+                .labelled_by(l.id);
+            edited |= r.changed();
+            entered_in(&r);
             ui.end_row();
             let l = ui.label("Retry-After");
-            edited |= ui
+            // As wide as an HTTP date (`Sun, 22 Nov 2026 10:00:00 GMT`) allows in the panel.
+            let r = ui
                 .add(
                     egui::TextEdit::singleline(&mut form.retry_after)
-                        .hint_text("seconds")
-                        .desired_width(70.0),
+                        .hint_text("seconds, or an HTTP date")
+                        .desired_width(ui.available_width().max(150.0)),
                 )
-                .labelled_by(l.id)
-                .changed();
+                .labelled_by(l.id);
+            edited |= r.changed();
+            entered_in(&r);
             ui.end_row();
             let l = ui.label("Delay (ms)");
             edited |= ui
@@ -380,14 +388,15 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 .changed();
             ui.end_row();
             let l = ui.label("Content type");
-            edited |= ui
+            let r = ui
                 .add(
                     egui::TextEdit::singleline(&mut form.content_type)
                         .hint_text("text/plain")
                         .desired_width(150.0),
                 )
-                .labelled_by(l.id)
-                .changed();
+                .labelled_by(l.id);
+            edited |= r.changed();
+            entered_in(&r);
             ui.end_row();
             let l = ui.label("Body");
             edited |= ui
@@ -405,7 +414,9 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // fields change, and the button must not move under the pointer.
     let apply = ui
         .add_enabled(preview.is_ok(), egui::Button::new("Apply custom answer"))
-        .clicked();
+        .on_hover_text("Or press Enter in one of the fields above")
+        .clicked()
+        || entered;
     match &preview {
         Ok(a) => {
             ui.label(RichText::new(format!("{}: {}", a.status, a.outcome().describe())).small());

@@ -102,7 +102,10 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .filter(|d| s.inv.delivery.as_deref() == Some(d.delivery.as_str()));
     // Copied (a few sentences), so the Timeline below may change the settings.
     let delivery_findings = delivery.map_or_else(Vec::new, |d| d.findings.clone());
-    let findings = s.inv.findings.len() + delivery_findings.len();
+    // Counted as the list counts them: the note every registration check carries is no problem.
+    let findings = s.inv.findings.len()
+        - usize::from(s.inv.registration_check && !s.inv.findings.is_empty())
+        + delivery_findings.len();
     // Wrapping onto a second line when the panel is narrow, not widening it past the list.
     ui.horizontal_wrapped(|ui| {
         for tab in DetailTab::ALL {
@@ -194,8 +197,10 @@ fn delivery_ui(
     let Some(d) = d else {
         ui.label(if s.inv.delivery.is_some() {
             "Reading the delivery…"
+        } else if s.inv.registration_check {
+            "A registration check is never retried: the service asks it once, before it accepts the URL, so it has no retry timeline."
         } else {
-            "This call names no delivery (no delivery header), so it has no retry timeline."
+            "This call has no delivery header, so it belongs to no delivery and has no retry timeline."
         });
         return None;
     };
@@ -838,7 +843,10 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
         "Answered after {}{}",
         crate::text::human_duration(std::time::Duration::from_micros(s.inv.took_us)),
         if a.delay_ms > 0 {
-            format!(" (a chosen delay of {} ms)", a.delay_ms)
+            format!(
+                " (a chosen delay of {})",
+                crate::responder::delay_words(a.delay_ms)
+            )
         } else {
             String::new()
         }
@@ -847,7 +855,16 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
         ui.label(format!("Chosen by: {rule}"));
     }
     for (n, v) in &a.headers {
-        ui.label(RichText::new(format!("{n}: {v}")).monospace());
+        let note = s
+            .inv
+            .retry_after_note()
+            .filter(|_| n.eq_ignore_ascii_case("retry-after"));
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(format!("{n}: {v}")).monospace());
+            if let Some(note) = note {
+                ui.weak(format!("({note})"));
+            }
+        });
     }
     if !a.body.is_empty() {
         ui.label(RichText::new(String::from_utf8_lossy(&a.body)).monospace());

@@ -96,7 +96,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     if in_force == 0 && app.state.rules.in_force > 0 {
         // "2 rules from X answer from the next call on" is not true once they have retired.
         app.state.rules.note = Some(
-            "Every rule has retired (each answered its `times`): the fixed choice answers every call again."
+            "Every rule has retired (each answered as many times as it was given): the fixed choice answers every call again."
                 .into(),
         );
     }

@@ -104,8 +104,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 r.answer.status,
                 delay,
                 r.answer
-                    .retry_after
-                    .as_deref()
+                    .retry_after_words()
                     .map_or(String::new(), |ra| format!(" (Retry-After {ra}{ignored})")),
                 used,
                 if retired { ", retired" } else { "" }
