@@ -183,8 +183,20 @@ pub fn timeline_ui(
             Stroke::new(5.0, marks[i].color.gamma_multiply(0.45)),
         );
     }
-    for &(x, _, last) in &placed.spots {
+    for &(x, n, last) in &placed.spots {
         painter.circle_filled(Pos2::new(x, line_y), 5.0, marks[last].color);
+        // Attempts of another outcome on the same spot (two 503s, then the 200): a ring in
+        // the colour of the first of them, so the dot does not read as all of one kind.
+        let other = (n > 1)
+            .then(|| {
+                marks.iter().find(|m| {
+                    m.filled && (x_of(m.at) - x).abs() < SPOT && m.color != marks[last].color
+                })
+            })
+            .flatten();
+        if let Some(m) = other {
+            painter.circle_stroke(Pos2::new(x, line_y), 7.0, Stroke::new(2.0, m.color));
+        }
     }
     // The counts, from the right (the latest attempts read first), where they fit.
     for &(x, n, last) in placed.spots.iter().rev().filter(|s| s.1 > 1) {
