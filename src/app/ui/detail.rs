@@ -349,7 +349,7 @@ fn delivery_ui(
                     a.number.map_or("?".into(), |n| n.to_string()),
                     a.at.with_timezone(&chrono::Local).format("%H:%M:%S"),
                     a.status,
-                    a.outcome.label()
+                    super::list::list_label(a.outcome)
                 ),
             })
             .collect();
@@ -394,7 +394,8 @@ fn delivery_ui(
                 // With the Retry-After that moved the next attempt, when the service honours it.
                 ui.label(a.answer_text());
                 ui.label(
-                    RichText::new(a.outcome.label()).color(super::outcome_color(a.outcome, dark)),
+                    RichText::new(super::list::list_label(a.outcome))
+                        .color(super::outcome_color(a.outcome, dark)),
                 );
                 ui.end_row();
             }

@@ -569,9 +569,10 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
     }
 }
 
-/// An outcome in the list's column: the filter's word for it, without the codes where one word
-/// is enough, so that none is cut short (what it means is in the tooltip).
-fn list_label(o: Outcome) -> &'static str {
+/// An outcome in the list's column (and the Timeline's attempts): the filter's word for it,
+/// without the codes where one word is enough, so that none is cut short (what it means is in
+/// the tooltip).
+pub(super) fn list_label(o: Outcome) -> &'static str {
     match o {
         Outcome::WebhookCancelled => "cancelled",
         Outcome::FailedPermanently => "discarded",
