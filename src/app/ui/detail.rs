@@ -272,9 +272,12 @@ fn delivery_ui(
     // there are retries to read: not under a delivery that succeeded at once.
     if planned || d.attempts.len() > 1 {
         ui.label(
-            RichText::new(format!("Rule assumed: {}", crate::contract::SCHEDULE_RULE))
-                .small()
-                .weak(),
+            RichText::new(format!(
+                "How the service retries (assumed where the contract is silent): {}",
+                crate::contract::SCHEDULE_RULE
+            ))
+            .small()
+            .weak(),
         );
     }
     match clock {
