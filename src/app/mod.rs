@@ -394,10 +394,11 @@ impl HookscopeApp {
                 self.state.settings.rules_json = text.to_owned();
                 self.state.rules.text = text.to_owned();
                 self.state.rules.error = None;
+                // When, so that the note stays true once they have answered.
                 self.state.rules.note = Some(format!(
-                    "{} from {source} {} from the next call on.",
+                    "{} from {source} in force since {}.",
                     crate::text::count(n as u64, "rule", "rules"),
-                    if n == 1 { "answers" } else { "answer" }
+                    chrono::Local::now().format("%H:%M:%S")
                 ));
                 true
             }
@@ -644,7 +645,11 @@ impl HookscopeApp {
                         "selected (the list's filter may hide it)"
                     };
                     sv.status = Some(Ok(format!(
-                        "{what} arrived: call {}, {place}.",
+                        "{what} arrived at {}: call {}, {place}.",
+                        rec.summary
+                            .received_at
+                            .with_timezone(&chrono::Local)
+                            .format("%H:%M:%S"),
                         rec.summary.id
                     )));
                     self.state.detail = None;

@@ -94,7 +94,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // A rule whose `times` are used up no longer answers: the top bar and What-if say so.
     let in_force = app.engine.responder.rules_in_force();
     if in_force == 0 && app.state.rules.in_force > 0 {
-        // "2 rules from X answer from the next call on" is not true once they have retired.
+        // "2 rules from X in force since ..." is not true once they have retired.
         app.state.rules.note = Some(
             "Every rule has retired (each answered as many times as it was given): the fixed choice answers every call again."
                 .into(),
