@@ -633,10 +633,23 @@ pub fn analyze(
         Duration::from_micros(s.inv.took_us)
             .min(crate::emulator::caller_wait(s.inv.marked_clock_speed()))
     });
+    // The first failure seen, moved back by the delays before its attempt when that is not
+    // attempt 1: a delivery first seen at attempt 65 (the receiver was down) has the retries
+    // its window still holds, not two days more, and a failed attempt 195 has none.
+    let first_seen = failing.unwrap_or(position);
+    let before_first = |s: &Schedule| {
+        attempts[first_seen]
+            .number
+            .map_or(Duration::ZERO, |n| s.least_time_to(n))
+    };
+    let back = |t: DateTime<Utc>, by: Duration| {
+        t.checked_sub_signed(TimeDelta::from_std(by).unwrap_or(TimeDelta::MAX))
+            .unwrap_or(DateTime::<Utc>::MIN_UTC)
+    };
     let (plan_schedule, ff, last_at, last_retry_after) = match &clock {
         Some(c) => (
             &contract_schedule,
-            c[failing.unwrap_or(position)],
+            back(c[first_seen], before_first(&contract_schedule)),
             // On the emulator's clock the call's own time ran at its speed.
             c[position] + TimeDelta::from_std(took.mul_f64(speed_now)).unwrap_or_default(),
             // A date is the receiver's: the wait it asked for from the answer, as above.
@@ -647,7 +660,10 @@ pub fn analyze(
         ),
         None => (
             schedule,
-            failing.map_or(last.at, |i| attempts[i].at),
+            back(
+                failing.map_or(last.at, |i| attempts[i].at),
+                before_first(schedule),
+            ),
             last.at + TimeDelta::from_std(took).unwrap_or_default(),
             last.retry_after,
         ),
@@ -1415,6 +1431,35 @@ mod tests {
             panic!()
         };
         assert_eq!(next_at, t0() + TimeDelta::seconds(300));
+    }
+
+    /// A delivery first seen part-way (the receiver was down for its first attempts) began
+    /// before it: its window holds only the retries left after that attempt, and a failed
+    /// attempt 195, seen alone, is the last (QA saw "191 retries left" for two more days).
+    #[test]
+    fn a_delivery_first_seen_late_has_only_the_retries_its_window_holds() {
+        let d = run(&[call(1, 195, 0, 503, None)]);
+        assert_eq!(
+            d.state,
+            State::Discarded {
+                at: t0(),
+                by_retry_after: false,
+            }
+        );
+        let d = run(&[call(1, 65, 0, 503, None)]);
+        let State::Retrying {
+            next_number,
+            retries_left,
+            ..
+        } = d.state
+        else {
+            panic!("{:?}", d.state)
+        };
+        assert_eq!((next_number, retries_left), (66, 130));
+        // Seen from attempt 1 on, the same attempt 195 is the last as before.
+        let last = 1350 + 190 * 900;
+        let d = run(&[call(1, 1, 0, 503, None), call(2, 195, last, 503, None)]);
+        assert!(matches!(d.state, State::Discarded { .. }), "{:?}", d.state);
     }
 
     #[test]

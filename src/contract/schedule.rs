@@ -161,6 +161,15 @@ impl Schedule {
         })
     }
 
+    /// The least time from the first failure to attempt `attempt` on this schedule: the sum of
+    /// the delays before it (a Retry-After only lengthens them). A delivery first seen at a
+    /// later attempt began at least this long before it.
+    pub fn least_time_to(&self, attempt: u32) -> Duration {
+        // Past the window's attempts the sum is past the window: no need to count further.
+        let last = attempt.min(super::max_attempts().saturating_add(1));
+        (1..last).map(|n| self.effective_delay(n, None)).sum()
+    }
+
     pub fn window_end(&self, first_failure: DateTime<Utc>) -> DateTime<Utc> {
         first_failure
             .checked_add_signed(delta(self.window))
@@ -469,6 +478,27 @@ mod tests {
         );
         assert!(p.retries.is_empty());
         assert_eq!(p.discard_at, t0());
+    }
+
+    #[test]
+    fn a_later_attempt_is_at_least_its_delays_after_the_first_failure() {
+        let s = Schedule::default();
+        assert_eq!(s.least_time_to(1), Duration::ZERO);
+        assert_eq!(s.least_time_to(2), Duration::from_secs(90));
+        assert_eq!(
+            s.least_time_to(5),
+            Duration::from_secs(90 + 180 + 360 + 720)
+        );
+        // Attempt 195 is the last the window holds; any later one is past it.
+        let last = s.least_time_to(195);
+        assert_eq!(last, Duration::from_secs(47 * 3600 + 52 * 60 + 30));
+        assert!(s.least_time_to(196) > s.window);
+        assert_eq!(s.least_time_to(u32::MAX), s.least_time_to(196));
+        // Planned from there, the last attempt has no retry left, and attempt 65 has 130.
+        let t = t0() + TimeDelta::from_std(last).unwrap();
+        assert!(s.plan_from(t0(), 195, t, None).retries.is_empty());
+        let t65 = t0() + TimeDelta::from_std(s.least_time_to(65)).unwrap();
+        assert_eq!(s.plan_from(t0(), 65, t65, None).retries.len(), 130);
     }
 
     #[test]
