@@ -315,6 +315,11 @@ impl CliError {
                         | StoreError::NotHookscope { .. }
                         | StoreError::NotSqlite { .. }
                 )
+        ) || matches!(
+            self,
+            // A --data-dir under a file (`a-file/sub`): a path that cannot be a directory.
+            CliError::Store(StoreError::CreateDir { source, .. })
+                if source.kind() == std::io::ErrorKind::NotADirectory
         )
     }
 }

@@ -643,6 +643,15 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
             "--user cannot be empty: the account needs a name (demo by default)".into(),
         ));
     }
+    if args
+        .read_only_user
+        .as_deref()
+        .is_some_and(|u| u.trim().is_empty())
+    {
+        return Err(ApiCliError::Options(
+            "--read-only-user cannot be empty: give the read-only principal a name (or leave the flag out for none)".into(),
+        ));
+    }
     // HTTP Basic splits the credentials at the first colon: such an account could never log in.
     for (flag, user) in [
         ("--user", Some(&args.user)),

@@ -202,6 +202,10 @@ fn bad_flag_values_are_refused_with_a_reason() {
         (&["emulate", "--user", ""], "--user cannot be empty"),
         (&["emulate", "--user", "a:b"], "cannot contain a colon"),
         (
+            &["emulate", "--read-only-user", " "],
+            "--read-only-user cannot be empty",
+        ),
+        (
             &[
                 "webhooks",
                 "create",
@@ -1060,6 +1064,15 @@ fn a_screenshot_is_a_png_and_a_data_dir_is_a_directory() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("is a file, not a directory"), "{err}");
+    // Under a file: no directory can be made there either.
+    let out = bin()
+        .args(["listen", "--port", "0", "--data-dir"])
+        .arg(file.join("sub"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot create the data directory"), "{err}");
 }
 
 #[test]

@@ -127,6 +127,12 @@ async fn webhook_validation_is_the_services() {
         matches!(&dup, ApiError::Validation { detail } if detail.contains("already exists")),
         "{dup}"
     );
+    // Spaces around a name do not make it another (a blank one is refused as empty).
+    let spaced = c
+        .create_webhook(&sent_hook(&rig, " one "))
+        .await
+        .unwrap_err();
+    assert!(spaced.to_string().contains("already exists"), "{spaced}");
     let mut lower = sent_hook(&rig, "two");
     lower.trigger_scope = "sent".into();
     let e = c.create_webhook(&lower).await.unwrap_err();

@@ -210,12 +210,13 @@ async fn get_webhook(State(s): Shr, Path(id): Path<String>) -> Result<axum::Json
 }
 
 /// Names are unique per account: `name` is free for the webhook `id` (`None`: a new one).
+/// Spaces around a name do not make it another one.
 /// Asked again, under the same lock as the change, once a registration check is over (two
 /// creates with one name may both have passed the first look while their checks ran).
 fn name_free(d: &Data, name: &str, id: Option<u64>) -> Result<(), ApiErr> {
     if d.webhooks
         .values()
-        .any(|w| w.name == name && Some(w.id) != id)
+        .any(|w| w.name.trim() == name.trim() && Some(w.id) != id)
     {
         return Err(bad_request(format!(
             "A webhook named '{name}' already exists; names are unique per account"
@@ -684,6 +685,10 @@ fn query_error(e: axum::extract::rejection::QueryRejection) -> ApiErr {
                     "not a whole number 0 or more"
                 ),
                 (
+                    "number too large to fit in target type",
+                    "too large a number"
+                ),
+                (
                     "provided string was not `true` or `false`",
                     "it takes true or false"
                 ),
@@ -872,6 +877,25 @@ async fn set_speed(State(s): Shr, body: Body) -> Result<StatusCode, ApiErr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_query_that_cannot_be_read_is_said_in_words() {
+        let detail = |q: &str| {
+            let uri: axum::http::Uri = format!("/v1/messages?{q}").parse().unwrap();
+            let Err(e) = Query::<ListQuery>::try_from_uri(&uri) else {
+                panic!("{q} was read")
+            };
+            query_error(e).0.detail.unwrap_or_default()
+        };
+        assert_eq!(
+            detail("limit=99999999999999999999"),
+            "The query string is not valid: limit: too large a number"
+        );
+        assert_eq!(
+            detail("limit=-1"),
+            "The query string is not valid: limit: not a whole number 0 or more"
+        );
+    }
 
     #[test]
     fn parts_of_a_message() {
