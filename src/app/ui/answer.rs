@@ -152,7 +152,6 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
 }
 
-/// What the service would do with the current answer, if every attempt got it.
 /// Whether the user works in the panel `ui` is: the pointer over it, or typing in one of its
 /// fields.
 fn working_in(ui: &egui::Ui) -> bool {
@@ -179,6 +178,7 @@ fn hold_height(ui: &mut egui::Ui, held: bool) {
     ui.data_mut(|d| d.insert_temp(key, now));
 }
 
+/// What the service would do with the current answer, if every attempt got it.
 fn what_if_ui(
     ui: &mut egui::Ui,
     answer: &crate::responder::Answer,

@@ -183,6 +183,10 @@ struct ZoomAnchor {
     at: egui::Pos2,
 }
 
+fn zoom_anchor_key() -> egui::Id {
+    egui::Id::unique("zoom_anchor")
+}
+
 /// How far the pointer may move from a zoom button's click before the button goes back to its
 /// place, in pixels.
 const ANCHOR_SLACK: f32 = 4.0;
@@ -190,7 +194,7 @@ const ANCHOR_SLACK: f32 = 4.0;
 /// The room to leave right of A+ so that the zoom button clicked last is still under the
 /// pointer at this zoom (a smaller zoom shrinks both towards the window's edge, away from it).
 fn anchor_room(ui: &egui::Ui) -> f32 {
-    let key = egui::Id::unique("zoom_anchor");
+    let key = zoom_anchor_key();
     let ppp = ui.ctx().pixels_per_point();
     let anchor = ui.data(|d| d.get_temp::<ZoomAnchor>(key));
     let pointer = ui.ctx().pointer_latest_pos();
@@ -205,11 +209,11 @@ fn anchor_room(ui: &egui::Ui) -> f32 {
         super::widest_text(ui, egui::TextStyle::Button, [text])
             + 2.0 * ui.spacing().button_padding.x
     };
-    let larger = width("A+");
+    let plus = width("A+");
     let centre = if anchor.larger {
-        larger / 2.0
+        plus / 2.0
     } else {
-        larger + ui.spacing().item_spacing.x + width("A−") / 2.0
+        plus + ui.spacing().item_spacing.x + width("A−") / 2.0
     };
     (ui.max_rect().right() - centre - pointer.x).clamp(0.0, 200.0)
 }
@@ -233,9 +237,7 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) -> f32 {
         let z = ui.ctx().zoom_factor() + if larger { 0.1 } else { -0.1 };
         if let Some(p) = ui.ctx().pointer_interact_pos() {
             let at = (p.to_vec2() * ui.ctx().pixels_per_point()).to_pos2();
-            ui.data_mut(|d| {
-                d.insert_temp(egui::Id::unique("zoom_anchor"), ZoomAnchor { larger, at })
-            });
+            ui.data_mut(|d| d.insert_temp(zoom_anchor_key(), ZoomAnchor { larger, at }));
         }
         z.clamp(0.5, 3.0)
     };
