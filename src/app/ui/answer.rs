@@ -365,12 +365,12 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             entered_in(&r);
             ui.end_row();
             let l = ui.label("Retry-After");
-            // As wide as an HTTP date (`Sun, 22 Nov 2026 10:00:00 GMT`) allows in the panel.
+            // As wide as the fields below it (an HTTP date scrolls in it), within the panel.
             let r = ui
                 .add(
                     egui::TextEdit::singleline(&mut form.retry_after)
-                        .hint_text("seconds, or an HTTP date")
-                        .desired_width(ui.available_width().max(150.0)),
+                        .hint_text("seconds or a date")
+                        .desired_width(150.0),
                 )
                 .labelled_by(l.id);
             edited |= r.changed();
