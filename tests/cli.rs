@@ -1056,23 +1056,23 @@ fn a_screenshot_is_a_png_and_a_data_dir_is_a_directory() {
     assert!(err.contains("--screenshot writes a PNG"), "{err}");
     let file = dir.path().join("a-file");
     std::fs::write(&file, "x").unwrap();
-    let out = bin()
-        .args(["listen", "--port", "0", "--data-dir"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = listen_refuses(&file);
     assert!(err.contains("is a file, not a directory"), "{err}");
     // Under a file: no directory can be made there either.
+    let err = listen_refuses(&file.join("sub"));
+    assert!(err.contains("cannot create the data directory"), "{err}");
+}
+
+/// `listen --data-dir DIR`, which must refuse DIR with exit status 2: what it says.
+fn listen_refuses(data_dir: &std::path::Path) -> String {
     let out = bin()
         .args(["listen", "--port", "0", "--data-dir"])
-        .arg(file.join("sub"))
+        .arg(data_dir)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("cannot create the data directory"), "{err}");
+    err
 }
 
 #[test]
@@ -1100,13 +1100,7 @@ fn log_on_a_mistyped_data_dir_is_an_error() {
     for err in refused(&odd) {
         assert!(err.contains("hookscope.sqlite3 is a directory"), "{err}");
     }
-    let out = bin()
-        .args(["listen", "--port", "0", "--data-dir"])
-        .arg(&odd)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = listen_refuses(&odd);
     assert!(err.contains("hookscope.sqlite3 is a directory"), "{err}");
     let typo = dir.path().join("hookscop");
     for err in refused(&typo) {
