@@ -660,10 +660,7 @@ pub fn analyze(
         ),
         None => (
             schedule,
-            back(
-                failing.map_or(last.at, |i| attempts[i].at),
-                before_first(schedule),
-            ),
+            back(attempts[first_seen].at, before_first(schedule)),
             last.at + TimeDelta::from_std(took).unwrap_or_default(),
             last.retry_after,
         ),

@@ -103,8 +103,11 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // Copied (a few sentences), so the Timeline below may change the settings.
     let delivery_findings = delivery.map_or_else(Vec::new, |d| d.findings.clone());
     // Counted as the list counts them: the note every registration check carries is no problem.
-    let findings = s.inv.findings.len()
-        - usize::from(s.inv.registration_check && !s.inv.findings.is_empty())
+    let findings = s
+        .inv
+        .findings
+        .len()
+        .saturating_sub(usize::from(s.inv.registration_check))
         + delivery_findings.len();
     // Wrapping onto a second line when the panel is narrow, not widening it past the list.
     ui.horizontal_wrapped(|ui| {
@@ -858,11 +861,9 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
     if let Some(rule) = &s.inv.rule {
         ui.label(format!("Chosen by: {rule}"));
     }
+    let retry_after_note = s.inv.retry_after_note();
     for (n, v) in &a.headers {
-        let note = s
-            .inv
-            .retry_after_note()
-            .filter(|_| n.eq_ignore_ascii_case("retry-after"));
+        let note = retry_after_note.filter(|_| n.eq_ignore_ascii_case("retry-after"));
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new(format!("{n}: {v}")).monospace());
             if let Some(note) = note {
