@@ -629,10 +629,17 @@ pub fn analyze(
     // Delays count from the failure: when the last call was answered, or when its caller
     // stopped waiting (a receiver that holds its answer 35 s fails when the service gives up,
     // 30 s after the call came, and was read as overdue meanwhile).
-    let took = calls.get(position).map_or(Duration::ZERO, |s| {
-        Duration::from_micros(s.inv.took_us)
-            .min(crate::emulator::caller_wait(s.inv.marked_clock_speed()))
-    });
+    let took_of = |i: usize| {
+        calls.get(i).map_or(Duration::ZERO, |s| {
+            Duration::from_micros(s.inv.took_us)
+                .min(crate::emulator::caller_wait(s.inv.marked_clock_speed()))
+        })
+    };
+    let took = took_of(position);
+    // What a call took on the emulator's clock, as the emulator counts it: a time-out the
+    // service's 30 s, an answer its real time.
+    let took_on_clock =
+        |i: usize| crate::emulator::schedule_took(took_of(i), calls.get(i).and_then(speed_mark));
     // The first failure seen, moved back by the delays before its attempt when that is not
     // attempt 1: a delivery first seen at attempt 65 (the receiver was down) has the retries
     // its window still holds, not two days more, and a failed attempt 195 has none.
@@ -650,8 +657,7 @@ pub fn analyze(
         Some(c) => (
             &contract_schedule,
             back(c[first_seen], before_first(&contract_schedule)),
-            // On the emulator's clock the call's own time ran at its speed.
-            c[position] + TimeDelta::from_std(took.mul_f64(speed_now)).unwrap_or_default(),
+            c[position] + TimeDelta::from_std(took_on_clock(position)).unwrap_or_default(),
             // A date is the receiver's: the wait it asked for from the answer, as above.
             clock_waits
                 .as_ref()
@@ -665,6 +671,60 @@ pub fn analyze(
             last.retry_after,
         ),
     };
+    // A call after the 2-day window: the service should have discarded the message. The window
+    // is counted from the latest the first failure can have been (the first failing call seen
+    // plus its time, less the least time to its attempt), so no call is flagged that a
+    // Retry-After or a slow answer could have put there.
+    if let Some(fs) = failing {
+        let (frame, took_fs) = match &clock {
+            Some(c) => (c.as_slice(), took_on_clock(fs)),
+            None => (&[][..], took_of(fs)),
+        };
+        let at = |i: usize| frame.get(i).copied().unwrap_or(attempts[i].at);
+        let end = plan_schedule.window_end(ff + TimeDelta::from_std(took_fs).unwrap_or_default());
+        let late: Vec<usize> = (fs + 1..=position)
+            .filter(|&i| {
+                let tolerance = match (&clock, marks[i]) {
+                    (Some(_), Some(v)) => {
+                        DEFAULT_TOLERANCE.max(Duration::from_millis(500).mul_f64(v))
+                    }
+                    _ => tolerance,
+                };
+                at(i) > end + TimeDelta::from_std(tolerance).unwrap_or_default()
+            })
+            .collect();
+        if let Some(&i) = late.first() {
+            // How far past, on the service's clock (a scaled schedule's real times run at its
+            // speed).
+            let scale = if clock.is_none() && plan_schedule.speed > 1.0 {
+                plan_schedule.speed
+            } else {
+                1.0
+            };
+            let past = (at(i) - end).to_std().unwrap_or_default().mul_f64(scale);
+            let more = match late.len() - 1 {
+                0 => String::new(),
+                1 => ", and 1 call after it".to_owned(),
+                n => format!(", and {n} calls after it"),
+            };
+            findings.push(finding(
+                Severity::Warning,
+                "call-after-window",
+                format!(
+                    "{} came {} after the 2-day retry window ended (2 days from the first failure{}){more}: the service should have discarded the message by then.",
+                    attempts[i]
+                        .number
+                        .map_or("A call".to_owned(), |n| format!("Attempt {n}")),
+                    human_duration(past),
+                    if clock.is_some() || scale > 1.0 {
+                        ", on the service's clock"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+    }
     let to_real = |t: DateTime<Utc>| -> DateTime<Utc> {
         if clock.is_none() {
             return t;
@@ -1362,6 +1422,111 @@ mod tests {
                 "held {took} s"
             );
         }
+    }
+
+    #[test]
+    fn a_call_after_the_two_day_window_is_a_finding() {
+        // Attempt 1 failed at once; the window ends 2 days later (172,800 s), and the tolerance
+        // is 5 s.
+        let window = 172_800;
+        let last = 1350 + 190 * 900;
+        let d = run(&[call(1, 1, 0, 503, None), call(2, 195, last, 503, None)]);
+        assert_eq!(codes(&d), ["attempt-skipped"]);
+        let d = run(&[
+            call(1, 1, 0, 503, None),
+            call(2, 196, window + 5, 503, None),
+        ]);
+        assert!(
+            !codes(&d).contains(&"call-after-window"),
+            "{:?}",
+            d.findings
+        );
+        let d = run(&[
+            call(1, 1, 0, 503, None),
+            call(2, 196, window + 41 * 60, 503, None),
+            call(3, 197, window + 56 * 60, 200, None),
+        ]);
+        let after: Vec<&Finding> = d
+            .findings
+            .iter()
+            .filter(|f| f.code == "call-after-window")
+            .collect();
+        assert_eq!(after.len(), 1, "{:?}", d.findings);
+        assert_eq!(after[0].severity, Severity::Warning);
+        assert_eq!(
+            after[0].message,
+            "Attempt 196 came 41 min after the 2-day retry window ended (2 days from the first failure), and 1 call after it: the service should have discarded the message by then."
+        );
+        // The window counts from the failure: an answer held 20 s moves its end 20 s later.
+        let mut held = call(1, 1, 0, 503, None);
+        held.inv.took_us = 20_000_000;
+        let d = run(&[held, call(2, 196, window + 20, 503, None)]);
+        assert!(
+            !codes(&d).contains(&"call-after-window"),
+            "{:?}",
+            d.findings
+        );
+        // First seen at attempt 65: the first failure was at least the delays to it earlier
+        // (1350 s + 60 x 900 s), so the window ends that much sooner after it.
+        let before = 1350 + 60 * 900;
+        let d = run(&[
+            call(1, 65, 0, 503, None),
+            call(2, 66, window - before + 60, 503, None),
+        ]);
+        assert!(codes(&d).contains(&"call-after-window"), "{:?}", d.findings);
+        let d = run(&[
+            call(1, 65, 0, 503, None),
+            call(2, 66, window - before - 60, 503, None),
+        ]);
+        assert!(
+            !codes(&d).contains(&"call-after-window"),
+            "{:?}",
+            d.findings
+        );
+    }
+
+    #[test]
+    fn an_emulators_time_out_counts_as_the_services_30_seconds_on_its_clock() {
+        // At 600x a receiver that never answers holds each call the 2 s of real time the
+        // emulator waits at least (20 min of its clock); the emulator counts the service's 30 s
+        // on its schedule, and stamps its calls so: 90 s after the first failure at 30 s, then
+        // 3 min after the second at 150 s.
+        let emu = [0, 120, 330];
+        let real_ms = [0, 2_150, 4_450];
+        let mut calls = paced(503, &[real_ms[1], real_ms[2] - real_ms[1]]);
+        for (i, c) in calls.iter_mut().enumerate() {
+            emulator_marks(c, "600", emu[i]);
+            c.inv.took_us = 2_000_000;
+        }
+        let d = analyze(&calls, &scaled_schedule(600.0), DEFAULT_TOLERANCE, &[]).unwrap();
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
+        // The next retry: 6 min after the third call's time-out, on its clock (0.6 s here),
+        // after the 2 s of real time the time-out took.
+        let plan = d.projection.clone().unwrap();
+        assert_eq!(
+            plan.retries[0].at,
+            calls[2].inv.received_at + TimeDelta::milliseconds(2_600)
+        );
+        // 195 attempts in all: the time-outs' 30 s each leave the schedule whole.
+        assert_eq!(plan.retries.last().unwrap().number, 195);
+        // A call stamped past the window (2 days and 30 s after the first call's time) is
+        // flagged, on the service's clock.
+        let mut late = calls[2].clone();
+        late.id = 4;
+        late.inv.attempt = Some(4);
+        late.inv.received_at += TimeDelta::seconds(300);
+        emulator_marks(&mut late, "600", 172_800 + 30 + 3_600);
+        late.inv.took_us = 2_000_000;
+        calls.push(late);
+        let d = analyze(&calls, &scaled_schedule(600.0), DEFAULT_TOLERANCE, &[]).unwrap();
+        assert_eq!(codes(&d), ["call-after-window"]);
+        assert!(
+            d.findings[0]
+                .message
+                .starts_with("Attempt 4 came 1 h after the 2-day retry window ended (2 days from the first failure, on the service's clock):"),
+            "{:?}",
+            d.findings
+        );
     }
 
     #[test]

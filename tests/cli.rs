@@ -535,6 +535,55 @@ async fn show_reads_the_calls_delivery_across_its_attempts() {
     assert!(!check.contains("\nDelivery"), "{check}");
 }
 
+/// A call that comes after the delivery's 2-day retry window is flagged by `show`: here a
+/// service's emulator at 600x whose attempt 196 is stamped 2 days and an hour after attempt 1.
+#[tokio::test]
+async fn show_flags_a_call_after_the_two_day_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url, lines) = spawn_listen(dir.path(), &["--respond", "503"]);
+    let client = http();
+    let start = chrono::Utc::now();
+    for (attempt, on_clock) in [(1, 0), (196, 2 * 86_400 + 3_600)] {
+        let mut headers = invoker_headers("status-report", "late-d", attempt);
+        headers.push((
+            hookscope::emulator::CLOCK_SPEED_HEADER.to_owned(),
+            "600".to_owned(),
+        ));
+        headers.push((
+            hookscope::emulator::CLOCK_TIME_HEADER.to_owned(),
+            (start + chrono::TimeDelta::seconds(on_clock))
+                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        ));
+        let resp = post(
+            &client,
+            &format!("{url}/hook"),
+            &headers,
+            status_report_body("79"),
+        )
+        .send()
+        .await
+        .unwrap();
+        assert_eq!(resp.status(), 503);
+        next_line(&lines);
+    }
+    child.kill();
+    let out = bin()
+        .args(["show", "2", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("Attempt 196 came 1 h after the 2-day retry window ended (2 days from the first failure, on the service's clock): the service should have discarded the message by then.  (call-after-window)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nDelivery late-d (webhook 234)\n  discarded after the last retry\n"),
+        "{text}"
+    );
+}
+
 /// Record a registration check in `dir` and `show` it.
 async fn registration_check_and_show(dir: &std::path::Path) -> String {
     let (mut child, url, lines) = spawn_listen(dir, &[]);

@@ -1087,7 +1087,8 @@ async fn a_retry_after_date_delays_the_retry_on_a_fast_clock() {
 /// A receiver that never answers in time makes the emulator wait 2 s of real time a call, more
 /// than the first retries' delays at 120x (0.75 s, 1.5 s, 3 s): each retry still waits its
 /// delay after the call that failed (the plan fell behind, and retries went out at once, 2 s
-/// apart where 3 s were due).
+/// apart where 3 s were due), and the schedule counts each time-out as the service's 30 s (the
+/// calls ran past the 2-day window on the emulator's clock).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_receiver_that_never_answers_gets_each_retry_its_delay_after_the_failure() {
     let speed = 120.0;
@@ -1111,6 +1112,16 @@ async fn a_receiver_that_never_answers_gets_each_retry_its_delay_after_the_failu
             i + 1,
             i + 1,
             delay / speed
+        );
+        // On the service's schedule, each time-out took its 30 s, not the 240 s of the
+        // emulator's clock that the 2 s of real time make at 120x: the calls are stamped 30 s
+        // plus the delay apart, and 195 attempts still fit in the 2 days.
+        let on_clock = sent_at(&got[i + 1]) - sent_at(&got[i]);
+        assert_eq!(
+            on_clock,
+            chrono::TimeDelta::seconds(30 + delay as i64),
+            "retry {} on the emulator's clock",
+            i + 1
         );
     }
     assert_reads_clean(&got[..4], speed);

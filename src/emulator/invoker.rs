@@ -40,6 +40,19 @@ pub fn answer_wait_at(speed: f64) -> Duration {
     ANSWER_TIMEOUT.div_f64(speed).max(MIN_REAL_ANSWER_WAIT)
 }
 
+/// How long a call took on the service's schedule, from the real time `took` it took and the
+/// clock speed it was marked with (see [`caller_wait`]): a call its caller gave up on took the
+/// service's 30 s, however little real time a fast clock waited for it (2 s at 600x, which that
+/// clock counts as 20 minutes); an answered one took its real time. The emulator plans each
+/// retry from this, and the receiver's reading of its calls does the same.
+pub fn schedule_took(took: Duration, marked_speed: Option<f64>) -> Duration {
+    if took >= caller_wait(marked_speed) {
+        ANSWER_TIMEOUT
+    } else {
+        took.min(ANSWER_TIMEOUT)
+    }
+}
+
 /// How long a call waits for its answer in real time, on the emulator's clock.
 fn answer_wait(s: &Shared) -> Duration {
     answer_wait_at(s.clock.speed())
@@ -324,11 +337,14 @@ fn deliver(
 async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resume: Option<Resume>) {
     let event = w.trigger_scope.event();
     let schedule = Schedule::default();
-    // When each attempt is due, in emulated time. The next one is planned from when this one
-    // was due plus the real time its call took, not from the emulated clock after it: on a fast
-    // clock a millisecond of timer lag or of answer time would otherwise count as seconds or
-    // minutes of schedule, and a delivery would make fewer attempts in its 2 days than the
-    // service makes (at speed 1 the two are the same).
+    // When each attempt is due, in emulated time: the delivery's schedule time. The next one
+    // is planned from when this one was due plus the time its call took on the schedule (its
+    // real time, or 30 s for a time-out), not from the emulated clock after it: on a fast clock
+    // a millisecond of timer lag or of answer time would otherwise count as seconds or minutes
+    // of schedule, and the 2 s of real time a time-out must wait at least as 20 minutes at
+    // 600x, so a delivery would make fewer attempts in its 2 days than the service makes, or
+    // run past them. Each call is stamped with this time (its clock-time header), so the
+    // receiver reads it on the same schedule. At speed 1 the two are the same.
     let (delivery, mut attempt, mut first_failure, mut due, mut dates) = match resume {
         Some(r) => {
             s.clock.sleep_until(r.at).await;
@@ -346,7 +362,6 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
     };
     let lane = s.lane(w.id);
     loop {
-        let started = std::time::Instant::now();
         // Its turn at the webhook's pace first: after a 429, alone, and spaced from the call
         // before (held until this call is answered); then a slot among the webhook's calls;
         // then a webhook deleted or deactivated (or cancelled by a 410) while this call waited
@@ -367,6 +382,8 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
         let mut pace = match alone {
             Some(at) => {
                 s.clock.sleep_until(at).await;
+                // Held back by the slow-down: the call goes when the gate opens.
+                due = due.max(at);
                 Some(pace)
             }
             None => {
@@ -385,9 +402,12 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
             return;
         };
         if let Some(p) = pace.as_mut() {
-            p.called(s.clock.now());
+            p.called(due);
         }
-        let (status, retry_after) = call(&s, &hook, event, &delivery, attempt, &messages).await;
+        let started = std::time::Instant::now();
+        let (status, retry_after, timed_out) =
+            call(&s, &hook, event, &delivery, attempt, due, &messages).await;
+        let took = started.elapsed();
         drop(permit);
         let slowed = if status == Some(429) {
             let now = s.clock.now();
@@ -416,9 +436,15 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
         }
         // The failure, in real time: the retry waits its delay after it (below).
         let failed = std::time::Instant::now();
-        let took = chrono::TimeDelta::from_std(started.elapsed()).unwrap_or_default();
-        // Never ahead of the clock (a clock slower than real time).
-        let now = (due + took).min(s.clock.now());
+        // And on the schedule: the call's time plus what it took there (a time-out the
+        // service's 30 s, however little real time a fast clock waited), never ahead of the
+        // clock (a clock slower than real time).
+        let took = if timed_out {
+            ANSWER_TIMEOUT
+        } else {
+            took.min(ANSWER_TIMEOUT)
+        };
+        let now = (due + chrono::TimeDelta::from_std(took).unwrap_or_default()).min(s.clock.now());
         let retry_after = retry_after
             .filter(|_| outcome.honours_retry_after())
             .map(|ra| dates.wait(ra, answered_at, now));
@@ -509,16 +535,18 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
     }
 }
 
-/// One call (the caller holds one of the webhook's slots); the status (None for no answer in
-/// time, or a failed connection) and Retry-After.
+/// One call (the caller holds one of the webhook's slots), stamped with its time on the
+/// delivery's schedule (`at`); the status (None for no answer in time, or a failed connection),
+/// the Retry-After, and whether the caller gave up waiting (a time-out).
 async fn call(
     s: &Shared,
     w: &Webhook,
     event: EventKind,
     delivery: &str,
     attempt: u32,
+    at: DateTime<Utc>,
     messages: &[Message],
-) -> (Option<u16>, Option<RetryAfter>) {
+) -> (Option<u16>, Option<RetryAfter>, bool) {
     let b = &s.brand();
     let body = serde_json::to_vec(messages).unwrap_or_else(|_| b"[]".to_vec());
     let r = s
@@ -533,9 +561,7 @@ async fn call(
         .header(super::CLOCK_SPEED_HEADER, s.clock.speed().to_string())
         .header(
             super::CLOCK_TIME_HEADER,
-            s.clock
-                .now()
-                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
         )
         .body(body)
         // 30 s of emulated time; never less than 2 s of real time, so a fast clock does
@@ -553,9 +579,9 @@ async fn call(
                 // A date is the receiver's, on this machine's clock: the delivery reads it on
                 // the emulator's (`RetryDates`).
                 .and_then(RetryAfter::parse);
-            (Some(r.status().as_u16()), ra)
+            (Some(r.status().as_u16()), ra, false)
         }
-        Err(_) => (None, None),
+        Err(e) => (None, None, e.is_timeout()),
     }
 }
 

@@ -13,7 +13,7 @@ use crate::api::model::Webhook;
 use crate::contract::{Brand, Message};
 use chrono::{DateTime, Utc};
 pub use clock::Clock;
-pub use invoker::{MIN_REAL_ANSWER_WAIT, answer_wait_at, caller_wait};
+pub use invoker::{MIN_REAL_ANSWER_WAIT, answer_wait_at, caller_wait, schedule_took};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -27,8 +27,11 @@ pub const MAX_MESSAGES_PER_REQUEST: usize = 30_000;
 /// the speed of its clock when the call was made, so a receiver reads the delivery on the clock
 /// it followed, whatever the speed is set to later.
 pub const CLOCK_SPEED_HEADER: &str = "X-Hookscope-Clock-Speed";
-/// Beside it, the time on the emulator's clock when the call was made (RFC 3339): a reader
-/// measures the gaps between attempts on that clock, exact whatever its speed did in between.
+/// Beside it, the time on the emulator's clock the call was made at by its delivery's schedule
+/// (RFC 3339): a reader measures the gaps between attempts on that clock, exact whatever its
+/// speed did in between. A time-out counts there as the service's 30 s, so on a fast clock this
+/// time can fall behind the clock itself (which counts the 2 s of real time a time-out must
+/// wait at least as 20 minutes at 600x), and a delivery still ends within its 2 days.
 pub const CLOCK_TIME_HEADER: &str = "X-Hookscope-Clock-Time";
 
 /// A principal: a username (or token id) and its password (or secret).
