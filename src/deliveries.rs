@@ -480,6 +480,9 @@ pub fn analyze(
         *arrivals.entry(n).or_default() += 1;
     }
     let mut repeats_said = std::collections::BTreeSet::new();
+    // The first success or permanent failure, once a call has come after it.
+    let mut ended: Option<&Observed> = None;
+    let mut after_final = std::collections::BTreeSet::new();
     for (i, w) in attempts.windows(2).enumerate() {
         let (prev, cur) = (&w[0], &w[1]);
         if let (Some(p), Some(c)) = (prev.number, cur.number) {
@@ -510,29 +513,43 @@ pub fn analyze(
                 ));
             }
         }
-        // The same attempt again is a duplicate delivery (flagged above), which service-api.md
+        // After a success or a permanent failure the service has no reason to call again: each
+        // call after the first such answer is flagged, named by its attempt. The same attempt
+        // as that answer's again is a duplicate delivery (flagged above), which service-api.md
         // allows: not a second finding for the one call.
-        let repeat = cur.number.is_some() && cur.number == prev.number;
-        // After a success or a permanent failure the service has no reason to call again.
-        if matches!(
-            prev.outcome,
-            Outcome::Succeeded | Outcome::FailedPermanently
-        ) && !repeat
+        if ended.is_none()
+            && matches!(
+                prev.outcome,
+                Outcome::Succeeded | Outcome::FailedPermanently
+            )
         {
-            findings.push(finding(
-                Severity::Error,
-                "call-after-final",
-                format!(
-                    "A call came at {} after the delivery had {} (answer {}).",
-                    local(cur.at),
-                    if prev.outcome == Outcome::Succeeded {
-                        "succeeded"
-                    } else {
-                        "failed permanently"
-                    },
-                    prev.status
-                ),
-            ));
+            ended = Some(prev);
+        }
+        if let Some(f) = ended {
+            // Once per attempt: a repeat of one is said as a repeat (above).
+            if cur
+                .number
+                .is_none_or(|n| Some(n) != f.number && after_final.insert(n))
+            {
+                findings.push(finding(
+                    Severity::Error,
+                    "call-after-final",
+                    format!(
+                        "{} came at {} after the delivery had {}{} (answer {}).",
+                        cur.number
+                            .map_or("A call".to_owned(), |n| format!("Attempt {n}")),
+                        local(cur.at),
+                        if f.outcome == Outcome::Succeeded {
+                            "succeeded"
+                        } else {
+                            "failed permanently"
+                        },
+                        f.number
+                            .map_or(String::new(), |n| format!(" on attempt {n}")),
+                        f.status
+                    ),
+                ));
+            }
         } else if prev.outcome.is_retry()
             && let (Some(p), Some(gap)) = (prev.number, cur.gap)
             // An attempt that comes again is a repeat (flagged above; the service may deliver
@@ -1711,6 +1728,33 @@ mod tests {
         assert_eq!(codes(&d), vec!["call-after-final"]);
         // The first final answer decides the delivery; a stray call after it does not.
         assert_eq!(d.state, State::Succeeded { attempt: Some(1) });
+        // Every attempt after the success is one, named (a repeat of it is said as a repeat),
+        // whatever the call before it was answered.
+        let d = run(&[
+            call(1, 1, 0, 503, None),
+            call(2, 2, 90, 200, None),
+            call(3, 3, 100, 503, None),
+            call(4, 3, 100, 503, None),
+            call(5, 4, 100, 503, None),
+        ]);
+        let after: Vec<&str> = d
+            .findings
+            .iter()
+            .filter(|f| f.code == "call-after-final")
+            .map(|f| f.message.as_str())
+            .collect();
+        let at = local(t0() + TimeDelta::seconds(100));
+        assert_eq!(
+            after,
+            [
+                format!(
+                    "Attempt 3 came at {at} after the delivery had succeeded on attempt 2 (answer 200)."
+                ),
+                format!(
+                    "Attempt 4 came at {at} after the delivery had succeeded on attempt 2 (answer 200)."
+                ),
+            ]
+        );
         // The same attempt delivered twice is one finding, a repeat, not also a call after the
         // end.
         let d = run(&[call(1, 1, 0, 200, None), call(2, 1, 5, 200, None)]);

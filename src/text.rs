@@ -523,7 +523,7 @@ pub fn human_duration_at(d: Duration, speed: f64) -> String {
     } else {
         d
     };
-    if !d.is_zero() && real < Duration::from_millis(1) {
+    if !d.is_zero() && real.is_zero() {
         "under 1 ms".to_owned()
     } else {
         human_duration(real)
@@ -532,10 +532,13 @@ pub fn human_duration_at(d: Duration, speed: f64) -> String {
 
 /// A human duration: `1.5 s`, `1 min 30 s`, `4 min 12 s`, `1 h 31 min`, `2 d`: under 10 s to
 /// the tenth, otherwise its two largest units, rounded to the smaller of them (so 47 h 59 min
-/// 59 s is `2 d`, not `1 d 23 h`).
+/// 59 s is `2 d`, not `1 d 23 h`); `under 1 ms` for a few microseconds, not `0 ms`.
 pub fn human_duration(d: Duration) -> String {
     if d.is_zero() {
         return "0 s".to_owned();
+    }
+    if d < Duration::from_millis(1) {
+        return "under 1 ms".to_owned();
     }
     if d.as_secs() == 0 {
         return format!("{} ms", d.as_millis());
@@ -826,6 +829,8 @@ mod tests {
         assert_eq!(human_duration(Duration::from_millis(59_600)), "1 min");
         assert_eq!(human_duration(Duration::from_millis(250)), "250 ms");
         assert_eq!(human_duration(Duration::ZERO), "0 s");
+        // An answer in microseconds did take time.
+        assert_eq!(human_duration(Duration::from_micros(300)), "under 1 ms");
         // On a fast clock: 90 s at 60x, 2 days at 60x, 90 s at 1,000,000x.
         assert_eq!(human_duration_at(Duration::from_secs(90), 60.0), "1.5 s");
         assert_eq!(
