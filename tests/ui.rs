@@ -3369,6 +3369,54 @@ fn the_light_themes_secondary_text_is_readable() {
     assert!(contrast(visuals.text_color(), visuals.panel_fill) > ratio);
 }
 
+/// While the receiver holds the next attempt of the delivery on the Timeline (a chosen delay),
+/// the Timeline says so, with the answer's countdown, instead of "overdue": the call is stored
+/// only once it is answered.
+#[test]
+fn the_timeline_names_the_next_attempt_while_it_is_held() {
+    let mut rig = start();
+    rig.harness.state_mut().apply_answer(Answer::status(503));
+    assert_eq!(rig.send("status-report", "dlv-wait", 1), 503);
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("dlv-wait").click();
+    rig.until("the delivery is read", |app| app.state.delivery.is_some());
+    rig.harness.get_by_label("Timeline").click();
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("retrying: next attempt expected at");
+    rig.harness.state_mut().apply_answer(Answer {
+        delay_ms: 45_000,
+        ..Answer::status(503)
+    });
+    let req = post(
+        &rig.client,
+        &rig.url("/hook"),
+        &invoker_headers("status-report", "dlv-wait", 2),
+        status_report_body("6"),
+    );
+    let call = rig.rt.spawn(async move { req.send().await.map(|_| ()) });
+    rig.until("the call is held", |app| app.state.held.len() == 1);
+    rig.harness.step();
+    rig.harness.step();
+    let heading = rig
+        .harness
+        .get_by_label_contains("attempt 2 came at")
+        .value()
+        .unwrap_or_default();
+    assert!(
+        heading.contains("and waits for its answer: 503 in 4")
+            && heading.ends_with("(stored when answered)"),
+        "{heading}"
+    );
+    assert!(
+        rig.harness
+            .query_by_label_contains("retrying: next attempt expected at")
+            .is_none()
+    );
+    call.abort();
+}
+
 /// The box of held calls comes under the list: the rows a user is about to click do not move
 /// when a held call arrives.
 #[test]

@@ -165,7 +165,17 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 } else {
                     Clock::Other(app.state.settings.other_speed)
                 };
-                if let Some(speed) = delivery_ui(ui, app.state.delivery.as_deref(), &s, clock) {
+                // A later attempt of it the receiver is holding now (a chosen delay): not
+                // stored until answered, so the delivery would read overdue meanwhile.
+                let held = s.inv.delivery.as_ref().and_then(|d| {
+                    app.state
+                        .held
+                        .iter()
+                        .rev()
+                        .find(|h| h.delivery.as_ref() == Some(d))
+                });
+                if let Some(speed) = delivery_ui(ui, app.state.delivery.as_deref(), &s, clock, held)
+                {
                     app.state.settings.other_speed = speed;
                     if let Some(d) = s.inv.delivery.clone() {
                         app.load_delivery(d, s.inv.webhook_id.clone());
@@ -173,6 +183,20 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 }
             }
         });
+}
+
+/// The Timeline's heading while the receiver holds the delivery's next attempt: `attempt 3
+/// came at 14:03:05 and waits for its answer: 503 in 27 s (stored when answered)`.
+fn held_heading(h: &crate::receiver::Held) -> String {
+    format!(
+        "{} came at {} and waits for its answer: {} (stored when answered)",
+        h.attempt
+            .map_or("a call".to_owned(), |n| format!("attempt {n}")),
+        h.received_at
+            .with_timezone(&chrono::Local)
+            .format("%H:%M:%S"),
+        h.countdown(std::time::Instant::now())
+    )
 }
 
 /// The clock a delivery is read at.
@@ -195,6 +219,7 @@ fn delivery_ui(
     d: Option<&crate::deliveries::Delivery>,
     s: &Stored,
     clock: Clock,
+    held: Option<&crate::receiver::Held>,
 ) -> Option<f64> {
     let mut chosen = None;
     let Some(d) = d else {
@@ -244,6 +269,8 @@ fn delivery_ui(
         crate::deliveries::State::Split { messages, .. } => {
             crate::deliveries::split_heading(*messages)
         }
+        // Retrying, and the next attempt is here, its answer held back: not overdue.
+        crate::deliveries::State::Retrying { .. } if let Some(h) = held => held_heading(h),
         state => state.describe(now),
     };
     ui.label(
