@@ -3260,6 +3260,21 @@ fn enter_in_the_custom_answer_applies_it() {
     rig.until("503 is in force", |app| {
         app.state.settings.answer.status == 503
     });
+    // The delay too: typed into and entered, it is in force.
+    rig.harness
+        .get_by_role_and_label(egui::accesskit::Role::SpinButton, "Delay (ms)")
+        .focus();
+    rig.harness.step();
+    rig.harness.step();
+    // Focused, it is a text field (its role stays SpinButton); the text is selected.
+    rig.harness
+        .get_by_role_and_label(egui::accesskit::Role::SpinButton, "Delay (ms)")
+        .type_text("20000");
+    rig.harness.step();
+    rig.harness.key_press(egui::Key::Enter);
+    rig.until("the 20 s delay is in force", |app| {
+        app.state.settings.answer.delay_ms == 20_000 && app.state.settings.answer.status == 503
+    });
 }
 
 /// A 410 saved by the last session is not answered unasked: it cancels the webhook, and the

@@ -377,15 +377,17 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             entered_in(&r);
             ui.end_row();
             let l = ui.label("Delay (ms)");
-            edited |= ui
+            // Typed into, a drag value is a one-line field too: Enter applies.
+            let r = ui
                 .add(
                     egui::DragValue::new(&mut form.delay_ms)
                         .range(0..=120_000)
                         .speed(50),
                 )
                 .labelled_by(l.id)
-                .on_hover_text("Past 30 000 ms the service counts a timeout, a temporary failure")
-                .changed();
+                .on_hover_text("Past 30 000 ms the service counts a timeout, a temporary failure");
+            edited |= r.changed();
+            entered_in(&r);
             ui.end_row();
             let l = ui.label("Content type");
             let r = ui
