@@ -3241,6 +3241,39 @@ fn a_registration_check_counts_no_finding_and_says_why_it_has_no_timeline() {
         .get_by_label_contains("A registration check is never retried");
 }
 
+/// A finding that quotes a long unbroken value (a 300-character event name) wraps inside the
+/// detail panel, whole: side by side with its severity, the value's start was drawn off the
+/// panel and lost.
+#[test]
+fn a_finding_with_a_long_value_wraps_whole_inside_the_panel() {
+    let mut rig = start();
+    let event = format!("status-report-{}", "x".repeat(300));
+    let headers = invoker_headers(&event, "dlv-long-event", 1);
+    rig.send_with_headers_and_click("dlv-long-event", &headers, status_report_body("7"));
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.step();
+    rig.harness.get_by_label_contains("Findings (").click();
+    rig.harness.step();
+    rig.harness.step();
+    let node = rig
+        .harness
+        .get_by_label_contains("The X-Service-Event header is");
+    let text = node.value().unwrap_or_default();
+    assert!(
+        text.starts_with("ERROR ") || text.starts_with("WARNING "),
+        "{text}"
+    );
+    assert!(text.contains(&format!("\"{event}\"")), "{text}");
+    // One text, wrapped on several lines, short of the Answer panel.
+    assert!(text.ends_with(')'), "{text}");
+    let rect = node.rect();
+    let answer = rig.harness.get_by_label("Status code").rect();
+    assert!(
+        rect.right() < answer.left() && rect.height() > 40.0,
+        "{rect:?}, the Answer panel at {answer:?}"
+    );
+}
+
 /// Enter in one of the custom answer's fields applies it, as in a form.
 #[test]
 fn enter_in_the_custom_answer_applies_it() {

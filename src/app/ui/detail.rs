@@ -462,16 +462,35 @@ fn speed_text(speed: f64) -> String {
 }
 
 /// One finding: severity in its colour, the sentence, and the stable code.
+/// One text laid out and wrapped as a whole: a long unbroken value in the sentence (a
+/// 300-character event name) wraps inside the panel, where labels side by side lost its start.
 fn finding_ui(ui: &mut egui::Ui, f: &crate::contract::Finding, dark: bool) {
-    ui.horizontal_wrapped(|ui| {
-        ui.label(
-            RichText::new(f.severity.as_str().to_uppercase())
-                .strong()
-                .color(super::severity_color(f.severity, dark)),
+    let style = ui.style().clone();
+    let mut job = egui::text::LayoutJob::default();
+    RichText::new(f.severity.as_str().to_uppercase())
+        .strong()
+        .color(super::severity_color(f.severity, dark))
+        .append_to(
+            &mut job,
+            &style,
+            egui::FontSelection::Default,
+            egui::Align::Center,
         );
-        ui.label(crate::app::in_window_words(&f.message));
-        ui.weak(format!("({})", f.code));
-    });
+    RichText::new(format!(" {} ", crate::app::in_window_words(&f.message))).append_to(
+        &mut job,
+        &style,
+        egui::FontSelection::Default,
+        egui::Align::Center,
+    );
+    RichText::new(format!("({})", f.code))
+        .color(ui.visuals().weak_text_color())
+        .append_to(
+            &mut job,
+            &style,
+            egui::FontSelection::Default,
+            egui::Align::Center,
+        );
+    ui.add(egui::Label::new(job).wrap());
 }
 
 /// A value as a cell or a line shows it: at most [`SHOWN_CHARS`] characters, so a body of a
