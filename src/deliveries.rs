@@ -169,6 +169,11 @@ pub enum State {
         next_at: DateTime<Utc>,
         retries_left: usize,
         last_retry_at: DateTime<Utc>,
+        /// How long after it is due an attempt may come and still be on time as far as this
+        /// receiver can tell: a call is stored once it is answered, which took the last call
+        /// this long (an answer held by a delay, or a caller that waited for it), plus the
+        /// tolerance. Not "overdue" before then.
+        grace: Duration,
     },
     Discarded {
         at: DateTime<Utc>,
@@ -749,21 +754,42 @@ pub fn analyze(
         let us = (t - last_at).num_microseconds().unwrap_or(i64::MAX) as f64 / speed_now;
         last.at + TimeDelta::from_std(took).unwrap_or_default() + TimeDelta::microseconds(us as i64)
     };
-    // The retries still to come after the last attempt, if it fails like the last.
+    // What each retry to come takes before it fails, as the last did: in the plan's frame,
+    // and how much more real time than that frame says (an emulator's time-out: 30 s of its
+    // clock, but at least 2 s of real time, which at 600x is 20 minutes of it).
+    let (took_in_frame, stretch) = match &clock {
+        Some(_) => {
+            let on_clock = took_on_clock(position);
+            (on_clock, took.saturating_sub(on_clock.div_f64(speed_now)))
+        }
+        None => (took, Duration::ZERO),
+    };
+    // The retries still to come after the last attempt, if each fails like the last.
     let retry_plan = || {
-        let p = plan_schedule.plan_from(ff, last_number, last_at, last_retry_after);
+        let p = plan_schedule.plan_from_taking(
+            ff,
+            last_number,
+            last_at,
+            last_retry_after,
+            took_in_frame,
+        );
+        // In real time each retry comes later by the stretch of every call before it.
+        let stretched = |t: DateTime<Utc>| {
+            let calls = p.retries.iter().filter(|a| a.at < t).count() as u32;
+            to_real(t) + TimeDelta::from_std(stretch * calls).unwrap_or_default()
+        };
         Plan {
             first_failure: to_real(p.first_failure),
             retries: p
                 .retries
-                .into_iter()
+                .iter()
                 .map(|a| crate::contract::Attempt {
-                    at: to_real(a.at),
-                    ..a
+                    at: stretched(a.at),
+                    ..*a
                 })
                 .collect(),
-            window_end: to_real(p.window_end),
-            discard_at: to_real(p.discard_at),
+            window_end: stretched(p.window_end),
+            discard_at: stretched(p.discard_at),
         }
     };
     let (state, projection) = match last.outcome {
@@ -812,6 +838,7 @@ pub fn analyze(
                         next_at: next.at,
                         retries_left: plan.retries.len(),
                         last_retry_at: end.at,
+                        grace: took + tolerance,
                     },
                     Some(plan),
                 ),
@@ -873,9 +900,14 @@ impl State {
                 next_number,
                 next_at,
                 last_retry_at,
+                grace,
                 ..
-            } if *last_retry_at >= now => {
-                let overdue = if *next_at < now { ", overdue" } else { "" };
+            } if late(*last_retry_at, *grace) >= now => {
+                let overdue = if late(*next_at, *grace) < now {
+                    ", overdue"
+                } else {
+                    ""
+                };
                 format!(
                     "retrying, attempt {next_number} expected at {}{overdue}",
                     local(*next_at)
@@ -926,11 +958,12 @@ impl State {
                 next_at,
                 retries_left,
                 last_retry_at,
+                grace,
                 ..
             } => {
                 let ago =
                     |at: DateTime<Utc>| human_duration((now - at).to_std().unwrap_or_default());
-                if *last_retry_at < now {
+                if late(*last_retry_at, *grace) < now {
                     // Not one of the retries the schedule allows came: the window is over.
                     return format!(
                         "overdue: no retry came, and the last one the schedule allows was due at {} ({} ago); the service discards the message after it",
@@ -943,6 +976,12 @@ impl State {
                         "retrying: next attempt expected at {} (in {})",
                         local(*next_at),
                         human_duration((*next_at - now).to_std().unwrap_or_default())
+                    )
+                } else if late(*next_at, *grace) >= now {
+                    // Due, and may be on its way: stored once it is answered.
+                    format!(
+                        "retrying: next attempt expected at {} (due now)",
+                        local(*next_at)
                     )
                 } else {
                     format!(
@@ -963,6 +1002,12 @@ impl State {
             }
         }
     }
+}
+
+/// `at` plus `grace`: when an attempt due at `at` is late.
+fn late(at: DateTime<Utc>, grace: Duration) -> DateTime<Utc> {
+    at.checked_add_signed(TimeDelta::from_std(grace).unwrap_or(TimeDelta::MAX))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
 /// A shortened schedule for a clock that runs `speed` times faster than real time (the
@@ -1097,6 +1142,7 @@ mod tests {
             next_at: now + TimeDelta::seconds(180),
             retries_left: 190,
             last_retry_at: now + TimeDelta::days(2),
+            grace: Duration::from_secs(5),
         };
         let split = State::Split {
             messages: 3,
@@ -1430,9 +1476,15 @@ mod tests {
             let mut held = call(1, 1, 0, 503, None);
             held.inv.took_us = took * 1_000_000;
             let d = run(&[held]);
-            let State::Retrying { next_at, .. } = d.state else {
+            let State::Retrying { next_at, grace, .. } = d.state else {
                 panic!("{:?}", d.state)
             };
+            // The next call may be held as long before it is stored: not overdue till then.
+            assert_eq!(
+                grace,
+                Duration::from_secs(failed as u64) + DEFAULT_TOLERANCE,
+                "held {took} s"
+            );
             assert_eq!(
                 next_at,
                 t0() + TimeDelta::seconds(failed + 90),
@@ -1524,8 +1576,15 @@ mod tests {
             plan.retries[0].at,
             calls[2].inv.received_at + TimeDelta::milliseconds(2_600)
         );
-        // 195 attempts in all: the time-outs' 30 s each leave the schedule whole.
-        assert_eq!(plan.retries.last().unwrap().number, 195);
+        // Each retry to come times out like the last: 12 min after this one's 30 s on its
+        // clock, and in real time after the 2 s the time-out takes (1.2 s + 2 s).
+        assert_eq!(
+            plan.retries[1].at - plan.retries[0].at,
+            TimeDelta::milliseconds(3_200)
+        );
+        // 189 attempts in all, as the emulator makes: each delay counts from a failure 30 s
+        // after its call (195 is for failures at once).
+        assert_eq!(plan.retries.last().unwrap().number, 189);
         // A call stamped past the window (2 days and 30 s after the first call's time) is
         // flagged, on the service's clock.
         let mut late = calls[2].clone();
@@ -1554,10 +1613,13 @@ mod tests {
             next_at,
             retries_left,
             last_retry_at,
+            grace,
         } = d.state.clone()
         else {
             panic!("{:?}", d.state)
         };
+        // Answered at once: the tolerance alone.
+        assert_eq!(grace, DEFAULT_TOLERANCE);
         assert_eq!(next_number, 3);
         assert_eq!(next_at, t0() + TimeDelta::seconds(90 + 180));
         assert_eq!(retries_left, 193, "194 retries in all, one made");
@@ -1571,6 +1633,13 @@ mod tests {
         assert!(
             text.contains("(in 2 min 50 s), 193 retries left until "),
             "{text}"
+        );
+        // Due a moment ago, within the grace a call takes to be stored: not overdue yet.
+        let due = d.state.describe(next_at + TimeDelta::seconds(3));
+        assert!(
+            due.starts_with("retrying: next attempt expected at ")
+                && due.contains("(due now), 193 retries left"),
+            "{due}"
         );
         // The next attempt late: said so, with what is left.
         let late = d.state.describe(next_at + TimeDelta::seconds(60));

@@ -211,7 +211,28 @@ impl Schedule {
         failed_at: DateTime<Utc>,
         retry_after: Option<RetryAfter>,
     ) -> Plan {
-        let mut retries = Vec::new();
+        self.plan_from_taking(
+            first_failure,
+            failed_attempt,
+            failed_at,
+            retry_after,
+            Duration::ZERO,
+        )
+    }
+
+    /// [`Schedule::plan_from`] with every retry failing `took` after it is made (an answer
+    /// held that long, or a time-out: the service's 30 s) rather than at once: each delay then
+    /// counts from that failure, so fewer retries fit in the window (189 attempts in all for
+    /// a receiver that never answers, where 195 fail at once).
+    pub fn plan_from_taking(
+        &self,
+        first_failure: DateTime<Utc>,
+        failed_attempt: u32,
+        failed_at: DateTime<Utc>,
+        retry_after: Option<RetryAfter>,
+        took: Duration,
+    ) -> Plan {
+        let mut retries: Vec<Attempt> = Vec::new();
         let (mut n, mut at) = (failed_attempt.max(1), failed_at);
         // Bounded: every step moves at least the smallest delay forward in a finite window.
         while let Some(next) =
@@ -219,14 +240,14 @@ impl Schedule {
         {
             retries.push(next);
             n = next.number;
-            at = next.at;
-            if next.delay.is_zero() || retries.len() > 100_000 {
+            at = next.at.checked_add_signed(delta(took)).unwrap_or(next.at);
+            if (next.delay.is_zero() && took.is_zero()) || retries.len() > 100_000 {
                 break;
             }
         }
         Plan {
             first_failure,
-            discard_at: retries.last().map_or(failed_at, |a| a.at),
+            discard_at: retries.last().map_or(failed_at, |_| at),
             window_end: self.window_end(first_failure),
             retries,
         }
@@ -499,6 +520,30 @@ mod tests {
         assert!(s.plan_from(t0(), 195, t, None).retries.is_empty());
         let t65 = t0() + TimeDelta::from_std(s.least_time_to(65)).unwrap();
         assert_eq!(s.plan_from(t0(), 65, t65, None).retries.len(), 130);
+    }
+
+    #[test]
+    fn retries_that_each_time_out_fit_fewer_in_the_window() {
+        // Every attempt fails 30 s after it is made (no answer): each delay counts from then.
+        let s = Schedule::default();
+        let took = Duration::from_secs(30);
+        let p = s.plan_from_taking(t0(), 1, t0(), None, took);
+        assert_eq!(p.retries[0].at, t0() + TimeDelta::seconds(90));
+        assert_eq!(p.retries[1].at, t0() + TimeDelta::seconds(90 + 30 + 180));
+        let last = p.retries.last().unwrap();
+        assert_eq!(last.number, 189);
+        assert_eq!(
+            last.at,
+            t0() + TimeDelta::seconds(1350 + 900 * 184 + 30 * 187)
+        );
+        assert!(last.at <= p.window_end);
+        // Discarded when the last one fails.
+        assert_eq!(p.discard_at, last.at + TimeDelta::seconds(30));
+        // Failing at once, the plain plan.
+        assert_eq!(
+            s.plan_from_taking(t0(), 1, t0(), None, Duration::ZERO),
+            s.plan(t0(), None)
+        );
     }
 
     #[test]

@@ -248,7 +248,8 @@ fn what_if_ui(
     // The delays count from the failure: the answer, or the service giving up on it.
     let fails_after = answer.fails_after();
     let failed = now + chrono::TimeDelta::from_std(fails_after).unwrap_or_default();
-    let plan = schedule.plan(failed, retry_after);
+    // Every attempt answered so fails as late after its call: each delay counts from then.
+    let plan = schedule.plan_from_taking(failed, 1, failed, retry_after, fails_after);
     let Some(next) = plan.retries.first() else {
         ui.label("No retry fits in the 2-day window: the message is discarded at once.");
         return;
