@@ -462,18 +462,20 @@ pub fn analyze(
             .collect()
     });
 
-    // Attempt numbers: 1, 2, 3... in order.
-    if let Some(n) = attempts[0].number
+    // Attempt numbers: 1, 2, 3... in order. The earliest seen, whenever it arrived: an attempt 1
+    // that came after attempt 2 did reach this receiver (it is out of order, below).
+    if let Some(n) = attempts.iter().filter_map(|a| a.number).min()
         && n > 1
     {
         findings.push(finding(
             Severity::Info,
             "attempts-not-seen",
             if n == 2 {
-                "The first attempt seen here is 2: attempt 1 did not reach this receiver.".to_owned()
+                "The earliest attempt seen here is 2: attempt 1 did not reach this receiver."
+                    .to_owned()
             } else {
                 format!(
-                    "The first attempt seen here is {n}: attempts 1 to {} did not reach this receiver.",
+                    "The earliest attempt seen here is {n}: attempts 1 to {} did not reach this receiver.",
                     n - 1
                 )
             },
@@ -484,40 +486,58 @@ pub fn analyze(
     for n in attempts.iter().filter_map(|a| a.number) {
         *arrivals.entry(n).or_default() += 1;
     }
-    let mut repeats_said = std::collections::BTreeSet::new();
+    // Each arrival against all those before it (not only the one just before: a call with no
+    // attempt number in between, or a late copy of an earlier attempt, hides nothing): an
+    // attempt seen before is a repeat; one lower than the highest seen is out of order; one
+    // past the highest with none in between ever arriving skipped them.
+    let (mut seen, mut repeats_said) = (
+        std::collections::BTreeSet::new(),
+        std::collections::BTreeSet::new(),
+    );
+    let mut highest: Option<u32> = None;
+    // The arrivals below the highest attempt before them: no retry to time.
+    let mut late_arrival = vec![false; attempts.len()];
+    for (i, c) in attempts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| a.number.map(|n| (i, n)))
+    {
+        late_arrival[i] = highest.is_some_and(|h| c < h);
+        if !seen.insert(c) {
+            if repeats_said.insert(c) {
+                let times = arrivals.get(&c).copied().unwrap_or(2);
+                findings.push(finding(
+                    Severity::Warning,
+                    "attempt-repeated",
+                    format!(
+                        "Attempt {c} arrived {} (the service may deliver a message more than once).",
+                        if times == 2 { "twice".to_owned() } else { format!("{times} times") }
+                    ),
+                ));
+            }
+        } else if let Some(h) = highest {
+            if c < h {
+                findings.push(finding(
+                    Severity::Warning,
+                    "attempt-out-of-order",
+                    format!("Attempt {c} arrived after attempt {h}."),
+                ));
+            } else if c > h + 1 && (h + 1..c).all(|n| !arrivals.contains_key(&n)) {
+                // Skipped for good: one that comes later is out of order, said when it does.
+                findings.push(finding(
+                    Severity::Warning,
+                    "attempt-skipped",
+                    format!("Attempt {h} was followed by attempt {c}: attempts in between never arrived here."),
+                ));
+            }
+        }
+        highest = Some(highest.map_or(c, |h| h.max(c)));
+    }
     // The first success or permanent failure, once a call has come after it.
     let mut ended: Option<&Observed> = None;
     let mut after_final = std::collections::BTreeSet::new();
     for (i, w) in attempts.windows(2).enumerate() {
         let (prev, cur) = (&w[0], &w[1]);
-        if let (Some(p), Some(c)) = (prev.number, cur.number) {
-            if c == p {
-                if repeats_said.insert(c) {
-                    let times = arrivals.get(&c).copied().unwrap_or(2);
-                    findings.push(finding(
-                        Severity::Warning,
-                        "attempt-repeated",
-                        format!(
-                            "Attempt {c} arrived {} (the service may deliver a message more than once).",
-                            if times == 2 { "twice".to_owned() } else { format!("{times} times") }
-                        ),
-                    ));
-                }
-            } else if c > p + 1 && (p + 1..c).all(|n| !arrivals.contains_key(&n)) {
-                // Skipped for good: one that comes later is out of order, said when it does.
-                findings.push(finding(
-                    Severity::Warning,
-                    "attempt-skipped",
-                    format!("Attempt {p} was followed by attempt {c}: attempts in between never arrived here."),
-                ));
-            } else if c < p {
-                findings.push(finding(
-                    Severity::Warning,
-                    "attempt-out-of-order",
-                    format!("Attempt {c} arrived after attempt {p}."),
-                ));
-            }
-        }
         // After a success or a permanent failure the service has no reason to call again: each
         // call after the first such answer is flagged, named by its attempt. The same attempt
         // as that answer's again is a duplicate delivery (flagged above), which service-api.md
@@ -558,8 +578,10 @@ pub fn analyze(
         } else if prev.outcome.is_retry()
             && let (Some(p), Some(gap)) = (prev.number, cur.gap)
             // An attempt that comes again is a repeat (flagged above; the service may deliver
-            // a message twice), not a retry to time.
+            // a message twice), and one that arrives after a higher one is out of order: not a
+            // retry to time.
             && cur.number.is_none_or(|n| n > p)
+            && !late_arrival[i + 1]
         {
             // On a marked clock: the faster of the two calls' speeds, as the wait may have run
             // at either (a speed changed during it); on the emulator's own times, exactly, with
@@ -1774,6 +1796,40 @@ mod tests {
         );
         let d = run(&[call(1, 4, 0, 503, None)]);
         assert!(d.findings[0].message.contains("attempts 1 to 3 did not"));
+        // Attempt 1 arriving after attempt 2 did reach this receiver: out of order only.
+        let d = run(&[call(1, 2, 0, 503, None), call(2, 1, 1, 503, None)]);
+        assert_eq!(codes(&d), vec!["attempt-out-of-order"]);
+        assert_eq!(d.findings[0].message, "Attempt 1 arrived after attempt 2.");
+        // 3, 1, 2: both late ones said, against the highest seen before them.
+        let d = run(&[
+            call(1, 3, 0, 503, None),
+            call(2, 1, 1, 503, None),
+            call(3, 2, 2, 503, None),
+        ]);
+        let messages: Vec<&str> = d.findings.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "Attempt 1 arrived after attempt 3.",
+                "Attempt 2 arrived after attempt 3."
+            ]
+        );
+        // A late copy of an earlier attempt is a repeat (not out of order), said once with its
+        // count, also with a call that names no attempt in between.
+        for between in [Some(3), None] {
+            let mut calls = vec![
+                call(1, 1, 0, 503, None),
+                call(2, 2, 90, 503, None),
+                call(3, 3, 300, 503, None),
+                call(4, 2, 301, 503, None),
+            ];
+            if between.is_none() {
+                calls[2].inv.attempt = None;
+            }
+            let d = run(&calls);
+            assert_eq!(codes(&d), vec!["attempt-repeated"], "{between:?}");
+            assert!(d.findings[0].message.starts_with("Attempt 2 arrived twice"));
+        }
     }
 
     #[test]
