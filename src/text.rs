@@ -352,9 +352,13 @@ pub fn human_size(n: u64) -> String {
     format!("{v:.1} {unit}")
 }
 
-/// `text` re-indented two spaces a level, if it is JSON; every token kept exactly as it came
-/// (key order, number spelling, escapes), which a round trip through a parsed value would not
-/// keep (big numbers turned to floats, keys sorted).
+/// How deep [`pretty_json`] indents: past it, the text is left as it came (indented, 100,000
+/// nested arrays would take 100,000 lines of up to 200,000 spaces each).
+pub const PRETTY_DEPTH: usize = 64;
+
+/// `text` re-indented two spaces a level, if it is JSON nested at most [`PRETTY_DEPTH`] deep;
+/// every token kept exactly as it came (key order, number spelling, escapes), which a round
+/// trip through a parsed value would not keep (big numbers turned to floats, keys sorted).
 pub fn pretty_json(text: &str) -> Option<String> {
     serde_json::from_str::<serde::de::IgnoredAny>(text).ok()?;
     let mut out = String::with_capacity(text.len() + text.len() / 4);
@@ -393,6 +397,9 @@ pub fn pretty_json(text: &str) -> Option<String> {
                     }
                 } else {
                     depth += 1;
+                    if depth > PRETTY_DEPTH {
+                        return None;
+                    }
                     newline(&mut out, depth);
                 }
             }
@@ -710,6 +717,15 @@ mod tests {
         for bad in ["0", "-1", "abc", "99999999999999999999", "1.5", ""] {
             assert!(parse_id(bad).is_err_and(|e| e.contains("from 1")), "{bad}");
         }
+    }
+
+    #[test]
+    fn pretty_json_leaves_a_deeply_nested_text_as_it_came() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let at_limit = super::pretty_json(&deep(super::PRETTY_DEPTH + 1)).unwrap();
+        assert_eq!(at_limit.lines().count(), 2 * super::PRETTY_DEPTH + 1);
+        assert_eq!(super::pretty_json(&deep(super::PRETTY_DEPTH + 2)), None);
+        assert_eq!(super::pretty_json(&deep(100_000)), None);
     }
 
     #[test]

@@ -392,6 +392,16 @@ pub fn check_body(
             ));
             None
         }
+        // Well-formed JSON that serde_json will not build (its grammar allows what a reader
+        // need not take): said for what it is, not as "not valid JSON".
+        Err(e) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => {
+            f.push(Finding::new(
+                Severity::Error,
+                "body-json-unreadable",
+                unreadable_json(&e),
+            ));
+            None
+        }
         Err(e) => {
             f.push(Finding::new(
                 Severity::Error,
@@ -402,6 +412,26 @@ pub fn check_body(
             None
         }
     }
+}
+
+/// Why well-formed JSON could not be read, for [`check_body`]: nested past serde_json's 128
+/// levels, a number past a 64-bit float's range, or a `\u` escape that names no character (a
+/// lone surrogate), which RFC 8259 allows in its grammar and leaves to the reader.
+fn unreadable_json(e: &serde_json::Error) -> String {
+    let at = format!("line {} column {}", e.line(), e.column());
+    let what = e.to_string();
+    let why = if what.contains("recursion limit") {
+        "it is nested more than 128 levels deep"
+    } else if what.contains("number out of range") {
+        "a number in it is too large for a 64-bit float (most JSON readers fail on it or make it infinite)"
+    } else if what.contains("surrogate") || what.contains("hex escape") {
+        "a string in it has a \\u escape that is no character (a lone UTF-16 surrogate, which most JSON readers refuse or replace)"
+    } else {
+        "serde_json refuses it"
+    };
+    format!(
+        "The body is well-formed JSON, but it cannot be read as data: {why} (at {at}). Its messages are not checked."
+    )
 }
 
 /// A message object with every field of the contract, each of its type (see [`MESSAGE_FIELDS`]):
@@ -1044,6 +1074,24 @@ mod tests {
         assert_eq!(codes(&v), vec!["body-not-array"]);
         assert!(v.findings[0].message.contains("object"));
         assert_eq!(codes(&run("POST", &h, b"[1]")), vec!["element-not-object"]);
+        // Well-formed, but not readable as data: said for what it is, with where.
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        for (body, why) in [
+            (deep.as_str(), "nested more than 128 levels deep"),
+            ("[1e99999]", "too large for a 64-bit float"),
+            ("[\"\\ud800\"]", "a lone UTF-16 surrogate"),
+            ("[\"\\udc00x\"]", "a lone UTF-16 surrogate"),
+        ] {
+            let v = run("POST", &h, body.as_bytes());
+            assert_eq!(codes(&v), vec!["body-json-unreadable"], "{body:.20}");
+            let m = &v.findings[0].message;
+            assert!(
+                m.starts_with("The body is well-formed JSON, but it cannot be read as data: ")
+                    && m.contains(why)
+                    && m.contains("(at line 1 column "),
+                "{m}"
+            );
+        }
     }
 
     #[test]
