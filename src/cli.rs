@@ -1123,9 +1123,9 @@ pub fn render_show(s: &Stored) -> String {
     }
     let a = &inv.answer;
     t += &format!(
-        "\nAnswer\n  {} after {}: {}\n",
+        "\nAnswer\n  {} {}: {}\n",
         a.status,
-        human_duration(std::time::Duration::from_micros(inv.took_us)),
+        inv.answer_timing(),
         inv.meaning()
     );
     if let Some(why) = inv.unanswered() {

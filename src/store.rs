@@ -441,6 +441,25 @@ impl Invocation {
         )
     }
 
+    /// When the answer went, in words for `show` and the Answer sent tab: `sent after 1.5 s (a
+    /// chosen delay of 1.5 s)`, or, for one never sent (its caller hung up, or Hookscope quit),
+    /// `held 2 s of a chosen delay of 40 s, never sent`.
+    pub fn answer_timing(&self) -> String {
+        let took = crate::text::human_duration(std::time::Duration::from_micros(self.took_us));
+        let delay =
+            (self.answer.delay_ms > 0).then(|| crate::responder::delay_words(self.answer.delay_ms));
+        let never_sent = self
+            .findings
+            .iter()
+            .any(|f| f.code == CALLER_HUNG_UP || f.code == QUIT_BEFORE_ANSWER);
+        match (never_sent, delay) {
+            (false, None) => format!("sent after {took}"),
+            (false, Some(d)) => format!("sent after {took} (a chosen delay of {d})"),
+            (true, None) => format!("never sent (the call ended {took} after it came)"),
+            (true, Some(d)) => format!("held {took} of a chosen delay of {d}, never sent"),
+        }
+    }
+
     /// Why the chosen answer was no answer for the service, if it was not: the caller never got
     /// it, or got it after the service stops waiting (a caller that waits longer still reads
     /// it, but the service would not).
@@ -1851,6 +1870,29 @@ mod tests {
         assert_eq!(inv.outcome(), Outcome::RetryTemporary);
         assert!(inv.unanswered().is_some_and(|w| w.contains("hung up")));
         assert_eq!(Summary::of(1, &inv).outcome, Outcome::RetryTemporary);
+        // Its timing says it was never sent, and how much of the delay passed.
+        inv.took_us = 2_000_000;
+        inv.answer.delay_ms = 0;
+        assert_eq!(
+            inv.answer_timing(),
+            "never sent (the call ended 2 s after it came)"
+        );
+        inv.answer.delay_ms = 40_000;
+        assert_eq!(
+            inv.answer_timing(),
+            "held 2 s of a chosen delay of 40 s, never sent"
+        );
+        // Sent: after how long, and the delay chosen.
+        let mut sent = sample("d", 1, 503);
+        sent.answer.delay_ms = 0;
+        sent.took_us = 300;
+        assert_eq!(sent.answer_timing(), "sent after under 1 ms");
+        sent.took_us = 1_500_000;
+        sent.answer.delay_ms = 1_500;
+        assert_eq!(
+            sent.answer_timing(),
+            "sent after 1.5 s (a chosen delay of 1.5 s)"
+        );
     }
 
     #[test]

@@ -892,18 +892,7 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
             crate::store::unanswered_consequence(s.inv.registration_check)
         ));
     }
-    ui.label(format!(
-        "Answered after {}{}",
-        crate::text::human_duration(std::time::Duration::from_micros(s.inv.took_us)),
-        if a.delay_ms > 0 {
-            format!(
-                " (a chosen delay of {})",
-                crate::responder::delay_words(a.delay_ms)
-            )
-        } else {
-            String::new()
-        }
-    ));
+    ui.label(format!("Answer {}", s.inv.answer_timing()));
     if let Some(rule) = &s.inv.rule {
         ui.label(format!("Chosen by: {rule}"));
     }
