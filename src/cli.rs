@@ -205,7 +205,7 @@ pub struct ListenArgs {
     #[command(flatten)]
     pub answer: AnswerArgs,
     /// Largest body kept whole; a larger one is answered 413 (e.g. 32MiB, 100MB).
-    #[arg(long, default_value = "32MiB", value_parser = crate::text::parse_body_limit, value_name = "SIZE")]
+    #[arg(long, default_value = "32MiB", value_parser = crate::text::parse_body_limit, value_name = "SIZE", allow_hyphen_values = true)]
     pub body_limit: u64,
     /// The word in the header names (X-<WORD>-Event) and the invoker's User-Agent.
     #[arg(long, default_value = "Service", value_name = "WORD", value_parser = crate::text::parse_brand)]

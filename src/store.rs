@@ -30,7 +30,7 @@ pub enum StoreError {
         "{path} is a directory, where Hookscope keeps its database file: move it out of the way, or give --data-dir another directory"
     )]
     DatabaseIsADirectory { path: PathBuf },
-    #[error("cannot create the data directory {path}: {}", crate::text::io_words(.source))]
+    #[error("cannot create the data directory {path}: {}", create_dir_words(.path, .source))]
     CreateDir {
         path: PathBuf,
         source: std::io::Error,
@@ -706,6 +706,20 @@ fn read_only_part(dir: &Path) -> Option<String> {
         return Some(format!("its directory {}", dir.display()));
     }
     None
+}
+
+/// Why a directory could not be created, in words: for a permission refused, the directory
+/// that refused it (the nearest that exists), since the one asked for is not there to look at.
+fn create_dir_words(path: &Path, e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::PermissionDenied
+        && let Some(parent) = path.ancestors().skip(1).find(|a| a.is_dir())
+    {
+        return format!(
+            "permission denied: this user may not create directories in {} (see who owns it, and its mode)",
+            parent.display()
+        );
+    }
+    crate::text::io_words(e)
 }
 
 fn connect_rw(dir: &Path, durability: Durability) -> Result<Connection, StoreError> {
@@ -1892,6 +1906,25 @@ mod tests {
         assert_eq!(
             sent.answer_timing(),
             "sent after 1.5 s (a chosen delay of 1.5 s)"
+        );
+    }
+
+    #[test]
+    fn a_data_directory_refused_names_the_directory_that_refused_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let wanted = dir.path().join("a").join("b");
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let e = StoreError::CreateDir {
+            path: wanted.clone(),
+            source: denied,
+        };
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cannot create the data directory {}: permission denied: this user may not create directories in {} (see who owns it, and its mode)",
+                wanted.display(),
+                dir.path().display()
+            )
         );
     }
 

@@ -92,7 +92,8 @@ pub fn parse_brand(s: &str) -> Result<String, String> {
         Ok(word.to_owned())
     } else {
         Err(format!(
-            "\"{s}\" cannot be a header word: use one word of letters, digits, - or _ (it makes X-<WORD>-Event)"
+            "\"{}\" cannot be a header word: use one word of letters, digits, - or _ (it makes X-<WORD>-Event)",
+            escape_control(s)
         ))
     }
 }
@@ -100,16 +101,29 @@ pub fn parse_brand(s: &str) -> Result<String, String> {
 /// The receiver's body limit: a size of at least 1 KiB, so the registration check and any
 /// ordinary call fit.
 pub fn parse_body_limit(s: &str) -> Result<u64, String> {
-    let n = parse_size(s).map_err(|e| e.to_string())?;
+    let too_large = || {
+        format!(
+            "{} is too large a body limit: give at most 512MiB (a body is kept as one value in the database, and SQLite's values stop at 1 GB)",
+            s.trim()
+        )
+    };
+    let n = parse_size(s).map_err(|e| {
+        // Digits past what a 64-bit size holds, with a unit or without: a size, too large.
+        let t = s.trim();
+        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && parse_size(&format!("1{}", &t[digits..])).is_ok() {
+            too_large()
+        } else {
+            e.to_string()
+        }
+    })?;
     if n < 1024 {
         return Err(format!(
             "{s} is too small a body limit: give at least 1KiB (a webhook call with one message is about half of that)"
         ));
     }
     if n > MAX_BODY_LIMIT {
-        return Err(format!(
-            "{s} is too large a body limit: give at most 512MiB (a body is kept as one value in the database, and SQLite's values stop at 1 GB)"
-        ));
+        return Err(too_large());
     }
     Ok(n)
 }
@@ -703,9 +717,23 @@ mod tests {
         assert!(parse_body_limit("0").is_err_and(|e| e.contains("at least 1KiB")));
         assert_eq!(parse_body_limit("512MiB"), Ok(512 << 20));
         // A body over SQLite's largest value could not be stored: refused up front.
-        for big in ["513MiB", "2GiB", "1TiB"] {
-            assert!(parse_body_limit(big).is_err_and(|e| e.contains("at most 512MiB")));
+        for big in [
+            "513MiB",
+            "2GiB",
+            "1TiB",
+            "99999999999999999999",
+            "99999999999TiB",
+        ] {
+            assert!(
+                parse_body_limit(big).is_err_and(|e| e.contains("too large a body limit")),
+                "{big}"
+            );
         }
+        assert!(parse_body_limit("-1").is_err_and(|e| e.contains("is not a size")));
+        // A terminal escape in a refused brand is shown escaped, not sent to the terminal.
+        assert!(
+            parse_brand("x\u{1b}[31m").is_err_and(|e| e.starts_with("\"x\\u{1b}[31m\" cannot"))
+        );
         assert_eq!(parse_speed("60"), Ok(60.0));
         for bad in ["0", "-1", "NaN", "inf", "1e9", "fast"] {
             assert!(parse_speed(bad).is_err(), "{bad}");
