@@ -795,9 +795,10 @@ pub fn analyze(
             last_retry_after,
             took_in_frame,
         );
-        // In real time each retry comes later by the stretch of every call before it.
+        // In real time each retry comes later by the stretch of every call before it (the
+        // retries are in order: those before `t` are a prefix).
         let stretched = |t: DateTime<Utc>| {
-            let calls = p.retries.iter().filter(|a| a.at < t).count() as u32;
+            let calls = p.retries.partition_point(|a| a.at < t) as u32;
             to_real(t) + TimeDelta::from_std(stretch * calls).unwrap_or_default()
         };
         Plan {
@@ -1236,6 +1237,11 @@ mod tests {
         analyze(calls, &Schedule::default(), DEFAULT_TOLERANCE, &[]).unwrap()
     }
 
+    /// The findings of `d` with `code`.
+    fn of_code<'a>(d: &'a Delivery, code: &str) -> Vec<&'a Finding> {
+        d.findings.iter().filter(|f| f.code == code).collect()
+    }
+
     fn codes(d: &Delivery) -> Vec<&str> {
         d.findings.iter().map(|f| f.code.as_str()).collect()
     }
@@ -1537,11 +1543,7 @@ mod tests {
             call(2, 196, window + 41 * 60, 503, None),
             call(3, 197, window + 56 * 60, 200, None),
         ]);
-        let after: Vec<&Finding> = d
-            .findings
-            .iter()
-            .filter(|f| f.code == "call-after-window")
-            .collect();
+        let after = of_code(&d, "call-after-window");
         assert_eq!(after.len(), 1, "{:?}", d.findings);
         assert_eq!(after[0].severity, Severity::Warning);
         assert_eq!(
@@ -1862,10 +1864,8 @@ mod tests {
             call(4, 3, 100, 503, None),
             call(5, 4, 100, 503, None),
         ]);
-        let after: Vec<&str> = d
-            .findings
+        let after: Vec<&str> = of_code(&d, "call-after-final")
             .iter()
-            .filter(|f| f.code == "call-after-final")
             .map(|f| f.message.as_str())
             .collect();
         let at = local(t0() + TimeDelta::seconds(100));

@@ -316,6 +316,22 @@ impl UiRig {
             .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
             .unwrap()
     }
+
+    /// A status report of `delivery` sent without waiting for its answer (one a delay holds
+    /// back): abort the task to hang up.
+    fn send_held(
+        &self,
+        delivery: &str,
+        attempt: u32,
+    ) -> tokio::task::JoinHandle<Result<(), reqwest::Error>> {
+        let req = post(
+            &self.client,
+            &self.url("/hook"),
+            &invoker_headers("status-report", delivery, attempt),
+            status_report_body("5"),
+        );
+        self.rt.spawn(async move { req.send().await.map(|_| ()) })
+    }
 }
 
 #[test]
@@ -3440,13 +3456,7 @@ fn the_timeline_names_the_next_attempt_while_it_is_held() {
         delay_ms: 45_000,
         ..Answer::status(503)
     });
-    let req = post(
-        &rig.client,
-        &rig.url("/hook"),
-        &invoker_headers("status-report", "dlv-wait", 2),
-        status_report_body("6"),
-    );
-    let call = rig.rt.spawn(async move { req.send().await.map(|_| ()) });
+    let call = rig.send_held("dlv-wait", 2);
     rig.until("the call is held", |app| app.state.held.len() == 1);
     rig.harness.step();
     rig.harness.step();
@@ -3480,13 +3490,7 @@ fn a_held_call_does_not_move_the_rows_in_the_list() {
         delay_ms: 45_000,
         ..Answer::status(200)
     });
-    let req = post(
-        &rig.client,
-        &rig.url("/hook"),
-        &invoker_headers("status-report", "dlv-held", 1),
-        status_report_body("5"),
-    );
-    let call = rig.rt.spawn(async move { req.send().await.map(|_| ()) });
+    let call = rig.send_held("dlv-held", 1);
     rig.until("the call is held", |app| app.state.held.len() == 1);
     rig.harness.step();
     rig.harness.step();
@@ -3519,13 +3523,7 @@ fn a_call_held_by_a_delay_is_shown_while_it_waits() {
     rig.until("the receiver listens", |app| {
         matches!(app.state.listening, Listening::On(_))
     });
-    let req = post(
-        &rig.client,
-        &rig.url("/hook"),
-        &invoker_headers("status-report", "dlv-held", 2),
-        status_report_body("5"),
-    );
-    let call = rig.rt.spawn(async move { req.send().await.map(|_| ()) });
+    let call = rig.send_held("dlv-held", 2);
     rig.until("the call is held", |app| app.state.held.len() == 1);
     rig.harness.step();
     rig.harness
@@ -3549,15 +3547,7 @@ fn a_call_held_by_a_delay_is_shown_while_it_waits() {
     assert!(rig.harness.query_by_label("No calls yet.").is_none());
     // Three more: three are named, the fourth counted (and named on hover).
     let more: Vec<_> = (3..6)
-        .map(|attempt| {
-            let req = post(
-                &rig.client,
-                &rig.url("/hook"),
-                &invoker_headers("status-report", "dlv-held", attempt),
-                status_report_body("5"),
-            );
-            rig.rt.spawn(async move { req.send().await.map(|_| ()) })
-        })
+        .map(|attempt| rig.send_held("dlv-held", attempt))
         .collect();
     rig.until("four calls are held", |app| app.state.held.len() == 4);
     rig.harness.step();
