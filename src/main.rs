@@ -16,7 +16,10 @@ fn main() -> ExitCode {
         .with_ansi(std::io::stderr().is_terminal())
         .with_max_level(tracing::Level::WARN)
         .init();
-    let mut cli = Cli::parse();
+    let mut cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return refuse_arguments(e),
+    };
     if let Err(e) = cli.settle_global_options() {
         eprintln!("error: {e}");
         return ExitCode::from(2);
@@ -74,6 +77,25 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// clap's own refusals quote the argument as given: a value holding escape sequences must not
+/// reach the terminal raw, so its error is printed plain with control characters escaped. Help
+/// and version (not errors) go out as clap writes them.
+fn refuse_arguments(e: clap::Error) -> ExitCode {
+    if !e.use_stderr() {
+        // `--help`, `--version`: nothing taken from the user is echoed.
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let text = e.render().to_string();
+    let safe: Vec<String> = text
+        .trim_end()
+        .lines()
+        .map(hookscope::text::escape_control)
+        .collect();
+    eprintln!("{}", safe.join("\n"));
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }
 
 /// An error may quote what a service or a file said: never raw to the terminal.

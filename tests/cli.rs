@@ -290,6 +290,38 @@ fn bad_flag_values_are_refused_with_a_reason() {
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
 }
 
+/// clap's own refusals quote the value given: control characters in it are shown escaped, never
+/// sent to the terminal raw (a bell, a carriage return that hides the start of the line).
+#[test]
+fn a_refused_value_cannot_drive_the_terminal() {
+    for args in [
+        &["listen", "--port", "9\u{7}\rX"][..],
+        &["bad\u{7}\r"][..],
+        &["log", "--limit", "\u{1b}]0;title\u{7}"][..],
+    ] {
+        let out = bin().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        let raw: Vec<char> = err
+            .chars()
+            .filter(|c| c.is_control() && *c != '\n')
+            .collect();
+        assert!(raw.is_empty(), "{args:?} sent {raw:?} raw: {err}");
+    }
+    // What cannot be dropped is shown escaped: the carriage return, not a line overwritten.
+    let out = bin()
+        .args(["listen", "--port", "9\r\u{7}X"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("'9\\u{d}X'"), "{err}");
+    // Help is not an error: it goes to stdout with status 0, as before.
+    let out = bin().arg("--help").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("listen"));
+}
+
 #[tokio::test]
 async fn listen_answers_as_told_and_log_and_show_read_it_back() {
     let dir = tempfile::tempdir().unwrap();
