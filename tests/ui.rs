@@ -3399,25 +3399,7 @@ fn a_list_too_narrow_for_its_columns_scrolls_sideways() {
 
 /// The contrast ratio (WCAG) of `fg`, drawn over `bg`, against `bg`.
 fn contrast(fg: egui::Color32, bg: egui::Color32) -> f32 {
-    // Colours are premultiplied: over an opaque background, fg + bg × (1 - alpha).
-    let keep = 1.0 - fg.a() as f32 / 255.0;
-    let over = |f: u8, b: u8| f as f32 + b as f32 * keep;
-    let lin = |c: f32| {
-        let c = c / 255.0;
-        if c <= 0.04045 {
-            c / 12.92
-        } else {
-            ((c + 0.055) / 1.055).powf(2.4)
-        }
-    };
-    let lum = |r: f32, g: f32, b: f32| 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
-    let l1 = lum(
-        over(fg.r(), bg.r()),
-        over(fg.g(), bg.g()),
-        over(fg.b(), bg.b()),
-    );
-    let l2 = lum(bg.r() as f32, bg.g() as f32, bg.b() as f32);
-    (l1.max(l2) + 0.05) / (l1.min(l2) + 0.05)
+    hookscope::app::contrast_ratio(fg, bg)
 }
 
 /// Secondary text in the light theme (hints, notes, the empty states) is readable: at least

@@ -14,6 +14,8 @@ pub mod secrets;
 pub mod state;
 mod ui;
 
+pub use ui::contrast_ratio;
+
 use crate::contract::Brand;
 use crate::receiver::ReceiverConfig;
 use engine::{Engine, Msg};

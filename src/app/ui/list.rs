@@ -356,6 +356,7 @@ fn held_title(n: usize) -> String {
 fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, gaps: f32) {
     // A click anywhere on a row selects it, so the cells' text must not take the click.
     ui.style_mut().interaction.selectable_labels = false;
+    ui.visuals_mut().selection.bg_fill = super::selected_row_fill(dark);
     let (widths, short) = column_widths(ui.available_width() - gaps);
     // The columns' widths are remembered per zoom and per layout (short titles or not): a
     // zoom or a much narrower list lays them out afresh instead of keeping widths that no
