@@ -393,8 +393,12 @@ fn the_410_preset_asks_for_confirmation() {
 #[test]
 fn clicks_at_one_spot_on_a_zoom_button_zoom_each_time() {
     for (label, zooms) in [
-        ("A−", [0.9, 0.8, 0.7, 0.6, 0.5]),
-        ("A+", [1.1, 1.2, 1.3, 1.4, 1.5]),
+        ("A−", &[0.9, 0.8, 0.7, 0.6, 0.5][..]),
+        // Past 1.5 the bar no longer fits on one line: the buttons keep the first.
+        (
+            "A+",
+            &[1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2.0][..],
+        ),
     ] {
         let mut rig = start();
         rig.harness.step();
@@ -402,7 +406,7 @@ fn clicks_at_one_spot_on_a_zoom_button_zoom_each_time() {
         let r = rig.harness.get_by_label(label).rect();
         let moved_to = egui::pos2(r.left() + 4.0, r.center().y);
         rig.step_hooked(vec![egui::Event::PointerMoved(moved_to)]);
-        for zoom in zooms {
+        for &zoom in zooms {
             let click = |pressed| egui::Event::PointerButton {
                 pos: moved_to,
                 button: egui::PointerButton::Primary,

@@ -7,7 +7,8 @@ use egui::RichText;
 
 /// How the top bar is laid out, from what its parts measured in the last frame: all on one
 /// line when the window is wide; the answer on a second line when it does not fit beside the
-/// rest; the buttons there too when even they do not (a narrow window, or a large zoom).
+/// rest; the receiver's address there too when even it does not (a narrow window, or a large
+/// zoom). The buttons always end the first line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TopBarLayout {
     #[default]
@@ -48,14 +49,21 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let [status_was, buttons_was] = app.state.top_bar_widths;
     let layout = TopBarLayout::choose(full, status_was, buttons_was, answer_width);
     let mut measured = [status_was, buttons_was];
+    // The first line always ends with the buttons, so that A+ stays where it was clicked when a
+    // zoom moves the receiver's address (and the answer) to the second line.
+    let mut status_on_line_two = 0.0;
     ui.horizontal(|ui| {
-        measured[0] = ui
-            .horizontal(|ui| status_ui(ui, app, dark))
-            .response
-            .rect
-            .width();
+        let title = ui.horizontal(title_ui).response.rect.width();
         if layout == TopBarLayout::TwoLines {
-            return;
+            // Measured where it is drawn, below; the title's share is counted here.
+            measured[0] = title + ui.spacing().item_spacing.x;
+        } else {
+            measured[0] = title
+                + ui.spacing().item_spacing.x
+                + ui.horizontal(|ui| status_ui(ui, app, dark))
+                    .response
+                    .rect
+                    .width();
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             measured[1] = buttons_width(ui.horizontal(|ui| buttons_ui(ui, app)));
@@ -66,15 +74,19 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         });
     });
     if layout != TopBarLayout::OneLine {
-        ui.horizontal(|ui| {
-            ui.label(answer).on_hover_text(hover);
+        ui.horizontal_wrapped(|ui| {
             if layout == TopBarLayout::TwoLines {
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    measured[1] = buttons_width(ui.horizontal(|ui| buttons_ui(ui, app)));
-                });
+                status_on_line_two = ui
+                    .horizontal(|ui| status_ui(ui, app, dark))
+                    .response
+                    .rect
+                    .width();
+                ui.separator();
             }
+            ui.label(answer).on_hover_text(hover);
         });
     }
+    measured[0] += status_on_line_two;
     app.state.top_bar_widths = measured;
     // Measured afresh (a new URL, a zoom, the first frame): lay the bar out again before this
     // frame is shown if it now belongs on another number of lines.
@@ -114,9 +126,14 @@ fn badge(
     ui.label(RichText::new(text).color(color))
 }
 
-fn status_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool) {
+/// The application's name, first on the bar.
+fn title_ui(ui: &mut egui::Ui) {
     ui.heading(RichText::new("Hookscope").strong());
     ui.separator();
+}
+
+/// Where the receiver listens (with a copy button), or why it does not.
+fn status_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool) {
     match app.state.listening.clone() {
         Listening::Starting => {
             ui.spinner();
