@@ -3585,3 +3585,43 @@ fn an_emoji_in_a_message_has_a_glyph() {
         assert!(has, "{font:?}");
     }
 }
+
+/// A laptop's 1024 × 768 window with both side panels: the list's words read whole (the event
+/// was cut to "incoming-me…" and "registration c…"), and so does a short delivery id.
+#[test]
+fn a_small_window_lists_every_event_whole() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    let url = rig.url("/hook");
+    let status = rig
+        .rt
+        .block_on(common::registration_check(&rig.client, &url));
+    assert_eq!(status, 200);
+    assert_eq!(rig.send("incoming-message", "dlv-91c2", 1), 200);
+    rig.until("both calls are listed", |app| {
+        app.state.list.row(1).is_some()
+    });
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    assert!(rig.harness.state().state.show_service, "both panels open");
+    let answer_panel = rig.answer_panel_left();
+    let style = rig.harness.ctx.global_style();
+    for (whole, text_style) in [
+        ("incoming-message", egui::TextStyle::Body),
+        ("registration check", egui::TextStyle::Body),
+        ("dlv-91c2", egui::TextStyle::Monospace),
+    ] {
+        let font = text_style.resolve(&style);
+        let needs = rig.harness.ctx.fonts_mut(|f| {
+            f.layout_no_wrap(whole.to_owned(), font, egui::Color32::WHITE)
+                .size()
+                .x
+        });
+        let rect = rig.harness.get_by_label(whole).rect();
+        assert!(
+            rect.width() >= needs - 0.5,
+            "{whole} is cut: {rect:?}, needs {needs}"
+        );
+        assert!(rect.right() < answer_panel, "{whole} ends at {rect:?}");
+    }
+}

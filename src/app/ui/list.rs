@@ -474,7 +474,15 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
                 });
                 row.col(|ui| {
                     let ev = if s.registration_check {
-                        "registration check".to_owned()
+                        // "registration c…" in a narrow list: the word that says it, whole.
+                        let font = egui::TextStyle::Body.resolve(ui.style());
+                        let whole = "registration check";
+                        if elide_front(ui, whole, &font, ui.available_width()) == whole {
+                            whole.to_owned()
+                        } else {
+                            ui.label("registration").on_hover_text(whole);
+                            return;
+                        }
                     } else {
                         s.event
                             .clone()
@@ -623,31 +631,61 @@ const DESIGNED: [f32; 8] = [72.0, 112.0, 0.0, 54.0, 62.0, 50.0, 100.0, 62.0];
 const NUMBERS: [usize; 4] = [3, 4, 5, 7];
 /// What the delivery id keeps at least before the other columns shrink.
 const DELIVERY_ROOM: f32 = 80.0;
+/// The outcome's widest word in the list ("retry (other)", "URL refused") and a little air.
+const OUTCOME_WORDS: f32 = 78.0;
+
+/// What gives way, in order, when the list is narrower than the design: each stage's floor for
+/// every column, which the columns shrink towards (in proportion to what each has above it)
+/// only when the stages before could not make the room.
+/// 1. The numbers, to their narrowest: under their short titles a count or a code still fits.
+/// 2. The time and the outcome, to what their words need.
+/// 3. The delivery id, to its narrowest: cut at the front, it keeps the end that tells one
+///    delivery from the next.
+/// 4. Everything, to its narrowest (the event last of all but in proportion: "incoming-m…"
+///    and "succee…" are not read, so it comes to that only in a very narrow list).
+fn stage_floors() -> [[f32; 8]; 4] {
+    let least = COLUMNS.map(|(_, _, least)| least);
+    let mut numbers = DESIGNED;
+    numbers[DELIVERY] = DELIVERY_ROOM;
+    for i in NUMBERS {
+        numbers[i] = least[i];
+    }
+    let mut words = numbers;
+    words[0] = least[0];
+    words[6] = OUTCOME_WORDS;
+    let mut delivery = words;
+    delivery[DELIVERY] = least[DELIVERY];
+    [numbers, words, delivery, least]
+}
 
 /// The columns' starting widths in a list `room` points wide (the gaps between columns taken
 /// out), and whether the short titles are needed: as designed when they fit beside a
-/// readable delivery id; shrunk in proportion otherwise, never below each column's narrowest.
+/// readable delivery id; shrunk stage by stage otherwise ([`stage_floors`]), never below each
+/// column's narrowest. The delivery's width is what is left (it is the remainder column).
 fn column_widths(room: f32) -> ([f32; 8], bool) {
     let designed: f32 = DESIGNED.iter().sum();
     let short = room - DELIVERY_ROOM < designed;
-    // The delivery's own share is its narrowest here: it is the remainder column.
-    let least = COLUMNS.map(|(_, _, least)| least);
     let mut wanted = DESIGNED;
-    wanted[DELIVERY] = least[DELIVERY];
-    let room = room - DELIVERY_ROOM + least[DELIVERY];
-    // The numbers' columns give up their room first: under their short titles a count or a
-    // code fits their narrowest, while an event or an outcome cut short ("succee…") is not read.
-    let over = wanted.iter().sum::<f32>() - room;
-    let slack: f32 = NUMBERS.iter().map(|&i| wanted[i] - least[i]).sum();
-    if over > 0.0 && slack > 0.0 {
-        let give = (over / slack).min(1.0);
-        for i in NUMBERS {
-            wanted[i] -= (wanted[i] - least[i]) * give;
+    wanted[DELIVERY] = DELIVERY_ROOM;
+    for floor in stage_floors() {
+        let over = wanted.iter().sum::<f32>() - room;
+        if over <= 0.0 {
+            break;
+        }
+        let slack: f32 = wanted
+            .iter()
+            .zip(floor)
+            .map(|(w, f)| (w - f).max(0.0))
+            .sum();
+        if slack > 0.0 {
+            let give = (over / slack).min(1.0);
+            for (w, f) in wanted.iter_mut().zip(floor) {
+                *w -= (*w - f).max(0.0) * give;
+            }
         }
     }
-    let fit = super::fit_columns(&wanted, &least, room);
-    let mut widths = least;
-    widths.copy_from_slice(&fit);
+    let mut widths = wanted;
+    widths[DELIVERY] = COLUMNS[DELIVERY].2;
     (widths, short)
 }
 
@@ -751,12 +789,26 @@ mod tests {
             assert!(*w >= least, "{title} {w} under {least}");
         }
         assert!(room - others(&widths) >= COLUMNS[DELIVERY].2);
-        // The numbers' columns shrink first, so the words keep most of their width: the
-        // outcome reads "succeeded" whole, the event "status-report".
+        // The numbers' columns shrink first, then the time and the outcome to their words, so
+        // the event keeps its width: it reads "incoming-message" whole, the outcome "URL
+        // refused", and the delivery keeps its room.
         for i in NUMBERS {
             assert_eq!(widths[i], COLUMNS[i].2, "{}", COLUMNS[i].0);
         }
-        assert!(widths[1] >= 95.0 && widths[6] >= 85.0, "{widths:?}");
+        assert_eq!(widths[1], DESIGNED[1], "{widths:?}");
+        assert!(widths[6] >= OUTCOME_WORDS, "{widths:?}");
+        assert!(room - others(&widths) >= DELIVERY_ROOM - 0.01, "{widths:?}");
+        // Narrower still: the delivery id gives way before the event.
+        let (narrower, _) = column_widths(room - 15.0);
+        assert_eq!(narrower[1], DESIGNED[1], "{narrower:?}");
+        assert!(
+            room - 15.0 - others(&narrower) < DELIVERY_ROOM,
+            "{narrower:?}"
+        );
+        // Much narrower: everything shrinks, the event with the rest.
+        let (much, _) = column_widths(room - 60.0);
+        assert!(much[1] < DESIGNED[1], "{much:?}");
+        assert!((room - 60.0 - others(&much) - COLUMNS[DELIVERY].2).abs() < 0.01);
         // A little narrower than the design: only the numbers give way.
         let designed: f32 = DESIGNED.iter().sum();
         let (near, _) = column_widths(designed + DELIVERY_ROOM - 30.0);
