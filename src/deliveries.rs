@@ -998,7 +998,7 @@ impl State {
                     format!(
                         "retrying: next attempt expected at {} (in {})",
                         local(*next_at),
-                        human_duration((*next_at - now).to_std().unwrap_or_default())
+                        crate::text::countdown((*next_at - now).to_std().unwrap_or_default())
                     )
                 } else if late(*next_at, *grace) >= now {
                     // Due, and may be on its way: stored once it is answered.

@@ -170,14 +170,7 @@ impl Held {
     pub fn countdown(&self, now: Instant) -> String {
         let passed = now.saturating_duration_since(self.since);
         let left = self.delay.saturating_sub(passed);
-        // Whole seconds, rounded up, so the count reads 3, 2, 1 and never "0 s" before it goes.
-        let left = if left < std::time::Duration::from_secs(1) {
-            "under 1 s".to_owned()
-        } else {
-            let whole = std::time::Duration::from_secs(left.as_secs_f64().ceil() as u64);
-            crate::text::human_duration(whole)
-        };
-        let line = format!("{} in {left}", self.status);
+        let line = format!("{} in {}", self.status, crate::text::countdown(left));
         match self.wait_note(passed) {
             Some(note) => format!("{line}; {note}"),
             None => line,

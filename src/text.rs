@@ -551,6 +551,19 @@ pub fn human_duration_at(d: Duration, speed: f64) -> String {
     }
 }
 
+/// The time left before something due, as a countdown that ticks: whole seconds rounded up, so it
+/// reads 3 s, 2 s, 1 s and never "0 s" before it goes (`under 1 s` in its last second), and the
+/// same units as [`human_duration`] above a minute. Never tenths or milliseconds, which jump
+/// between "4.8 s" and "647 ms" as it is redrawn.
+pub fn countdown(left: Duration) -> String {
+    if left < Duration::from_secs(1) {
+        "under 1 s".to_owned()
+    } else {
+        let whole = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+        human_duration(Duration::from_secs(whole))
+    }
+}
+
 /// A human duration: `1.5 s`, `1 min 30 s`, `4 min 12 s`, `1 h 31 min`, `2 d`: under 10 s to
 /// the tenth, otherwise its two largest units, rounded to the smaller of them (so 47 h 59 min
 /// 59 s is `2 d`, not `1 d 23 h`); `under 1 ms` for a few microseconds, not `0 ms`.
@@ -837,6 +850,20 @@ mod tests {
         assert_eq!(first_upper("Already"), "Already");
         assert_eq!(first_upper("2 rules"), "2 rules");
         assert_eq!(first_upper(""), "");
+    }
+
+    #[test]
+    fn a_countdown_ticks_in_whole_seconds() {
+        let ms = Duration::from_millis;
+        // Rounded up: the last second reads "under 1 s", never "0 s" or "647 ms".
+        assert_eq!(countdown(ms(4_800)), "5 s");
+        assert_eq!(countdown(ms(4_000)), "4 s");
+        assert_eq!(countdown(ms(1_001)), "2 s");
+        assert_eq!(countdown(ms(647)), "under 1 s");
+        assert_eq!(countdown(Duration::ZERO), "under 1 s");
+        // Above a minute, the units of every other duration.
+        assert_eq!(countdown(ms(837_100)), "13 min 58 s");
+        assert_eq!(countdown(Duration::from_secs(7_200)), "2 h");
     }
 
     #[test]
