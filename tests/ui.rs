@@ -888,6 +888,8 @@ fn the_messages_table_keeps_numbers_statuses_and_dates_whole() {
 fn a_filter_that_hides_the_selected_call_says_so_in_its_detail() {
     use hookscope::store::EventFilter;
     let mut rig = start();
+    // A call the filter below keeps, so the list is not empty (the keys act on it).
+    assert_eq!(rig.send("incoming-message", "dlv-kept", 1), 200);
     rig.send_and_open("status-report", "dlv-hide");
     let filter = |rig: &mut UiRig, event: Option<EventFilter>| {
         rig.harness.state_mut().state.list.filter.event = event;
@@ -903,6 +905,16 @@ fn a_filter_that_hides_the_selected_call_says_so_in_its_detail() {
     rig.harness
         .get_by_label_contains("The filter hides this call");
     assert!(rig.harness.state().state.detail.is_some());
+    // Enter opens its messages; the list still hides it, and the note stays.
+    rig.harness.key_press(egui::Key::Enter);
+    rig.until("the detail is there", |app| app.state.detail.is_some());
+    rig.harness.step();
+    assert_eq!(
+        rig.harness.state().state.detail_tab,
+        hookscope::app::state::DetailTab::Messages
+    );
+    rig.harness
+        .get_by_label_contains("The filter hides this call");
     // A filter that shows it again, then none: no note.
     filter(&mut rig, Some(EventFilter::Event("status-report".into())));
     rig.until("the note goes", |app| !app.state.list.selected_hidden);

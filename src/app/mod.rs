@@ -516,10 +516,13 @@ impl HookscopeApp {
 
     /// Select the call with `id` and load its detail.
     pub fn select(&mut self, id: i64) {
-        if self.state.list.selected != Some(id) || self.state.detail.is_none() {
+        if self.state.list.selected != Some(id) {
             self.state.list.selected = Some(id);
             // Chosen from the list, so the list shows it.
             self.state.list.selected_hidden = false;
+            self.engine.load_detail(id);
+        } else if self.state.detail.is_none() {
+            // The call already open (Enter on it, which the filter may hide): its note stays.
             self.engine.load_detail(id);
         }
     }

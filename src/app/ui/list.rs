@@ -196,7 +196,6 @@ fn keyboard(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     }
     if enter && let Some(id) = app.state.list.selected {
-        app.state.detail = None;
         app.select(id);
         app.state.detail_tab = crate::app::state::DetailTab::Messages;
     }
