@@ -643,7 +643,11 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         ) {
             writeln!(err, "{warning}")?;
         }
-        writeln!(err, "Calls are stored in {}", store.db_path().display())?;
+        writeln!(
+            err,
+            "Calls are stored in {}",
+            crate::text::escape_control(&store.db_path().display().to_string())
+        )?;
         for line in &answer_lines {
             writeln!(err, "{line}")?;
         }
@@ -813,7 +817,11 @@ fn log_in(dir: &std::path::Path, args: &LogArgs) -> Result<(), CliError> {
     let rows = store.page_each(&Filter::default(), 0, args.limit)?;
     let mut out = std::io::stdout().lock();
     if rows.is_empty() && !args.json {
-        writeln!(out, "No invocations stored in {} yet.", dir.display())?;
+        writeln!(
+            out,
+            "No invocations stored in {} yet.",
+            crate::text::escape_control(&dir.display().to_string())
+        )?;
         return Ok(());
     }
     // A record changed by hand is named on stderr in its place; the others are still listed.

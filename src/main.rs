@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         Err(e) => return refuse_arguments(e),
     };
     if let Err(e) = cli.settle_global_options() {
-        eprintln!("error: {e}");
+        print_error(&e);
         return ExitCode::from(2);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -79,23 +79,52 @@ fn main() -> ExitCode {
     }
 }
 
-/// clap's own refusals quote the argument as given: a value holding escape sequences must not
-/// reach the terminal raw, so its error is printed plain with control characters escaped. Help
-/// and version (not errors) go out as clap writes them.
+/// clap's own refusals quote the argument as given, and a value may hold escape sequences or
+/// control characters that must not reach the terminal raw. clap's plain rendering strips
+/// whole escape sequences (the error would quote a value the user never typed), so the
+/// command line is read again with every argument escaped (`\u{1b}`) and clap's own styling
+/// off, and that refusal is printed: the value shows as typed, escaped. Help and version (not
+/// errors) go out as clap writes them.
 fn refuse_arguments(e: clap::Error) -> ExitCode {
     if !e.use_stderr() {
         // `--help`, `--version`: nothing taken from the user is echoed.
-        let _ = e.print();
-        return ExitCode::SUCCESS;
+        return match e.print() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(w) if w.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(w) => {
+                print_error(&format!("cannot write to the standard output: {w}"));
+                ExitCode::FAILURE
+            }
+        };
     }
-    let text = e.render().to_string();
+    let code = u8::try_from(e.exit_code()).unwrap_or(2);
+    eprintln!("{}", refusal_text(&e));
+    ExitCode::from(code)
+}
+
+/// The words of clap's refusal `e`, with the arguments it quotes escaped (see
+/// [`refuse_arguments`]).
+fn refusal_text(e: &clap::Error) -> String {
+    use clap::CommandFactory;
+    let escaped = std::env::args_os().map(|a| match a.to_str() {
+        Some(s) => std::ffi::OsString::from(hookscope::text::escape_control(s)),
+        None => a,
+    });
+    let plain = Cli::command()
+        .styles(clap::builder::Styles::plain())
+        .try_get_matches_from(escaped);
+    let text = match plain {
+        // The same refusal, of the escaped arguments: its text holds no styling of clap's.
+        Err(again) if again.kind() == e.kind() => again.render().ansi().to_string(),
+        // Escaping made the line mean something else: clap's plain words (sequences dropped).
+        _ => e.render().to_string(),
+    };
     let safe: Vec<String> = text
         .trim_end()
         .lines()
         .map(hookscope::text::escape_control)
         .collect();
-    eprintln!("{}", safe.join("\n"));
-    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+    safe.join("\n")
 }
 
 /// An error may quote what a service or a file said: never raw to the terminal.

@@ -290,16 +290,42 @@ fn bad_flag_values_are_refused_with_a_reason() {
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
 }
 
-/// clap's own refusals quote the value given: control characters in it are shown escaped, never
-/// sent to the terminal raw (a bell, a carriage return that hides the start of the line).
+/// clap's own refusals quote the value given: control characters and escape sequences in it
+/// are shown escaped, as typed, never sent to the terminal raw (a bell, a carriage return that
+/// hides the start of the line, a sequence that clears the screen) nor silently dropped (the
+/// error would quote a value the user never typed).
 #[test]
 fn a_refused_value_cannot_drive_the_terminal() {
-    for args in [
-        &["listen", "--port", "9\u{7}\rX"][..],
-        &["bad\u{7}\r"][..],
-        &["log", "--limit", "\u{1b}]0;title\u{7}"][..],
-    ] {
-        let out = bin().args(args).output().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["listen", "--port", "80\u{1b}[0m80"], "'80\\u{1b}[0m80'"),
+        (&["listen", "--port", "9\r\u{7}X"], "'9\\u{d}\\u{7}X'"),
+        (
+            &["listen", "--port", "9\nok: listening"],
+            "'9\\u{a}ok: listening'",
+        ),
+        (&["lo\u{1b}[2Jg"], "unrecognized subcommand 'lo\\u{1b}[2Jg'"),
+        (
+            &["log", "--limit", "\u{1b}]0;title\u{7}"],
+            "'\\u{1b}]0;title\\u{7}'",
+        ),
+        (
+            &["webhooks", "update", "5", "--invoke", "MANY\u{1b}[m"],
+            "'MANY\\u{1b}[m'",
+        ),
+        // Refused by Hookscope itself, before any command runs.
+        (
+            &[
+                "--data-dir",
+                "/tmp/a\u{1b}[2J",
+                "log",
+                "--data-dir",
+                "/tmp/b",
+            ],
+            "/tmp/a\\u{1b}[2J",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = bin().args(*args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with("error: "), "{args:?}: {err}");
@@ -308,18 +334,30 @@ fn a_refused_value_cannot_drive_the_terminal() {
             .filter(|c| c.is_control() && *c != '\n')
             .collect();
         assert!(raw.is_empty(), "{args:?} sent {raw:?} raw: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
     }
-    // What cannot be dropped is shown escaped: the carriage return, not a line overwritten.
-    let out = bin()
-        .args(["listen", "--port", "9\r\u{7}X"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("'9\\u{d}X'"), "{err}");
     // Help is not an error: it goes to stdout with status 0, as before.
     let out = bin().arg("--help").output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("listen"));
+}
+
+/// `listen`'s banner names the data directory escaped, as every other message does.
+#[test]
+fn listen_names_a_hostile_data_directory_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("esc\u{1b}[31mdir");
+    let (child, _url, _stdout) = spawn_listen(&data, &[]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let stored = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = child.stderr.recv_timeout(left).expect("the banner in time");
+        if line.starts_with("Calls are stored in ") {
+            break line;
+        }
+    };
+    assert!(stored.contains("esc\\u{1b}[31mdir"), "{stored}");
+    assert!(!stored.contains('\u{1b}'), "{stored:?}");
 }
 
 #[tokio::test]
