@@ -1019,16 +1019,13 @@ fn delivery_json(
     now: chrono::DateTime<chrono::Utc>,
 ) -> serde_json::Value {
     use crate::deliveries::State;
-    let (next_attempt_at, retries_left) = match &d.state {
-        State::Retrying {
-            next_at,
-            retries_left,
-            ..
-        } => (
+    // Null once the window is over ("overdue: no retry came"), as when it is not retrying.
+    let (next_attempt_at, retries_left) = match d.state.next_retry(now) {
+        Some((next_at, left)) => (
             Some(next_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)),
-            Some(*retries_left),
+            Some(left),
         ),
-        _ => (None, None),
+        None => (None, None),
     };
     // A failed batch's messages, each retried as a delivery of its own.
     let split = match &d.state {

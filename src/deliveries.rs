@@ -915,6 +915,21 @@ pub fn part_state(state: Option<&State>, now: DateTime<Utc>) -> String {
 }
 
 impl State {
+    /// The next attempt and the retries left, while the delivery is retrying at `now`: none
+    /// once not one of the retries the schedule allows came (its window is over).
+    pub fn next_retry(&self, now: DateTime<Utc>) -> Option<(DateTime<Utc>, usize)> {
+        match self {
+            State::Retrying {
+                next_at,
+                retries_left,
+                last_retry_at,
+                grace,
+                ..
+            } if late(*last_retry_at, *grace) >= now => Some((*next_at, *retries_left)),
+            _ => None,
+        }
+    }
+
     /// The state in a few words, for one message of a split batch: `succeeded on attempt 2`,
     /// `retrying, attempt 3 expected at 14:03:02`.
     fn short(&self, now: DateTime<Utc>) -> String {
@@ -984,8 +999,9 @@ impl State {
                 grace,
                 ..
             } => {
-                let ago =
-                    |at: DateTime<Utc>| human_duration((now - at).to_std().unwrap_or_default());
+                let ago = |at: DateTime<Utc>| {
+                    crate::text::elapsed((now - at).to_std().unwrap_or_default())
+                };
                 if late(*last_retry_at, *grace) < now {
                     // Not one of the retries the schedule allows came: the window is over.
                     return format!(
@@ -1155,6 +1171,40 @@ mod tests {
         // Unmarked calls on real time: the gap alone.
         let d = run(&paced(503, &[90_000]));
         assert_eq!(d.attempts[1].gap_text(1.0).unwrap(), "1 min 30 s");
+    }
+
+    /// The next retry and the retries left are there while the delivery is retrying, overdue
+    /// included, and gone once the window is over; the words count in whole seconds.
+    #[test]
+    fn the_next_retry_is_known_until_the_window_is_over() {
+        let now = t0();
+        let next_at = now + TimeDelta::seconds(180);
+        let last = now + TimeDelta::days(2);
+        let retrying = State::Retrying {
+            next_number: 3,
+            next_at,
+            retries_left: 190,
+            last_retry_at: last,
+            grace: Duration::from_secs(5),
+        };
+        assert_eq!(retrying.next_retry(now), Some((next_at, 190)));
+        assert!(retrying.describe(now).contains("(in 3 min)"));
+        // Overdue, with retries still allowed.
+        let later = next_at + TimeDelta::milliseconds(15_800);
+        assert_eq!(retrying.next_retry(later), Some((next_at, 190)));
+        assert!(
+            retrying.describe(later).contains("(15 s ago)"),
+            "{}",
+            retrying.describe(later)
+        );
+        // Past the last retry the window allows (and its grace): none.
+        let over = last + TimeDelta::milliseconds(5_822);
+        assert_eq!(retrying.next_retry(over), None);
+        assert!(
+            retrying.describe(over).contains("(5 s ago)"),
+            "{}",
+            retrying.describe(over)
+        );
     }
 
     #[test]

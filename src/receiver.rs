@@ -1378,12 +1378,12 @@ mod tests {
         // Within the emulator's wait: nothing to say.
         h.delay = std::time::Duration::from_millis(1500);
         assert_eq!(h.countdown(h.since), "503 in 2 s");
-        // The last second, and a call that names nothing but its method and path.
+        // The last second (it reads 1 s, never 0 s), and a call that names nothing but its method and path.
         let (mut h, _) = held(2, 0);
         let now = h.since + std::time::Duration::from_millis(1500);
         (h.event, h.delivery, h.attempt, h.rule) = (None, None, None, None);
         assert_eq!(h.what(), "POST /hook");
-        assert_eq!(h.countdown(now), "503 in under 1 s");
+        assert_eq!(h.countdown(now), "503 in 1 s");
     }
 
     #[test]

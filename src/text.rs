@@ -552,15 +552,21 @@ pub fn human_duration_at(d: Duration, speed: f64) -> String {
 }
 
 /// The time left before something due, as a countdown that ticks: whole seconds rounded up, so it
-/// reads 3 s, 2 s, 1 s and never "0 s" before it goes (`under 1 s` in its last second), and the
-/// same units as [`human_duration`] above a minute. Never tenths or milliseconds, which jump
-/// between "4.8 s" and "647 ms" as it is redrawn.
+/// reads 3 s, 2 s, 1 s and never "0 s" before it goes, and the same units as [`human_duration`]
+/// above a minute. Never tenths or milliseconds, which jump between "4.8 s" and "647 ms" as it
+/// is redrawn.
 pub fn countdown(left: Duration) -> String {
-    if left < Duration::from_secs(1) {
+    let whole = (left.as_secs() + u64::from(left.subsec_nanos() > 0)).max(1);
+    human_duration(Duration::from_secs(whole))
+}
+
+/// The time since something, as a count that ticks with [`countdown`]: whole seconds, rounded
+/// down ("under 1 s" in the first), the same units as [`human_duration`] above a minute.
+pub fn elapsed(since: Duration) -> String {
+    if since < Duration::from_secs(1) {
         "under 1 s".to_owned()
     } else {
-        let whole = left.as_secs() + u64::from(left.subsec_nanos() > 0);
-        human_duration(Duration::from_secs(whole))
+        human_duration(Duration::from_secs(since.as_secs()))
     }
 }
 
@@ -855,12 +861,18 @@ mod tests {
     #[test]
     fn a_countdown_ticks_in_whole_seconds() {
         let ms = Duration::from_millis;
-        // Rounded up: the last second reads "under 1 s", never "0 s" or "647 ms".
+        // Rounded up: 3 s, 2 s, 1 s, never "0 s" or "647 ms".
         assert_eq!(countdown(ms(4_800)), "5 s");
         assert_eq!(countdown(ms(4_000)), "4 s");
         assert_eq!(countdown(ms(1_001)), "2 s");
-        assert_eq!(countdown(ms(647)), "under 1 s");
-        assert_eq!(countdown(Duration::ZERO), "under 1 s");
+        assert_eq!(countdown(ms(1_000)), "1 s");
+        assert_eq!(countdown(ms(647)), "1 s");
+        assert_eq!(countdown(Duration::ZERO), "1 s");
+        // Since: rounded down, in whole seconds too.
+        assert_eq!(elapsed(ms(822)), "under 1 s");
+        assert_eq!(elapsed(ms(1_800)), "1 s");
+        assert_eq!(elapsed(ms(9_900)), "9 s");
+        assert_eq!(elapsed(ms(61_900)), "1 min 1 s");
         // Above a minute, the units of every other duration.
         assert_eq!(countdown(ms(837_100)), "13 min 58 s");
         assert_eq!(countdown(Duration::from_secs(7_200)), "2 h");
