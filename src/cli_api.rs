@@ -295,6 +295,17 @@ fn client(api: &ApiArgs) -> Result<ApiClient, ApiCliError> {
     Ok(ApiClient::new(&api.api_url, &api.user, password()?)?)
 }
 
+/// JSON as the service sent it, re-indented, every token kept (see [`crate::text::pretty_json`]).
+fn print_sent(json: &str) -> Result<(), ApiCliError> {
+    let pretty = crate::text::pretty_json(json).unwrap_or_else(|| json.trim().to_owned());
+    writeln!(
+        std::io::stdout().lock(),
+        "{}",
+        crate::text::json_for_terminal(pretty)
+    )?;
+    Ok(())
+}
+
 fn print_json(v: &impl serde::Serialize) -> Result<(), ApiCliError> {
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -406,7 +417,7 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
             let c = client(&api)?;
             let answered = c.list_webhooks_answered().await?;
             if api.json {
-                return print_json(&answered.json);
+                return print_sent(&answered.json);
             }
             let crate::api::WebhookList {
                 webhooks: list,
@@ -514,7 +525,7 @@ fn warn_unknown_invoke_option(e: &WebhookEntry, id: u64) {
 /// One webhook as the service answered it: its JSON as sent with `--json`, else a table.
 fn show(api: &ApiArgs, w: crate::api::Answered<Webhook>) -> Result<(), ApiCliError> {
     if api.json {
-        return print_json(&w.json);
+        return print_sent(&w.json);
     }
     let mut out = std::io::stdout().lock();
     for line in webhook_table(std::slice::from_ref(&w.value)) {
@@ -545,7 +556,7 @@ async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError>
         .await?;
     warn_if_no_webhook(&c, crate::contract::TriggerScope::Sent).await;
     if api.json {
-        return print_json(&answered.json);
+        return print_sent(&answered.json);
     }
     let sent = answered.value;
     let mut out = std::io::stdout().lock();

@@ -1721,7 +1721,8 @@ fn a_webhook_hookscope_cannot_read_is_named_and_the_rest_listed() {
 #[test]
 fn json_output_is_the_services_own() {
     let dir = tempfile::tempdir().unwrap();
-    let service = r#"[{"id":5,"name":"m","url":"http://127.0.0.1:1/h","triggerScope":"SENT","active":true,"contactEmailAddress":null,"onWebApp":true,"secretHeader":"kept"}]"#;
+    // Numbers as spelled, too: a parsed value would print 1e+23 and 100.0.
+    let service = r#"[{"id":5,"name":"m","url":"http://127.0.0.1:1/h","triggerScope":"SENT","active":true,"contactEmailAddress":null,"onWebApp":true,"secretHeader":"kept","n":1.0e2},{"id":99999999999999999999999,"name":"big"}]"#;
     let (_listen, url, _) = spawn_listen(
         dir.path(),
         &["--body", service, "--content-type", "application/json"],
@@ -1735,6 +1736,9 @@ fn json_output_is_the_services_own() {
     let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let sent: serde_json::Value = serde_json::from_str(service).unwrap();
     assert_eq!(printed, sent, "as the service sent it");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(r#""n": 1.0e2"#), "{text}");
+    assert!(text.contains(r#""id": 99999999999999999999999"#), "{text}");
     // Without --json, the table (the invoke option the service did not give is not guessed).
     let out = webhooks_list(&url, &[]);
     let table = String::from_utf8_lossy(&out.stdout);

@@ -216,7 +216,9 @@ fn short(s: &str, max: usize) -> String {
 #[derive(Clone, Debug)]
 pub struct Answered<T> {
     pub value: T,
-    pub json: serde_json::Value,
+    /// The JSON text as the service sent it: every number as spelled (a parsed value turns
+    /// 99999999999999999999999 into 1e+23 and 1.0e2 into 100.0).
+    pub json: String,
 }
 
 /// The client. Cheap to clone. The password never appears in `Debug` output.
@@ -479,6 +481,8 @@ impl ApiClient {
             status,
             detail,
         })?;
+        // Valid JSON is UTF-8 throughout.
+        let json = String::from_utf8_lossy(&body).into_owned();
         Ok(Answered { value, json })
     }
 
