@@ -1353,9 +1353,11 @@ impl Store {
     /// Reading never creates anything: a directory without a database is an error (a mistyped
     /// `--data-dir` must not look like an empty store).
     pub fn open_read(dir: &Path) -> Result<Store, StoreError> {
-        if dir.exists() && !dir.is_dir() {
+        // The directory, or the nearest part of its path that exists (`a-file/sub`): a file
+        // there means the path cannot be a directory, which is not "nothing stored yet".
+        if let Some(file) = dir.ancestors().find(|a| a.exists()).filter(|a| !a.is_dir()) {
             return Err(StoreError::NotADirectoryToRead {
-                path: dir.to_owned(),
+                path: file.to_owned(),
             });
         }
         let path = db_path(dir);
@@ -2386,6 +2388,12 @@ mod tests {
         let err = Store::open_read(&db).unwrap_err();
         assert!(
             matches!(err, StoreError::NotADirectoryToRead { .. }),
+            "{err}"
+        );
+        // And a path under a file, naming the file.
+        let err = Store::open_read(&db.join("sub")).unwrap_err();
+        assert!(
+            matches!(&err, StoreError::NotADirectoryToRead { path } if *path == db),
             "{err}"
         );
     }

@@ -1233,6 +1233,19 @@ fn log_on_a_mistyped_data_dir_is_an_error() {
         assert!(err.contains("is a file, not a directory"), "{err}");
         assert!(!err.contains("created"), "{err}");
     }
+    // A path under that file: the file is named, and the value refused (status 2) as
+    // `listen` refuses it.
+    for args in [&["log"][..], &["show", "1"][..]] {
+        let out = bin()
+            .args(args)
+            .arg("--data-dir")
+            .arg(file.join("sub"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("a-file is a file, not a directory"), "{err}");
+    }
 }
 
 #[test]
