@@ -76,12 +76,15 @@ pub fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// A size or a duration that could not be read: not one at all, or one too large to hold.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-#[error("\"{input}\" is not {what}; examples: {examples}")]
+#[error("\"{}\" is {} {what}; examples: {examples}", escape_control(input), if *too_large { "too large for" } else { "not" })]
 pub struct ParseError {
     input: String,
     what: &'static str,
     examples: &'static str,
+    /// A number of the right form, only past what it can be.
+    too_large: bool,
 }
 
 /// A brand word for the header names (`X-<WORD>-Event`): one token of ASCII letters, digits,
@@ -107,11 +110,9 @@ pub fn parse_body_limit(s: &str) -> Result<u64, String> {
             s.trim()
         )
     };
+    // Digits past what a 64-bit size holds, with a unit or without: a size, too large.
     let n = parse_size(s).map_err(|e| {
-        // Digits past what a 64-bit size holds, with a unit or without: a size, too large.
-        let t = s.trim();
-        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && parse_size(&format!("1{}", &t[digits..])).is_ok() {
+        if e.too_large {
             too_large()
         } else {
             e.to_string()
@@ -272,12 +273,14 @@ pub fn parse_speed(s: &str) -> Result<f64, String> {
 
 /// An invocation id, as `hookscope log` prints it: a whole number from 1.
 pub fn parse_id(s: &str) -> Result<i64, String> {
-    match s.trim().parse::<i64>() {
-        Ok(id) if id >= 1 => Ok(id),
-        _ => Err(format!(
-            "\"{s}\" is not an invocation id (ids are whole numbers from 1): give the number in the first column of `hookscope log`"
-        )),
-    }
+    let id = whole_number(
+        s,
+        1,
+        i64::MAX as u64,
+        "an invocation id",
+        "the number in the first column of `hookscope log` (ids are whole numbers from 1)",
+    )?;
+    i64::try_from(id).map_err(|_| format!("\"{s}\" is too large for an invocation id"))
 }
 
 /// Credits for the emulator's account: a number, 0 or more.
@@ -296,11 +299,18 @@ pub fn parse_size(s: &str) -> Result<u64, ParseError> {
         input: s.to_owned(),
         what: "a size",
         examples: "32MiB, 512KiB, 10MB, 1048576",
+        too_large: false,
+    };
+    let too_large = || ParseError {
+        too_large: true,
+        ..err()
     };
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: u64 = num.parse().map_err(|_| err())?;
+    let n: u64 = num
+        .parse()
+        .map_err(|_| if num.is_empty() { err() } else { too_large() })?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" => 1_000,
@@ -313,7 +323,7 @@ pub fn parse_size(s: &str) -> Result<u64, ParseError> {
         "tib" => 1 << 40,
         _ => return Err(err()),
     };
-    n.checked_mul(mult).ok_or_else(err)
+    n.checked_mul(mult).ok_or_else(too_large)
 }
 
 /// A duration such as `500ms`, `2s`, `1m`, `1h`, or plain seconds `30`.
@@ -322,6 +332,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, ParseError> {
         input: s.to_owned(),
         what: "a duration",
         examples: "500ms, 1.5s, 35s, 1m, 30",
+        too_large: false,
+    };
+    let too_large = || ParseError {
+        too_large: true,
+        ..err()
     };
     let t = s.trim();
     let split = t
@@ -336,14 +351,22 @@ pub fn parse_duration(s: &str) -> Result<Duration, ParseError> {
         _ => return Err(err()),
     };
     if !num.contains('.') {
-        let n: u64 = num.parse().map_err(|_| err())?;
-        return n.checked_mul(ms).map(Duration::from_millis).ok_or_else(err);
+        let n: u64 = num
+            .parse()
+            .map_err(|_| if num.is_empty() { err() } else { too_large() })?;
+        return n
+            .checked_mul(ms)
+            .map(Duration::from_millis)
+            .ok_or_else(too_large);
     }
     // A fraction, as Hookscope writes gaps ("1.5 s"), to the millisecond.
     let n: f64 = num.parse().map_err(|_| err())?;
     let total = (n * ms as f64).round();
-    if !total.is_finite() || total < 0.0 || total > u64::MAX as f64 / 2.0 {
+    if !total.is_finite() || total < 0.0 {
         return Err(err());
+    }
+    if total > u64::MAX as f64 / 2.0 {
+        return Err(too_large());
     }
     Ok(Duration::from_millis(total as u64))
 }
@@ -764,6 +787,9 @@ mod tests {
         for bad in ["0", "-1", "abc", "99999999999999999999", "1.5", ""] {
             assert!(parse_id(bad).is_err_and(|e| e.contains("from 1")), "{bad}");
         }
+        // A whole number past the largest id is too large, not "not an id".
+        assert!(parse_id("99999999999999999999").is_err_and(|e| e.contains("too large")));
+        assert!(parse_id("abc").is_err_and(|e| e.contains("is not an invocation id")));
     }
 
     #[test]
@@ -903,6 +929,26 @@ mod tests {
                 .to_string()
                 .contains("500ms")
         );
+        // Well formed, only too large to hold: said so.
+        for huge in [
+            "99999999999999999999s",
+            "99999999999999999999.5h",
+            "9999999999999999h",
+        ] {
+            let e = parse_duration(huge).unwrap_err().to_string();
+            assert!(e.contains("is too large for a duration"), "{e}");
+        }
+        let e = parse_size("99999999999999GiB").unwrap_err().to_string();
+        assert!(e.contains("is too large for a size"), "{e}");
+        assert!(
+            parse_size("lots")
+                .unwrap_err()
+                .to_string()
+                .contains("is not a size")
+        );
+        // What is quoted back is escaped.
+        let e = parse_duration("\u{1b}[2J").unwrap_err().to_string();
+        assert!(e.contains("\\u{1b}[2J") && !e.contains('\u{1b}'), "{e}");
         assert_eq!(human_size(1536), "1.5 KiB");
         assert_eq!(human_duration(Duration::from_secs(252)), "4 min 12 s");
         assert_eq!(human_duration(Duration::from_secs(172_800)), "2 d");
