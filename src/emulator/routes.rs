@@ -173,6 +173,12 @@ fn json_body<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, ApiErr> {
 fn body_error(e: &serde_json::Error) -> String {
     use serde_json::error::Category;
     match e.classify() {
+        // Well-formed, perhaps, but deeper than the reader goes: not "not JSON".
+        Category::Syntax if e.to_string().starts_with("recursion limit exceeded") => format!(
+            "The request body is nested more than 128 levels deep (line {}, column {}): no request of this API nests that far.",
+            e.line(),
+            e.column()
+        ),
         Category::Syntax | Category::Eof => format!(
             "The request body is not JSON (line {}, column {}).",
             e.line(),
@@ -877,6 +883,25 @@ async fn set_speed(State(s): Shr, body: Body) -> Result<StatusCode, ApiErr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_that_cannot_be_read_is_said_in_words() {
+        let said = |body: &str| {
+            let e = serde_json::from_str::<serde_json::Value>(body).unwrap_err();
+            body_error(&e)
+        };
+        assert_eq!(
+            said("[1,"),
+            "The request body is not JSON (line 1, column 3)."
+        );
+        // Well formed, only deeper than serde_json reads.
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let s = said(&deep);
+        assert!(
+            s.starts_with("The request body is nested more than 128 levels deep (line 1, column 1"),
+            "{s}"
+        );
+    }
 
     #[test]
     fn a_query_that_cannot_be_read_is_said_in_words() {
