@@ -153,6 +153,11 @@ async fn webhook_validation_is_the_services() {
     spaced.url = format!("  {}  ", spaced.url);
     let e = c.create_webhook(&spaced).await.unwrap_err();
     assert!(e.to_string().contains("white space"), "{e}");
+    // Nor is a control character (the URL parser would quietly percent-encode it).
+    let mut escaped = sent_hook(&rig, "six");
+    escaped.url = format!("{}\u{1b}[31m", escaped.url);
+    let e = c.create_webhook(&escaped).await.unwrap_err();
+    assert!(e.to_string().contains("a control character"), "{e}");
     // A body or query it cannot take is said in the API's words, not the parser's types.
     for (method, path, body, says) in [
         (

@@ -243,9 +243,16 @@ fn validate_entry(s: &Shared, entry: &WebhookEntry, id: Option<u64>) -> Result<W
             entry.trigger_scope
         ))
     })?;
+    // A URI has neither (RFC 3986); the URL parser would quietly drop or encode them.
     if entry.url.chars().any(char::is_whitespace) {
         return Err(bad_request(format!(
             "url '{}' is not a valid URI: it contains white space",
+            entry.url.escape_debug()
+        )));
+    }
+    if entry.url.chars().any(char::is_control) {
+        return Err(bad_request(format!(
+            "url '{}' is not a valid URI: it contains a control character",
             entry.url.escape_debug()
         )));
     }
