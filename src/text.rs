@@ -253,7 +253,13 @@ pub fn parse_retry_after_value(s: &str) -> Result<String, String> {
 
 /// `text` with its first letter in capitals: an error the terminal prints after "error: " is a
 /// sentence of its own in the window ("Cannot connect to ...").
+/// A sentence that starts with an address or a path (`http://…/v1/webhooks answered 404`,
+/// `/tmp/x is a file`) is left as it is: "Http://" is no address.
 pub fn first_upper(text: &str) -> String {
+    let first_word = text.split_whitespace().next().unwrap_or("");
+    if first_word.contains("://") || first_word.starts_with('/') {
+        return text.to_owned();
+    }
     let mut chars = text.chars();
     chars
         .next()
@@ -881,6 +887,17 @@ mod tests {
         assert_eq!(first_upper("élan"), "Élan");
         assert_eq!(first_upper("Already"), "Already");
         assert_eq!(first_upper("2 rules"), "2 rules");
+        assert_eq!(first_upper(""), "");
+    }
+
+    #[test]
+    fn a_sentence_starts_with_a_capital_unless_it_starts_with_an_address() {
+        assert_eq!(first_upper("cannot connect"), "Cannot connect");
+        assert_eq!(
+            first_upper("http://10.255.255.1/v1/webhooks answered 404"),
+            "http://10.255.255.1/v1/webhooks answered 404"
+        );
+        assert_eq!(first_upper("/tmp/x is a file"), "/tmp/x is a file");
         assert_eq!(first_upper(""), "");
     }
 

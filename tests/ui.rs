@@ -376,6 +376,33 @@ fn the_410_preset_asks_for_confirmation() {
     assert_eq!(rig.harness.state().state.settings.answer.status, 200);
     assert_eq!(rig.send("status-report", "dlv-ui-2", 1), 200);
 
+    // While it asks, the keys are the dialog's: the list behind does not move, nor open a call.
+    assert_eq!(rig.send("status-report", "dlv-ui-3", 1), 200);
+    rig.until("both calls are listed", |app| {
+        app.state.list.row(1).is_some()
+    });
+    rig.harness.step();
+    rig.harness.get_by_label("dlv-ui-3").click();
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    let (selected, tab) = {
+        let s = &rig.harness.state().state;
+        (s.list.selected, s.detail_tab)
+    };
+    rig.harness.get_by_label("410").click();
+    rig.until("the confirmation opens", |app| app.state.confirm.is_some());
+    rig.harness.step();
+    for key in [egui::Key::ArrowDown, egui::Key::Enter] {
+        rig.harness.key_press(key);
+        rig.harness.step();
+    }
+    {
+        let s = &rig.harness.state().state;
+        assert_eq!((s.list.selected, s.detail_tab), (selected, tab));
+        assert!(s.confirm.is_some(), "still asking");
+    }
+    rig.harness.get_by_label("Cancel").click();
+    rig.until("it closes", |app| app.state.confirm.is_none());
+
     rig.harness.get_by_label("410").click();
     rig.until("the confirmation opens", |app| app.state.confirm.is_some());
     rig.harness.step();

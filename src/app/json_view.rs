@@ -89,9 +89,9 @@ fn node_ui(
     match v {
         Value::Object(map) => {
             let title = format!(
-                "{}{{…}} {} fields",
+                "{}{{…}} {}",
                 key.map_or(String::new(), |k| format!("{k}: ")),
-                map.len()
+                crate::text::count(map.len() as u64, "field", "fields")
             );
             egui::CollapsingHeader::new(RichText::new(title).monospace())
                 .id_salt(id)

@@ -157,7 +157,14 @@ const SEARCH_PAUSE: f64 = 0.35;
 
 /// Arrow keys, j/k, Home/End and Enter, unless a text field has the keyboard.
 fn keyboard(ui: &mut egui::Ui, app: &mut HookscopeApp) {
-    if app.state.typing || ui.ctx().egui_wants_keyboard_input() || app.state.list.count == 0 {
+    // A dialog open over the window (Answer 410?, Delete webhook?) has the keys: Enter there
+    // must not open a call behind it.
+    let dialog = ui.ctx().memory(|m| m.top_modal_layer().is_some());
+    if dialog
+        || app.state.typing
+        || ui.ctx().egui_wants_keyboard_input()
+        || app.state.list.count == 0
+    {
         return;
     }
     let (down, up, home, end, enter) = ui.input(|i| {
@@ -356,6 +363,7 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
     // A click anywhere on a row selects it, so the cells' text must not take the click.
     ui.style_mut().interaction.selectable_labels = false;
     ui.visuals_mut().selection.bg_fill = super::selected_row_fill(dark);
+    ui.visuals_mut().widgets.hovered.bg_fill = super::hovered_row_fill(dark);
     let (widths, short) = column_widths(ui.available_width() - gaps);
     // The columns' widths are remembered per zoom and per layout (short titles or not): a
     // zoom or a much narrower list lays them out afresh instead of keeping widths that no
