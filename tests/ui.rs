@@ -3664,3 +3664,24 @@ fn a_small_window_lists_every_event_whole() {
         assert!(rect.right() < answer_panel, "{whole} ends at {rect:?}");
     }
 }
+
+/// A long custom body scrolls inside its field: grown to its whole text, a pasted page of JSON
+/// pushed *Apply custom answer* hundreds of points down, out of the panel.
+#[test]
+fn a_long_custom_body_keeps_apply_in_reach() {
+    let mut rig = start();
+    rig.harness.step();
+    let apply_before = rig.harness.get_by_label("Apply custom answer").rect();
+    rig.harness.state_mut().state.form.body = (0..500)
+        .map(|i| format!("{{\"line\": {i}}}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    let apply = rig.harness.get_by_label("Apply custom answer").rect();
+    assert!(
+        apply.top() - apply_before.top() <= 140.0,
+        "Apply moved from {apply_before:?} to {apply:?}"
+    );
+}

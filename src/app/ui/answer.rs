@@ -5,6 +5,9 @@ use crate::app::HookscopeApp;
 use crate::app::state::Preset;
 use egui::RichText;
 
+/// The most height the custom answer's Body field takes; a longer body scrolls inside it.
+const BODY_FIELD_HEIGHT: f32 = 140.0;
+
 pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let dark = ui.visuals().dark_mode;
     ui.add_space(4.0);
@@ -402,14 +405,21 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             entered_in(&r);
             ui.end_row();
             let l = ui.label("Body");
-            edited |= ui
-                .add(
-                    egui::TextEdit::multiline(&mut form.body)
-                        .desired_rows(2)
-                        .desired_width(150.0),
-                )
-                .labelled_by(l.id)
-                .changed();
+            // A long body scrolls inside its field: grown to its whole text, a pasted page of
+            // JSON pushed Apply out of the panel.
+            edited |= egui::ScrollArea::vertical()
+                .id_salt("custom_body")
+                .max_height(BODY_FIELD_HEIGHT)
+                .show(ui, |ui| {
+                    ui.add(
+                        egui::TextEdit::multiline(&mut form.body)
+                            .desired_rows(2)
+                            .desired_width(150.0),
+                    )
+                    .labelled_by(l.id)
+                    .changed()
+                })
+                .inner;
             ui.end_row();
         });
     let preview = form.answer();
