@@ -297,21 +297,19 @@ fn client(api: &ApiArgs) -> Result<ApiClient, ApiCliError> {
 
 /// JSON as the service sent it, re-indented, every token kept (see [`crate::text::pretty_json`]).
 fn print_sent(json: &str) -> Result<(), ApiCliError> {
-    let pretty = crate::text::pretty_json(json).unwrap_or_else(|| json.trim().to_owned());
+    print_json_text(crate::text::pretty_json(json).unwrap_or_else(|| json.trim().to_owned()))
+}
+
+fn print_json(v: &impl serde::Serialize) -> Result<(), ApiCliError> {
+    print_json_text(serde_json::to_string_pretty(v).unwrap_or_default())
+}
+
+/// Indented JSON on stdout, made safe for a terminal.
+fn print_json_text(pretty: String) -> Result<(), ApiCliError> {
     writeln!(
         std::io::stdout().lock(),
         "{}",
         crate::text::json_for_terminal(pretty)
-    )?;
-    Ok(())
-}
-
-fn print_json(v: &impl serde::Serialize) -> Result<(), ApiCliError> {
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "{}",
-        crate::text::json_for_terminal(serde_json::to_string_pretty(v).unwrap_or_default())
     )?;
     Ok(())
 }
