@@ -413,10 +413,57 @@ fn the_410_preset_asks_for_confirmation() {
     assert_eq!(rig.send("status-report", "dlv-ui-2", 2), 410);
 }
 
+/// Clicks `label` at one spot, a little off its centre towards the buttons beside it (where a
+/// shift shows), and checks that each click zooms to the next of `zooms`. The clicks come as
+/// the window's event loop gives them: at the position the mouse last moved to, in the points
+/// of the zoom of that moment (egui-winit's), through the app's input hook.
+fn click_zoom_at_one_spot(rig: &mut UiRig, label: &str, zooms: &[f32]) {
+    let r = rig.harness.get_by_label(label).rect();
+    let moved_to = egui::pos2(r.left() + 4.0, r.center().y);
+    rig.step_hooked(vec![egui::Event::PointerMoved(moved_to)]);
+    for &zoom in zooms {
+        let click = |pressed| egui::Event::PointerButton {
+            pos: moved_to,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        };
+        rig.step_hooked(vec![click(true), click(false)]);
+        for _ in 0..3 {
+            rig.step_hooked(Vec::new());
+        }
+        let z = rig.harness.ctx.zoom_factor();
+        assert!((z - zoom).abs() < 0.01, "{label}: zoom {z}, not {zoom}");
+        let state = &rig.harness.state().state;
+        assert!(
+            !state.show_settings && state.settings.dark,
+            "{label}: another button"
+        );
+    }
+}
+
+/// The pointer moves away: the zoom buttons go back to the window's edge.
+fn zoom_buttons_return_to_the_edge(rig: &mut UiRig) {
+    rig.step_hooked(vec![egui::Event::PointerMoved(egui::pos2(400.0, 400.0))]);
+    rig.step_hooked(Vec::new());
+    let a_plus = rig.harness.get_by_label("A+").rect();
+    let content = rig.harness.ctx.content_rect();
+    assert!(
+        content.right() - a_plus.right() < 12.0,
+        "A+ ends at {}, the window at {}",
+        a_plus.right(),
+        content.right()
+    );
+    assert!(
+        a_plus.top() - content.top() < 20.0,
+        "A+ starts at {}, the window at {}",
+        a_plus.top(),
+        content.top()
+    );
+}
+
 /// A presenter clicks A+ (or A−) again and again without moving the mouse: every click zooms,
 /// though a smaller zoom moves both buttons towards the window's edge, until the pointer moves.
-/// The clicks come as the window's event loop gives them: at the position the mouse last moved
-/// to, in the points of the zoom of that moment (egui-winit's), through the app's input hook.
 #[test]
 fn clicks_at_one_spot_on_a_zoom_button_zoom_each_time() {
     for (label, zooms) in [
@@ -429,39 +476,23 @@ fn clicks_at_one_spot_on_a_zoom_button_zoom_each_time() {
     ] {
         let mut rig = start();
         rig.harness.step();
-        // A little off the button's centre, towards the buttons beside it, where a shift shows.
-        let r = rig.harness.get_by_label(label).rect();
-        let moved_to = egui::pos2(r.left() + 4.0, r.center().y);
-        rig.step_hooked(vec![egui::Event::PointerMoved(moved_to)]);
-        for &zoom in zooms {
-            let click = |pressed| egui::Event::PointerButton {
-                pos: moved_to,
-                button: egui::PointerButton::Primary,
-                pressed,
-                modifiers: egui::Modifiers::NONE,
-            };
-            rig.step_hooked(vec![click(true), click(false)]);
-            for _ in 0..3 {
-                rig.step_hooked(Vec::new());
-            }
-            let z = rig.harness.ctx.zoom_factor();
-            assert!((z - zoom).abs() < 0.01, "{label}: zoom {z}, not {zoom}");
-            let state = &rig.harness.state().state;
-            assert!(
-                !state.show_settings && state.settings.dark,
-                "{label}: another button"
-            );
-        }
-        // The pointer moves away: the buttons go back to the window's edge.
-        rig.step_hooked(vec![egui::Event::PointerMoved(egui::pos2(400.0, 400.0))]);
-        rig.step_hooked(Vec::new());
-        let right = rig.harness.get_by_label("A+").rect().right();
-        let edge = rig.harness.ctx.content_rect().right();
-        assert!(
-            edge - right < 12.0,
-            "A+ ends at {right}, the window at {edge}"
-        );
+        click_zoom_at_one_spot(&mut rig, label, zooms);
+        zoom_buttons_return_to_the_edge(&mut rig);
     }
+}
+
+/// From a large zoom, A− clicked at one spot zooms all the way down: a smaller zoom moves the
+/// buttons up towards the window's top as well as towards its edge (it stopped after six
+/// clicks from 2.0, A− having risen from under the pointer).
+#[test]
+fn clicks_at_one_spot_on_a_minus_zoom_out_from_two_to_a_half() {
+    let mut rig = start();
+    rig.harness.step();
+    let up: Vec<f32> = (11..=20).map(|z| z as f32 / 10.0).collect();
+    click_zoom_at_one_spot(&mut rig, "A+", &up);
+    let down: Vec<f32> = (5..=19).rev().map(|z| z as f32 / 10.0).collect();
+    click_zoom_at_one_spot(&mut rig, "A−", &down);
+    zoom_buttons_return_to_the_edge(&mut rig);
 }
 
 /// A+ and A− grow every button on the bar: they sit at its right edge, so a second click at the

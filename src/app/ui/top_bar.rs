@@ -35,7 +35,10 @@ impl TopBarLayout {
 
 pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let dark = ui.visuals().dark_mode;
-    ui.add_space(4.0);
+    let top = ui.cursor().top();
+    // Room for a zoom button clicked last to stay under the pointer (see [`anchor_room`]).
+    let room = anchor_room(ui, top);
+    ui.add_space(4.0 + room.y);
     let (text, hover, outcome) = answer_text(app);
     // In the colour of what the service will do with the fixed answer, unless a rule takes
     // every call (the fixed answer is then never sent).
@@ -66,7 +69,10 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .width();
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            measured[1] = buttons_width(ui.horizontal(|ui| buttons_ui(ui, app)));
+            let buttons = ui.horizontal(|ui| buttons_ui(ui, app, room.x));
+            measured[1] = buttons.response.rect.width() - room.x;
+            let centre = buttons.inner - top - room.y;
+            ui.data_mut(|d| d.insert_temp(buttons_centre_key(), centre));
             if layout == TopBarLayout::OneLine {
                 ui.separator();
                 ui.label(answer.clone()).on_hover_text(hover.clone());
@@ -208,9 +214,16 @@ fn zoom_anchor_key() -> egui::Id {
 /// place, in pixels.
 const ANCHOR_SLACK: f32 = 4.0;
 
-/// The room to leave right of A+ so that the zoom button clicked last is still under the
-/// pointer at this zoom (a smaller zoom shrinks both towards the window's edge, away from it).
-fn anchor_room(ui: &egui::Ui) -> f32 {
+/// Where the middle of the bar's buttons was below its top in the last frame, in points (which
+/// a zoom does not change).
+fn buttons_centre_key() -> egui::Id {
+    egui::Id::unique("zoom_buttons_centre")
+}
+
+/// The room to leave right of A+ (`x`) and above the bar whose top is at `top` (`y`) so that
+/// the zoom button clicked last is still under the pointer at this zoom: a smaller zoom
+/// shrinks the bar towards the window's top right corner, away from the pointer, which stays.
+fn anchor_room(ui: &egui::Ui, top: f32) -> egui::Vec2 {
     let key = zoom_anchor_key();
     let ppp = ui.ctx().pixels_per_point();
     let anchor = ui.data(|d| d.get_temp::<ZoomAnchor>(key));
@@ -220,7 +233,7 @@ fn anchor_room(ui: &egui::Ui) -> f32 {
         .filter(|(a, p)| (p.to_vec2() * ppp - a.at.to_vec2()).length() <= ANCHOR_SLACK)
     else {
         ui.data_mut(|d| d.remove::<ZoomAnchor>(key));
-        return 0.0;
+        return egui::Vec2::ZERO;
     };
     let width = |text: &str| {
         super::widest_text(ui, egui::TextStyle::Button, [text])
@@ -232,21 +245,20 @@ fn anchor_room(ui: &egui::Ui) -> f32 {
     } else {
         plus + ui.spacing().item_spacing.x + width("A−") / 2.0
     };
-    (ui.max_rect().right() - centre - pointer.x).clamp(0.0, 200.0)
+    let x = (ui.max_rect().right() - centre - pointer.x).clamp(0.0, 200.0);
+    let y = ui
+        .data(|d| d.get_temp::<f32>(buttons_centre_key()))
+        .map_or(0.0, |middle| (pointer.y - top - middle).clamp(0.0, 200.0));
+    egui::vec2(x, y)
 }
 
-/// The width of the bar's buttons, without the room left for a zoom button under the pointer.
-fn buttons_width(r: egui::InnerResponse<f32>) -> f32 {
-    r.response.rect.width() - r.inner
-}
-
-/// The bar's buttons, from the right; the room left right of them (see [`anchor_room`]).
-fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) -> f32 {
+/// The bar's buttons, from the right, with `room` left right of them (see [`anchor_room`]);
+/// where their middle is, from the top of the screen.
+fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, room: f32) -> f32 {
     // Laid out from the right: A+ and A− first, at the window's edge, so that a zoom, which
     // grows every button, leaves them under the pointer for the next click (they were the
     // leftmost, and a second click on A+ landed on the theme or Settings); a smaller zoom,
     // which moves them towards the edge, leaves room right of them while the pointer stays.
-    let room = anchor_room(ui);
     if room > 0.0 {
         ui.add_space(room);
     }
@@ -258,11 +270,9 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) -> f32 {
         }
         z.clamp(0.5, 3.0)
     };
-    if ui
-        .button("A+")
-        .on_hover_text("Larger text (Ctrl +)")
-        .clicked()
-    {
+    let plus = ui.button("A+").on_hover_text("Larger text (Ctrl +)");
+    let middle = plus.rect.center().y;
+    if plus.clicked() {
         let z = zoom_clicked(ui, true);
         app.pointer.zoom_to(ui.ctx(), z);
     }
@@ -299,7 +309,7 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) -> f32 {
         // The user's choice from now on: a wider window does not undo it.
         app.state.service_aside = false;
     }
-    room
+    middle
 }
 
 /// "Answering …" in the colour of what the service will do, and its hover text.
