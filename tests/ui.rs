@@ -3716,3 +3716,32 @@ fn a_long_custom_body_keeps_apply_in_reach() {
         "Apply moved from {apply_before:?} to {apply:?}"
     );
 }
+
+/// A window made small and then large again gives the panels back the sizes they had: the
+/// small window's limits clamped them, and egui kept the clamped sizes for good (the detail
+/// panel stayed a few lines high and had to be dragged back).
+#[test]
+fn panels_take_back_their_sizes_when_the_window_grows_again() {
+    const HINT: &str = "Select a call to see its messages, headers and findings (Up/Down or j/k to move, Enter to open).";
+    let mut rig = start();
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    let detail_top = |rig: &UiRig| rig.harness.get_by_label(HINT).rect().top();
+    let (top, left) = (detail_top(&rig), rig.answer_panel_left());
+    for size in [[640.0, 360.0], [1280.0, 800.0]] {
+        rig.harness.set_size(egui::vec2(size[0], size[1]));
+        for _ in 0..3 {
+            rig.harness.step();
+        }
+    }
+    let (top_after, left_after) = (detail_top(&rig), rig.answer_panel_left());
+    assert!(
+        (top_after - top).abs() < 2.0,
+        "the detail panel began at {top}, now at {top_after}"
+    );
+    assert!(
+        (left_after - left).abs() < 2.0,
+        "the answer panel began at {left}, now at {left_after}"
+    );
+}

@@ -130,17 +130,33 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // left (sizes clamped at a large zoom were kept, and stayed after zooming back).
     let zoom = (ui.ctx().zoom_factor() * 100.0).round() as i32;
     if app.state.show_service {
-        egui::Panel::left(("service_panel", zoom))
+        let most = widest.max(SERVICE_MIN);
+        let panel = egui::Panel::left(("service_panel", zoom))
             .resizable(true)
             .default_size(left)
-            .size_range(SERVICE_MIN..=widest.max(SERVICE_MIN))
-            .show(ui, |ui| service::service_ui(ui, app));
+            .size_range(SERVICE_MIN..=most);
+        kept_size(
+            ui,
+            ("service_panel", zoom),
+            panel,
+            egui::Rect::width,
+            most,
+            |ui| service::service_ui(ui, app),
+        );
     }
-    egui::Panel::right(("answer_panel", zoom))
+    let most = widest.max(ANSWER_MIN);
+    let panel = egui::Panel::right(("answer_panel", zoom))
         .resizable(true)
         .default_size(right)
-        .size_range(ANSWER_MIN..=widest.max(ANSWER_MIN))
-        .show(ui, |ui| answer::answer_panel_ui(ui, app));
+        .size_range(ANSWER_MIN..=most);
+    kept_size(
+        ui,
+        ("answer_panel", zoom),
+        panel,
+        egui::Rect::width,
+        most,
+        |ui| answer::answer_panel_ui(ui, app),
+    );
     // The list keeps at least 45% of the height, and room for its filters and a few rows,
     // whatever the zoom (Ctrl + for a demo makes every point larger, and a detail panel sized
     // in points would leave the list no rows).
@@ -148,22 +164,64 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let tallest = (height * 0.55)
         .min(height - LIST_MIN_HEIGHT)
         .max(DETAIL_MIN_HEIGHT);
-    egui::Panel::bottom(("detail_panel", zoom))
+    let panel = egui::Panel::bottom(("detail_panel", zoom))
         .resizable(true)
         .default_size(390.0_f32.min(height * 0.5))
-        .size_range(DETAIL_MIN_HEIGHT..=tallest)
-        .show(ui, |ui| {
+        .size_range(DETAIL_MIN_HEIGHT..=tallest);
+    kept_size(
+        ui,
+        ("detail_panel", zoom),
+        panel,
+        egui::Rect::height,
+        tallest,
+        |ui| {
             // A panel remembers the height its content used: claim all of it, or a tab with
             // little to show (no findings) would shrink the panel for good.
             ui.set_min_height(ui.max_rect().height());
             detail::detail_ui(ui, app);
-        });
+        },
+    );
     egui::CentralPanel::default().show(ui, |ui| list::list_ui(ui, app));
 
     settings::settings_window(ui.ctx(), app);
     answer::confirm_modal(ui.ctx(), app);
     rules::rules_editor_window(ui.ctx(), app);
     app.state.first_frame = false;
+}
+
+/// A resizable panel's size: the one the user left it at (or its default), and the one it was
+/// shown at last, which the room of the moment may have clamped.
+#[derive(Clone, Copy, Debug)]
+struct PanelSize {
+    wanted: f32,
+    shown: f32,
+}
+
+/// Shows `panel`, whose `size` (a rectangle's width or height) may go up to `most` now, at the size the user left it once there
+/// is room for it again. egui keeps the size a panel is shown at, clamped to the room of the
+/// moment, so a window made small and then large again left the panels at the small window's
+/// sizes (the detail panel a few lines high). A size shown below the limit is the user's choice
+/// (or the default); one held at the limit says nothing of what they want.
+fn kept_size(
+    ui: &mut egui::Ui,
+    key: impl std::hash::Hash + std::fmt::Debug,
+    panel: egui::Panel,
+    size: fn(&egui::Rect) -> f32,
+    most: f32,
+    add: impl FnOnce(&mut egui::Ui),
+) {
+    let key = egui::Id::unique(("kept_size", key));
+    let last = ui.data(|d| d.get_temp::<PanelSize>(key));
+    let panel = match last {
+        Some(s) if s.shown + 0.5 < s.wanted.min(most) => panel.exact_size(s.wanted.min(most)),
+        _ => panel,
+    };
+    let shown = size(&panel.show(ui, add).response.rect);
+    let wanted = match last {
+        Some(s) if shown + 0.5 >= most => s.wanted,
+        _ => shown,
+    };
+    ui.data_mut(|d| d.insert_temp(key, PanelSize { wanted, shown }));
 }
 
 const SERVICE_MIN: f32 = 220.0;
