@@ -675,7 +675,47 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX invocations_delivery ON invocations(delivery, webhook_id, id);
     CREATE INDEX invocations_event ON invocations(event, id);
     CREATE INDEX invocations_outcome ON invocations(outcome, id);",
+    // 2: an answer body of SHARED_ANSWER_MIN bytes or more is kept once, however many calls
+    // were answered with it (a pasted page answering a fast emulator's every retry grew the
+    // database by its size per call).
+    "CREATE TABLE answer_bodies (
+        id INTEGER PRIMARY KEY,
+        hash INTEGER NOT NULL,
+        body BLOB NOT NULL
+    );
+    CREATE INDEX answer_bodies_hash ON answer_bodies(hash);
+    ALTER TABLE invocations ADD COLUMN answer_body_id INTEGER REFERENCES answer_bodies(id);",
 ];
+
+/// The size from which an answer body is kept once in `answer_bodies` rather than with each
+/// call: small bodies (`{"ok":true}`) are cheaper inline than looked up.
+pub const SHARED_ANSWER_MIN: usize = 4096;
+
+/// An invocation's every column, with its answer body if that was kept once
+/// (`shared_answer_body`, null otherwise).
+const FULL_COLUMNS: &str = "*,
+    (SELECT body FROM answer_bodies WHERE answer_bodies.id = invocations.answer_body_id)
+        AS shared_answer_body";
+
+/// The id of `body` in `answer_bodies`, added if it is not there yet.
+fn shared_answer_body(tx: &rusqlite::Transaction<'_>, body: &[u8]) -> Result<i64, StoreError> {
+    use std::hash::{Hash, Hasher};
+    // Only to find candidates: equal bodies are compared whole, so a hash that differs
+    // between builds costs one more copy, never a wrong body.
+    let mut hasher = std::hash::DefaultHasher::new();
+    body.hash(&mut hasher);
+    let hash = hasher.finish() as i64;
+    let found = tx
+        .prepare_cached("SELECT id FROM answer_bodies WHERE hash = ?1 AND body = ?2")?
+        .query_row(params![hash, body], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = found {
+        return Ok(id);
+    }
+    tx.prepare_cached("INSERT INTO answer_bodies (hash, body) VALUES (?1, ?2)")?
+        .execute(params![hash, body])?;
+    Ok(tx.last_insert_rowid())
+}
 
 fn schema_version() -> i64 {
     MIGRATIONS.len() as i64
@@ -1076,9 +1116,9 @@ fn write_batch(conn: &mut Connection, batch: &[(Op, Ack)]) -> Result<Vec<i64>, S
             "INSERT INTO invocations (received_at_us, method, path, query, headers, body, body_size,
                 declared_size, body_kept, peer, event, delivery, attempt, webhook_id, messages,
                 registration_check, findings, findings_count, answer_status, answer_headers,
-                answer_body, answer_delay_ms, outcome, took_us, rule)
+                answer_body, answer_delay_ms, outcome, took_us, rule, answer_body_id)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+                ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
         )?;
         for (op, _) in batch {
             let inv = match op {
@@ -1122,6 +1162,11 @@ fn write_batch(conn: &mut Connection, batch: &[(Op, Ack)]) -> Result<Vec<i64>, S
                 .map_err(|e| StoreError::Corrupt(e.to_string()))?;
             let answer_headers = serde_json::to_string(&inv.answer.headers)
                 .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            let (answer_body, answer_body_id) = if inv.answer.body.len() >= SHARED_ANSWER_MIN {
+                (&[][..], Some(shared_answer_body(&tx, &inv.answer.body)?))
+            } else {
+                (&inv.answer.body[..], None)
+            };
             stmt.execute(params![
                 inv.received_at.timestamp_micros(),
                 inv.method,
@@ -1143,11 +1188,12 @@ fn write_batch(conn: &mut Connection, batch: &[(Op, Ack)]) -> Result<Vec<i64>, S
                 inv.findings.len() as i64,
                 inv.answer.status,
                 answer_headers,
-                inv.answer.body,
+                answer_body,
                 inv.answer.delay_ms as i64,
                 inv.outcome().as_str(),
                 inv.took_us as i64,
                 inv.rule,
+                answer_body_id,
             ])?;
             ids.push(tx.last_insert_rowid());
         }
@@ -1249,7 +1295,10 @@ fn stored_fields(row: &Row<'_>) -> rusqlite::Result<Stored> {
             answer: SentAnswer {
                 status: row.get("answer_status")?,
                 headers: json_col(row, "answer_headers")?,
-                body: row.get("answer_body")?,
+                body: match row.get("shared_answer_body")? {
+                    Some(shared) => shared,
+                    None => row.get("answer_body")?,
+                },
                 delay_ms: row.get::<_, i64>("answer_delay_ms")? as u64,
             },
             took_us: row.get::<_, i64>("took_us")? as u64,
@@ -1610,7 +1659,9 @@ impl Store {
     /// One invocation in full.
     pub fn get(&self, id: i64) -> Result<Option<Stored>, StoreError> {
         self.with_reader(|c| {
-            let mut stmt = c.prepare_cached("SELECT * FROM invocations WHERE id = ?")?;
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {FULL_COLUMNS} FROM invocations WHERE id = ?"
+            ))?;
             Ok(stmt.query_row([id], stored_row).optional()?)
         })
     }
@@ -1623,7 +1674,8 @@ impl Store {
                 "SELECT id, received_at_us, method, path, query, headers, X'' AS body, body_size,
                     declared_size, body_kept, peer, event, delivery, attempt, webhook_id, messages,
                     registration_check, findings, findings_count, answer_status, answer_headers,
-                    X'' AS answer_body, answer_delay_ms, outcome, took_us, rule
+                    X'' AS answer_body, answer_delay_ms, outcome, took_us, rule,
+                    NULL AS shared_answer_body
                  FROM invocations WHERE id = ?",
             )?;
             Ok(stmt.query_row([id], stored_row).optional()?)
@@ -1637,9 +1689,9 @@ impl Store {
         webhook_id: Option<&str>,
     ) -> Result<Vec<Stored>, StoreError> {
         self.with_reader(|c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT * FROM invocations WHERE delivery = ?1 AND (?2 IS NULL OR webhook_id = ?2) ORDER BY id ASC",
-            )?;
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {FULL_COLUMNS} FROM invocations WHERE delivery = ?1 AND (?2 IS NULL OR webhook_id = ?2) ORDER BY id ASC"
+            ))?;
             let rows = stmt.query_map(params![delivery, webhook_id], stored_row)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
@@ -2046,6 +2098,92 @@ mod tests {
         );
         assert_eq!(got.inv.outcome(), Outcome::RetryUnavailable);
         assert_eq!(store.get(id + 100).unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_large_answer_body_is_kept_once_however_many_calls_it_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        let page: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let mut other = page.clone();
+        other[199_999] ^= 1;
+        let mut ids = Vec::new();
+        for (i, body) in [&page, &page, &other, &page].into_iter().enumerate() {
+            let mut inv = sample("big", i as u32 + 1, 503);
+            inv.answer.body = body.clone();
+            ids.push(store.insert(inv).await.unwrap());
+        }
+        // A small body stays with its call.
+        let small = store.insert(sample("big", 5, 503)).await.unwrap();
+        for (id, body) in ids.iter().zip([&page, &page, &other, &page]) {
+            assert_eq!(&store.get(*id).unwrap().unwrap().inv.answer.body, body);
+        }
+        assert_eq!(store.get(small).unwrap().unwrap().inv.answer.body, b"busy");
+        let attempts = store.by_delivery("big", None).unwrap();
+        assert_eq!(attempts.len(), 5);
+        assert_eq!(attempts[1].inv.answer.body, page);
+        assert_eq!(attempts[2].inv.answer.body, other);
+        assert!(
+            store
+                .get_without_bodies(ids[0])
+                .unwrap()
+                .unwrap()
+                .inv
+                .answer
+                .body
+                .is_empty()
+        );
+        let c = Connection::open(db_path(dir.path())).unwrap();
+        let kept: i64 = c
+            .query_row("SELECT count(*) FROM answer_bodies", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(kept, 2, "the page and the page one byte apart");
+        let inline: i64 = c
+            .query_row(
+                "SELECT sum(length(answer_body)) FROM invocations",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(inline, 4);
+    }
+
+    #[tokio::test]
+    async fn a_store_of_the_first_schema_is_migrated_and_its_calls_read_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let c = Connection::open(db_path(dir.path())).unwrap();
+            c.execute_batch(MIGRATIONS[0]).unwrap();
+            c.pragma_update(None, "user_version", 1).unwrap();
+            c.execute(
+                "INSERT INTO invocations (received_at_us, method, path, headers, body, body_size,
+                    body_kept, registration_check, findings, findings_count, answer_status,
+                    answer_headers, answer_body, answer_delay_ms, outcome, took_us)
+                 VALUES (1, 'POST', '/old', '[]', X'5B5D', 2, 1, 0, '[]', 0, 503, '[]', ?1, 0,
+                    'retry-unavailable', 10)",
+                [vec![7u8; 10_000]],
+            )
+            .unwrap();
+        }
+        let read = Store::open_read(dir.path()).unwrap();
+        let old = read.get(1).unwrap().unwrap();
+        assert_eq!(old.inv.path, "/old");
+        assert_eq!(old.inv.answer.body, vec![7u8; 10_000]);
+        drop(read);
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        let mut inv = sample("new", 1, 503);
+        inv.answer.body = vec![7u8; 10_000];
+        let id = store.insert(inv).await.unwrap();
+        assert_eq!(
+            store.get(id).unwrap().unwrap().inv.answer.body.len(),
+            10_000
+        );
+        assert_eq!(store.get(1).unwrap().unwrap().inv.answer.body.len(), 10_000);
+        let c = Connection::open(db_path(dir.path())).unwrap();
+        let version: i64 = c
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, schema_version());
     }
 
     #[tokio::test]
