@@ -34,6 +34,39 @@ pub fn escape_control(s: &str) -> String {
     out
 }
 
+/// Text from a payload or a rules file shown on one line of the window: a line break or a tab
+/// reads as `\n`, `\r` or `\t`, and the other characters [`escape_control`] escapes as `\u{..}`
+/// (egui draws a control character as an empty box, and a break would hide the rest of the
+/// line in a table's cell). Text without any is borrowed as it is.
+pub fn single_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(risky) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if risky(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
+/// A name for a sentence or a heading: on one line ([`single_line`]) and at most `max`
+/// characters, cut with "…" (a webhook named with a whole page filled the Service panel's
+/// status line).
+pub fn short_name(name: &str, max: usize) -> String {
+    match head_chars(name, max) {
+        (whole, 0) => single_line(whole).into_owned(),
+        (head, _) => format!("{}…", single_line(head)),
+    }
+}
+
 /// Serialized JSON made safe for a terminal without changing what it means: the characters
 /// [`escape_control`] escapes that JSON leaves raw (DEL, the C1 controls such as U+009B, which a
 /// terminal reads as the start of an escape sequence, and the bidirectional overrides) become
@@ -643,6 +676,28 @@ pub fn human_duration(d: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_long_name_is_cut_for_a_sentence() {
+        assert_eq!(super::short_name("orders", 60), "orders");
+        assert_eq!(
+            super::short_name(&"é".repeat(61), 60),
+            format!("{}…", "é".repeat(60))
+        );
+        assert_eq!(super::short_name("a\nb", 60), "a\\nb");
+    }
+
+    #[test]
+    fn text_shown_on_one_line_has_its_breaks_and_controls_written_out() {
+        assert!(matches!(
+            super::single_line("plain, ünïcode"),
+            std::borrow::Cow::Borrowed("plain, ünïcode")
+        ));
+        assert_eq!(
+            super::single_line("Hi\r\nthere\tyou\u{1}\u{1b}[31m\u{202e}x"),
+            "Hi\\r\\nthere\\tyou\\u{1}\\u{1b}[31m\\u{202e}x"
+        );
+    }
+
     #[test]
     fn io_errors_are_said_in_plain_words() {
         use std::io::Error;

@@ -3745,3 +3745,74 @@ fn panels_take_back_their_sizes_when_the_window_grows_again() {
         "the answer panel began at {left}, now at {left_after}"
     );
 }
+
+/// A body nested past 128 levels is well-formed JSON that serde_json will not read: the JSON
+/// tab says so, as the Findings tab does, not that the body is not JSON.
+#[test]
+fn the_json_tab_calls_a_body_nested_too_deep_well_formed() {
+    let mut rig = start();
+    let body = format!("{}{}", "[".repeat(200), "]".repeat(200)).into_bytes();
+    rig.send_body_and_click("dlv-deep", body);
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.get_by_label("JSON").click();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label_contains(
+        "The body is well-formed JSON, but it cannot be read as data: it is nested more than 128 levels deep",
+    );
+    assert!(
+        rig.harness
+            .query_by_label_contains("The body is not JSON")
+            .is_none()
+    );
+}
+
+/// A webhook named with a line break and a whole page of text reads on one line, cut in the
+/// status line and the list (the full name on hover), not filling the Service panel.
+#[test]
+fn a_long_webhook_name_is_cut_on_one_line() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    let name = format!("line one\nline two {}", "x".repeat(3000));
+    rig.harness.state_mut().state.service.form.name = name;
+    rig.harness.step();
+    rig.harness.get_by_label("Create").click();
+    rig.until("the webhook is listed", |app| {
+        app.state.service.webhooks.len() == 1
+    });
+    rig.harness.step();
+    let shown = format!("line one\\nline two {}…", "x".repeat(42));
+    rig.harness
+        .get_by_label_contains(&format!("\"{shown}\" created."));
+    rig.harness.get_by_label_contains(&format!(" {shown}"));
+    assert!(
+        rig.harness
+            .query_all_by_label_contains("line one\nline two")
+            .next()
+            .is_none(),
+        "a raw line break is shown"
+    );
+}
+
+/// A message's text with a line break and a control character reads on one line in the
+/// Messages table: `\n` and `\u{7}`, not a cut-off cell and an empty box.
+#[test]
+fn a_message_with_a_line_break_reads_on_one_line_in_the_table() {
+    let mut rig = start();
+    let body = serde_json::json!([{
+        "type": "SENT",
+        "id": "m1",
+        "status": {"id": "SENT.OK", "type": "SENT", "subtype": "OK"},
+        "body": "first line\nsecond line\u{7}",
+        "from": "+27001",
+        "to": "+27002"
+    }]);
+    rig.send_body_and_click("dlv-lines", serde_json::to_vec(&body).unwrap());
+    rig.until("the detail loads", |app| {
+        app.state.detail.is_some() && app.state.detail_json.is_some()
+    });
+    rig.harness.step();
+    rig.harness.get_by_label("first line\\nsecond line\\u{7}");
+}

@@ -312,7 +312,11 @@ impl HookscopeApp {
                     ApiOp::SetActive(_, false) => "disabled",
                     _ => "saved",
                 };
-                sv.status = Some(Ok(format!("Webhook {} \"{}\" {verb}.", w.id, w.name)));
+                sv.status = Some(Ok(format!(
+                    "Webhook {} \"{}\" {verb}.",
+                    w.id,
+                    crate::text::short_name(&w.name, NAME_IN_SENTENCE)
+                )));
                 sv.form_open = false;
                 match sv.webhooks.iter_mut().find(|x| x.id == w.id) {
                     Some(x) => *x = w,
@@ -842,6 +846,9 @@ impl HookscopeApp {
 /// are hard to read on a projector.
 pub const SMALL_TEXT: f32 = 10.5;
 
+/// The most of a webhook's or a rule's name a sentence quotes, in characters.
+pub const NAME_IN_SENTENCE: usize = 60;
+
 /// How opaque secondary ("weak") text is in the light theme.
 pub const LIGHT_WEAK_ALPHA: f32 = 0.85;
 
@@ -879,7 +886,9 @@ pub fn apply_look(ctx: &egui::Context, s: &Settings) {
 
 /// The name of the rule that answers every call, if one does.
 fn catch_all_name(rules: &crate::rules::RuleSet) -> Option<String> {
-    rules.catch_all().map(|(_, r)| r.name.clone())
+    rules
+        .catch_all()
+        .map(|(_, r)| crate::text::short_name(&r.name, NAME_IN_SENTENCE))
 }
 
 /// A message written for the command line, in the window's words: its fields and controls,

@@ -153,7 +153,7 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .auto_shrink([false, false])
         .show(ui, |ui| match app.state.detail_tab {
             DetailTab::Messages => messages_ui(ui, &s, json.as_deref()),
-            DetailTab::Json => json_tab_ui(ui, json.as_deref()),
+            DetailTab::Json => json_tab_ui(ui, &s, json.as_deref()),
             DetailTab::Headers => headers_ui(ui, &s),
             DetailTab::Raw => {}
             DetailTab::Findings => findings_ui(ui, &s, &delivery_findings),
@@ -495,10 +495,15 @@ fn finding_ui(ui: &mut egui::Ui, f: &crate::contract::Finding, dark: bool) {
 
 /// A value as a cell or a line shows it: at most [`SHOWN_CHARS`] characters, so a body of a
 /// megabyte in one string is not laid out whole on every frame (the Raw body tab has it).
+/// A field's text for a cell of the Messages table: at most [`SHOWN_CHARS`] characters, on one
+/// line (a line break in a message's text reads `\n`).
 fn shown(text: &str) -> String {
     match crate::text::head_chars(text, SHOWN_CHARS) {
-        (whole, 0) => whole.to_owned(),
-        (head, rest) => format!("{head}… ({rest} more characters)"),
+        (whole, 0) => crate::text::single_line(whole).into_owned(),
+        (head, rest) => format!(
+            "{}… ({rest} more characters)",
+            crate::text::single_line(head)
+        ),
     }
 }
 
@@ -687,10 +692,20 @@ fn messages_table(
         });
 }
 
-fn json_tab_ui(ui: &mut egui::Ui, json: Option<&Value>) {
-    match json {
-        Some(v) => crate::app::json_view::json_ui(ui, v),
-        None => {
+fn json_tab_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
+    // Well-formed JSON that cannot be read as data (nested past 128 levels...) is not "not
+    // JSON": its finding says what it is.
+    let unreadable = s
+        .inv
+        .findings
+        .iter()
+        .find(|f| f.code == "body-json-unreadable");
+    match (json, unreadable) {
+        (Some(v), _) => crate::app::json_view::json_ui(ui, v),
+        (None, Some(f)) => {
+            ui.label(format!("{} See the Raw body tab.", f.message));
+        }
+        (None, None) => {
             ui.label("The body is not JSON; see the Raw body tab.");
         }
     }

@@ -100,7 +100,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             let mut text = format!(
                 "{}. {}: answers {}{}{}, used {}{}",
                 i + 1,
-                r.name,
+                crate::text::single_line(&r.name),
                 r.answer.status,
                 delay,
                 r.answer

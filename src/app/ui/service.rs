@@ -190,7 +190,11 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.set_width(ui.available_width());
             ui.horizontal_wrapped(|ui| {
-                ui.label(RichText::new(format!("{} {}", w.id, w.name)).strong());
+                let name = crate::text::short_name(&w.name, crate::app::NAME_IN_SENTENCE);
+                let label = ui.label(RichText::new(format!("{} {name}", w.id)).strong());
+                if w.name.chars().count() > crate::app::NAME_IN_SENTENCE {
+                    label.on_hover_text(crate::text::short_name(&w.name, 2000));
+                }
                 ui.label(w.trigger_scope.as_str());
                 let (text, color) = if w.active {
                     (
@@ -483,7 +487,9 @@ fn delete_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
         .webhooks
         .iter()
         .find(|w| w.id == id)
-        .map_or(String::new(), |w| w.name.clone());
+        .map_or(String::new(), |w| {
+            crate::text::short_name(&w.name, crate::app::NAME_IN_SENTENCE)
+        });
     let modal = egui::Modal::new(egui::Id::unique("confirm_delete")).show(ctx, |ui| {
         ui.heading(format!("Delete webhook {id} \"{name}\"?"));
         ui.label("The service stops calling its URL. This cannot be undone.");
