@@ -6,7 +6,7 @@ use std::time::Duration;
 /// A character that can drive a terminal or reorder what it shows: the controls (C0, DEL, C1),
 /// the Unicode line separators, the bidirectional overrides and isolates, and the invisible
 /// direction marks (LRM, RLM, ALM), which move the neutral characters around them.
-fn risky(c: char) -> bool {
+pub fn risky(c: char) -> bool {
     c.is_control()
         || matches!(
             c,

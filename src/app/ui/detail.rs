@@ -927,8 +927,33 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
 }
 
 /// Quote for a POSIX shell.
+/// Text quoted for bash and zsh: in plain quotes, or, when it holds a control character or an
+/// invisible direction mark (a payload's ESC or U+202E, which a terminal would act on or
+/// which would reorder the command as shown), in `$'...'` with those written as `\xHH`
+/// bytes: pasted, the command shows what it sends and sends the same bytes.
 fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+    if !s.chars().any(|c| crate::text::risky(c) && c != '\n') {
+        return format!("'{}'", s.replace('\'', "'\\''"));
+    }
+    let mut out = String::from("$'");
+    for c in s.chars() {
+        match c {
+            '\'' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' => out.push_str("\\n"),
+            c if crate::text::risky(c) => {
+                let mut utf8 = [0; 4];
+                for b in c.encode_utf8(&mut utf8).bytes() {
+                    out.push_str(&format!("\\x{b:02x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 /// Quote bytes that are not UTF-8 for bash and zsh (`$'...'`), each such byte as `\xHH`.
@@ -1163,6 +1188,15 @@ mod tests {
         assert!(
             big.lines().all(|l| l.len() <= 200),
             "no line is the whole body"
+        );
+        // A terminal escape or a direction override in a body is written as its bytes.
+        let c = curl_command(
+            &stored("[\"\u{1b}[2J \u{202e}x'\ny\"]".as_bytes()),
+            "http://h",
+        );
+        assert!(
+            c.ends_with(r#"--data-binary $'["\x1b[2J \xe2\x80\xaex\'\ny"]'"#),
+            "{c}"
         );
         let c = curl_command(&stored(b"\xff\x00"), "http://h");
         assert!(c.starts_with("printf '\\xff\\x00' | curl"));
