@@ -972,7 +972,7 @@ impl State {
         match self {
             State::Succeeded { attempt: Some(n) } => format!("succeeded on attempt {n}"),
             State::Succeeded { attempt: None } => {
-                "succeeded (the call named no attempt number)".to_owned()
+                "succeeded (the call had no attempt number that could be read)".to_owned()
             }
             State::FailedPermanently { .. } => "failed permanently: message discarded".to_owned(),
             State::WebhookCancelled { .. } => "webhook cancelled by the 410 answer".to_owned(),
@@ -1526,7 +1526,7 @@ mod tests {
         assert_eq!(d.state, State::Succeeded { attempt: None });
         assert_eq!(
             d.state.describe(t0()),
-            "succeeded (the call named no attempt number)"
+            "succeeded (the call had no attempt number that could be read)"
         );
     }
 
