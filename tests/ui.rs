@@ -2445,6 +2445,19 @@ fn settings_take_effect_only_when_applied_and_a_taken_port_is_never_kept() {
     // Said in the window as well as under the top bar.
     let said = format!("Port {port} is already in use");
     assert_eq!(rig.harness.get_all_by_label_contains(&said).count(), 2);
+    // Another port typed: the window no longer says why the last one failed, as if it were
+    // about this one (the top bar still does, until dismissed).
+    let typed = port.wrapping_add(1).max(1);
+    if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {
+        draft.port = typed;
+    }
+    rig.harness.step();
+    assert_eq!(rig.harness.get_all_by_label_contains(&said).count(), 1);
+    if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {
+        draft.port = port;
+    }
+    rig.harness.step();
+    assert_eq!(rig.harness.get_all_by_label_contains(&said).count(), 2);
 
     // A free one: applied, in force, and the notice goes.
     drop(taken);

@@ -573,6 +573,7 @@ impl HookscopeApp {
                 }
                 self.state.port_text = addr.port().to_string();
                 self.state.listen_notice = None;
+                self.state.receiver_tried = None;
                 if let Some(next) = self.state.pending_receiver.take() {
                     let session_port = self.state.any_port_this_session;
                     self.state.settings.take_receiver(&next, session_port);
@@ -584,6 +585,7 @@ impl HookscopeApp {
             }
             Msg::ListenFailed { error, still } => {
                 let tried = self.state.pending_receiver.take();
+                self.state.receiver_tried = tried.clone();
                 match still {
                     Some(addr) => {
                         self.state.listening = Listening::On(addr);

@@ -720,6 +720,10 @@ pub struct AppState {
     pub any_port_this_session: bool,
     /// A receiver restart that failed while the previous receiver kept listening.
     pub listen_notice: Option<String>,
+    /// The settings the last failed start or restart tried: Settings says why it failed only
+    /// while its fields still ask for them (an error about port 80 under a port since changed
+    /// to 8080 reads as if 8080 were in use).
+    pub receiver_tried: Option<Settings>,
     /// The copy button last clicked and when (egui time), so it can say "Copied" for a moment.
     pub copied: Option<(String, f64)>,
     /// The last background error, shown until dismissed.
@@ -744,6 +748,7 @@ impl AppState {
             port_text: settings.port.to_string(),
             any_port_this_session: false,
             listen_notice: None,
+            receiver_tried: None,
             copied: None,
             settings,
             data_dir,

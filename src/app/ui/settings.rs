@@ -167,7 +167,13 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
             let why = match &app.state.listening {
                 Listening::Failed(why) => Some(why.as_str()),
                 _ => app.state.listen_notice.as_deref(),
-            };
+            }
+            .filter(|_| {
+                app.state
+                    .receiver_tried
+                    .as_ref()
+                    .is_none_or(|tried| !draft.receiver_differs(tried))
+            });
             if let Some(why) = why {
                 ui.label(RichText::new(why).color(bad));
             }
