@@ -117,7 +117,7 @@ pub struct ParseError {
     what: &'static str,
     examples: &'static str,
     /// A number of the right form, only past what it can be.
-    too_large: bool,
+    pub too_large: bool,
 }
 
 /// A brand word for the header names (`X-<WORD>-Event`): one token of ASCII letters, digits,

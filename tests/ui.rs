@@ -543,7 +543,7 @@ fn a_late_answer_s_retry_after_is_never_read_and_the_what_if_counts_from_the_tim
         let form = &mut rig.harness.state_mut().state.form;
         form.code = "503".into();
         form.retry_after = "200000".into();
-        form.delay_ms = 35_000;
+        form.delay = "35000".into();
     }
     rig.harness.step();
     rig.click_in_sight("Apply custom answer");
@@ -592,7 +592,7 @@ fn the_custom_form_stays_put_while_its_preview_gets_shorter() {
         let form = &mut rig.harness.state_mut().state.form;
         form.code = "503".into();
         form.retry_after = "120".into();
-        form.delay_ms = 40_000;
+        form.delay = "40000".into();
         form.body = "a body".into();
     }
     for _ in 0..3 {
@@ -630,7 +630,7 @@ fn the_apply_button_stays_put_while_the_custom_answer_is_edited() {
     let before = at(&rig);
     let description = |rig: &UiRig| rig.harness.get_by_label_contains("200: ").rect();
     let short = description(&rig).height();
-    rig.harness.state_mut().state.form.delay_ms = 35_000;
+    rig.harness.state_mut().state.form.delay = "35000".into();
     rig.harness.step();
     rig.harness.step();
     // The description grew (the answer is now too late for the service) and the button stayed.
@@ -651,7 +651,7 @@ fn the_what_if_says_a_delay_is_too_late_for_the_fast_emulator() {
     let mut rig = start();
     let note = "On the built-in emulator this answer comes too late";
     let apply_delay = |rig: &mut UiRig, ms: u64| {
-        rig.harness.state_mut().state.form.delay_ms = ms;
+        rig.harness.state_mut().state.form.delay = ms.to_string();
         rig.harness.step();
         rig.click_in_sight("Apply custom answer");
         rig.until("the delay is chosen", |app| {
@@ -699,7 +699,7 @@ fn a_preset_keeps_the_custom_answer_in_the_form() {
         form.code = "500".into();
         form.retry_after = "30".into();
         form.body = "try later".into();
-        form.delay_ms = 8_000;
+        form.delay = "8000".into();
     }
     rig.harness.step();
     rig.harness.get_by_label("not in force: Apply to use it");
@@ -721,9 +721,9 @@ fn a_preset_keeps_the_custom_answer_in_the_form() {
             form.code.as_str(),
             form.retry_after.as_str(),
             form.body.as_str(),
-            form.delay_ms
+            form.delay.as_str()
         ),
-        ("500", "30", "try later", 8_000)
+        ("500", "30", "try later", "8000")
     );
     rig.harness.get_by_label("not in force: Apply to use it");
     // Applied again, it is back in force whole.
@@ -3401,13 +3401,12 @@ fn enter_in_the_custom_answer_applies_it() {
     });
     // The delay too: typed into and entered, it is in force.
     rig.harness
-        .get_by_role_and_label(egui::accesskit::Role::SpinButton, "Delay (ms)")
+        .get_by_role_and_label(egui::accesskit::Role::TextInput, "Delay (ms)")
         .focus();
     rig.harness.step();
     rig.harness.step();
-    // Focused, it is a text field (its role stays SpinButton); the text is selected.
     rig.harness
-        .get_by_role_and_label(egui::accesskit::Role::SpinButton, "Delay (ms)")
+        .get_by_role_and_label(egui::accesskit::Role::TextInput, "Delay (ms)")
         .type_text("20000");
     rig.harness.step();
     rig.harness.key_press(egui::Key::Enter);
@@ -3828,4 +3827,23 @@ fn a_message_with_a_line_break_reads_on_one_line_in_the_table() {
     });
     rig.harness.step();
     rig.harness.get_by_label("first line\\nsecond line\\u{7}");
+}
+
+/// A delay that cannot be read is said in red and not applied (the drag value it replaces
+/// kept the last number without a word, and clamped 180000 to 120000).
+#[test]
+fn a_delay_that_cannot_be_read_is_said_and_a_duration_with_its_unit_is_read() {
+    let mut rig = start();
+    rig.harness.state_mut().state.form.delay = "abc".into();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("\"abc\" is not a delay: give milliseconds (1500)");
+    rig.harness.state_mut().state.form.delay = "1.5s".into();
+    rig.harness.state_mut().state.form.code = "503".into();
+    rig.harness.step();
+    rig.click_in_sight("Apply custom answer");
+    rig.until("the delay is in force", |app| {
+        app.state.settings.answer.delay_ms == 1500 && app.state.settings.answer.status == 503
+    });
 }

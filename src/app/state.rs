@@ -401,7 +401,8 @@ pub struct AnswerForm {
     pub retry_after: String,
     pub body: String,
     pub content_type: String,
-    pub delay_ms: u64,
+    /// Milliseconds (`1500`), or a duration with its unit (`1.5s`, `2m`); empty for none.
+    pub delay: String,
     pub error: Option<String>,
 }
 
@@ -412,7 +413,11 @@ impl AnswerForm {
             retry_after: a.retry_after.clone().unwrap_or_default(),
             body: a.body.clone().unwrap_or_default(),
             content_type: a.content_type.clone().unwrap_or_default(),
-            delay_ms: a.delay_ms,
+            // None is an empty field, its hint saying so: typing into it needs no erasing.
+            delay: match a.delay_ms {
+                0 => String::new(),
+                ms => ms.to_string(),
+            },
             error: None,
         }
     }
@@ -427,13 +432,13 @@ impl AnswerForm {
             &self.retry_after,
             &self.body,
             &self.content_type,
-            self.delay_ms,
+            self.delay.trim(),
         ) != (
             &shown.code,
             &shown.retry_after,
             &shown.body,
             &shown.content_type,
-            shown.delay_ms,
+            shown.delay.as_str(),
         );
         edited || self.answer().is_ok_and(|a| !Preset::gives(&a))
     }
@@ -447,16 +452,49 @@ impl AnswerForm {
             )
         })?;
         let opt = |s: &str| (!s.trim().is_empty()).then(|| s.trim().to_owned());
+        let delay_ms = parse_delay_ms(&self.delay)?;
         let a = Answer {
             status,
             retry_after: opt(&self.retry_after),
             body: (!self.body.is_empty()).then(|| self.body.clone()),
             content_type: opt(&self.content_type),
-            delay_ms: self.delay_ms,
+            delay_ms,
         };
         a.check().map_err(|e| e.to_string())?;
         Ok(a)
     }
+}
+
+/// The answer form's delay: empty for none, milliseconds (`1500`), or a duration with its unit
+/// (`1.5s`, `2m`), or why it is none of them.
+pub fn parse_delay_ms(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(0);
+    }
+    let shown = crate::text::escape_control(t);
+    let not_a_delay = || {
+        format!(
+            "\"{shown}\" is not a delay: give milliseconds (1500) or a duration with its unit (1.5s, 2m)"
+        )
+    };
+    let ms = if t.bytes().all(|b| b.is_ascii_digit()) {
+        t.parse::<u64>().map_err(|_| {
+            format!("\"{shown}\" is too large for a delay: an answer is held an hour at most")
+        })?
+    } else if t.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        let d = crate::text::parse_duration(t).map_err(|e| {
+            if e.too_large {
+                format!("\"{shown}\" is too large for a delay: an answer is held an hour at most")
+            } else {
+                not_a_delay()
+            }
+        })?;
+        u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+    } else {
+        return Err(not_a_delay());
+    };
+    Ok(ms)
 }
 
 /// A ready-made answer, worded by the contract module.
@@ -1025,6 +1063,41 @@ mod tests {
     }
 
     #[test]
+    fn the_answer_form_reads_a_delay_or_says_why_it_cannot() {
+        use super::parse_delay_ms;
+        assert_eq!(parse_delay_ms(""), Ok(0));
+        assert_eq!(parse_delay_ms(" 1500 "), Ok(1500));
+        assert_eq!(parse_delay_ms("1.5s"), Ok(1500));
+        assert_eq!(parse_delay_ms("2m"), Ok(120_000));
+        assert_eq!(parse_delay_ms("250ms"), Ok(250));
+        for bad in ["abc", "-5", "5x", "1,5s"] {
+            let e = parse_delay_ms(bad).unwrap_err();
+            assert!(
+                e.contains("is not a delay: give milliseconds (1500)"),
+                "{bad}: {e}"
+            );
+        }
+        let e = parse_delay_ms("99999999999999999999999").unwrap_err();
+        assert!(e.contains("too large for a delay"), "{e}");
+        // Read, then refused by the answer for being over an hour, with the length said.
+        let mut f = AnswerForm::from_answer(&Answer::status(200));
+        f.delay = "2h".into();
+        assert_eq!(
+            f.answer().unwrap_err(),
+            "the delay of 2 h is longer than an hour, the most Hookscope holds an answer"
+        );
+        f.delay = "x\u{1b}".into();
+        assert!(
+            f.answer()
+                .unwrap_err()
+                .starts_with("\"x\\u{1b}\" is not a delay")
+        );
+        // What used to be clamped to two minutes is kept as typed.
+        f.delay = "180000".into();
+        assert_eq!(f.answer().map(|a| a.delay_ms), Ok(180_000));
+    }
+
+    #[test]
     fn the_answer_form_keeps_the_users_work_from_a_preset() {
         let in_force = Answer::status(200);
         // Showing the answer in force: nobody's work, it follows the next choice.
@@ -1035,7 +1108,7 @@ mod tests {
         assert!(!AnswerForm::from_answer(&p503).holds_work(&p503));
         // Fields edited and not applied are.
         let mut edited = f.clone();
-        edited.delay_ms = 8000;
+        edited.delay = "8000".into();
         assert!(edited.holds_work(&in_force));
         // So is a half-typed code.
         let mut half = f.clone();

@@ -381,15 +381,18 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             entered_in(&r);
             ui.end_row();
             let l = ui.label("Delay (ms)");
-            // Typed into, a drag value is a one-line field too: Enter applies.
+            // Text, not a drag value: one quietly clamps or drops what it cannot read, and
+            // what cannot be a delay is said in red, as for the other fields.
             let r = ui
                 .add(
-                    egui::DragValue::new(&mut form.delay_ms)
-                        .range(0..=120_000)
-                        .speed(50),
+                    egui::TextEdit::singleline(&mut form.delay)
+                        .hint_text("0, or 1.5s")
+                        .desired_width(70.0),
                 )
                 .labelled_by(l.id)
-                .on_hover_text("Past 30 000 ms the service counts a timeout, a temporary failure");
+                .on_hover_text(
+                    "Milliseconds, or a duration with its unit (1.5s, 2m). Past 30 000 ms the service counts a timeout, a temporary failure",
+                );
             edited |= r.changed();
             entered_in(&r);
             ui.end_row();
