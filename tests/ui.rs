@@ -2829,8 +2829,15 @@ fn a_call_with_a_string_of_megabytes_opens_without_laying_it_all_out() {
     rig.harness.get_by_label("JSON").click();
     rig.harness.step();
     rig.harness.step();
-    rig.harness
-        .get_by_label_contains("5240880 more characters; the Raw body tab has them all");
+    // The note, and the string cut short, in sight: wrapped at the panel's edge, not run
+    // out of it on one line.
+    let note = rig
+        .harness
+        .get_by_label_contains("5240880 more characters; the Raw body tab has them all")
+        .rect();
+    ends_before("the note", note, rig.answer_panel_left());
+    let head = rig.harness.get_by_label_contains("\"yyyyyyyy").rect();
+    ends_before("the string", head, rig.answer_panel_left());
     // The Raw body tab has them all, laid out a row at a time: the first rows are on screen,
     // and only as many as fit.
     rig.harness.get_by_label("Raw body").click();

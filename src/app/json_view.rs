@@ -50,23 +50,28 @@ pub fn json_ui(ui: &mut egui::Ui, value: &Value) {
     }
 }
 
-fn scalar(v: &Value, p: &Palette) -> RichText {
-    match v {
-        // At most a few thousand characters: one long string (a body of megabytes) is not
-        // laid out whole on every frame.
-        Value::String(s) => RichText::new(match crate::text::head_chars(s, MAX_STRING) {
-            (whole, 0) => format!("{whole:?}"),
-            (head, rest) => {
-                format!("{head:?}… ({rest} more characters; the Raw body tab has them all)")
-            }
-        })
-        .color(p.string),
+/// A value's text, and for a string cut short, a note saying how much more there is.
+fn scalar(v: &Value, p: &Palette) -> (RichText, Option<String>) {
+    // At most a few thousand characters: one long string (a body of megabytes) is not laid
+    // out whole on every frame.
+    if let Value::String(s) = v {
+        let (head, rest) = crate::text::head_chars(s, MAX_STRING);
+        let text = RichText::new(if rest == 0 {
+            format!("{head:?}")
+        } else {
+            format!("{head:?}…")
+        });
+        let note =
+            (rest > 0).then(|| format!("{rest} more characters; the Raw body tab has them all"));
+        return (text.color(p.string).monospace(), note);
+    }
+    let text = match v {
         Value::Number(n) => RichText::new(n.to_string()).color(p.number),
         Value::Bool(b) => RichText::new(b.to_string()).color(p.literal),
         Value::Null => RichText::new("null").color(p.literal),
         _ => RichText::new(""),
-    }
-    .monospace()
+    };
+    (text.monospace(), None)
 }
 
 fn node_ui(
@@ -118,10 +123,16 @@ fn node_ui(
                 });
         }
         _ => {
-            ui.horizontal(|ui| {
+            let (text, note) = scalar(v, p);
+            // Wrapped at the panel's edge: a string of a thousand characters on one line ran
+            // far out of sight, and the note that it was cut with it.
+            ui.horizontal_wrapped(|ui| {
                 key_text(ui);
-                ui.add(egui::Label::new(scalar(v, p)).selectable(true));
+                ui.add(egui::Label::new(text).selectable(true).wrap());
             });
+            if let Some(note) = note {
+                ui.weak(note);
+            }
         }
     }
 }
@@ -132,15 +143,20 @@ mod tests {
     fn a_long_string_is_shown_cut() {
         let p = super::palette(true);
         let long = serde_json::Value::String("y".repeat(5 * 1024 * 1024));
-        let text = super::scalar(&long, &p).text().to_owned();
-        assert!(text.len() < 3000, "{} characters laid out", text.len());
+        let (text, note) = super::scalar(&long, &p);
         assert!(
-            text.contains("5240880 more characters"),
-            "{}",
-            &text[text.len() - 80..]
+            text.text().len() < 3000,
+            "{} characters laid out",
+            text.text().len()
+        );
+        assert!(text.text().ends_with("yyy\"…"));
+        assert_eq!(
+            note.as_deref(),
+            Some("5240880 more characters; the Raw body tab has them all")
         );
         let short = serde_json::Value::String("hi".into());
-        assert_eq!(super::scalar(&short, &p).text(), "\"hi\"");
+        let (text, note) = super::scalar(&short, &p);
+        assert_eq!((text.text(), note), ("\"hi\"", None));
     }
 
     #[test]
