@@ -134,11 +134,31 @@ pub struct WebhookList {
 impl WebhookList {
     /// Each entry of the service's list read on its own.
     pub fn read(entries: &[serde_json::Value]) -> Self {
+        Self::read_as_sent(entries, "")
+    }
+
+    /// [`WebhookList::read`], with `json`, the text the entries were read from: an entry
+    /// Hookscope cannot read is named by its id as spelled there (a parsed 23-digit id reads
+    /// `1.2345678901234568e+22`).
+    pub fn read_as_sent(entries: &[serde_json::Value], json: &str) -> Self {
+        /// An entry's id as spelled, whatever it is.
+        #[derive(serde::Deserialize)]
+        struct Spelled<'a> {
+            #[serde(borrow, default)]
+            id: Option<&'a serde_json::value::RawValue>,
+        }
+        // Not a list of objects (or no text): the ids as parsed.
+        let spelled: Vec<Option<&str>> = serde_json::from_str::<Vec<Spelled<'_>>>(json)
+            .map(|v| v.into_iter().map(|s| s.id.map(|r| r.get())).collect())
+            .unwrap_or_default();
         let mut list = WebhookList::default();
-        for entry in entries {
+        for (i, entry) in entries.iter().enumerate() {
             match read_as::<Webhook>(entry) {
                 Ok(w) => list.webhooks.push(w),
-                Err(e) => list.unreadable.push(unreadable_webhook(entry, &e)),
+                Err(e) => {
+                    let id = spelled.get(i).copied().flatten();
+                    list.unreadable.push(unreadable_webhook(entry, id, &e))
+                }
             }
         }
         list
@@ -188,12 +208,17 @@ fn plain_serde(said: &str) -> String {
 
 /// `webhook 7 "mms-hook": triggerScope: unknown variant `MMS`, expected `SENT` or
 /// `RECEIVED``, control characters escaped and the whole kept to a line.
-fn unreadable_webhook(entry: &serde_json::Value, e: &str) -> String {
+/// `spelled` is the entry's id as the service wrote it, if known.
+fn unreadable_webhook(entry: &serde_json::Value, spelled: Option<&str>, e: &str) -> String {
     // An id the client cannot read (text, a number too large) is still the entry's id.
-    let id = entry.get("id").filter(|v| !v.is_null()).map(|v| match v {
-        serde_json::Value::String(t) => format!("\"{}\"", short(t, 40)),
-        other => short(&other.to_string(), 40),
-    });
+    let id = entry
+        .get("id")
+        .filter(|v| !v.is_null())
+        .map(|v| match (v, spelled) {
+            (serde_json::Value::String(t), _) => format!("\"{}\"", short(t, 40)),
+            (serde_json::Value::Number(_), Some(as_sent)) => short(as_sent, 40),
+            (other, _) => short(&other.to_string(), 40),
+        });
     let name = entry.get("name").and_then(serde_json::Value::as_str);
     let who = match (id, name) {
         (Some(id), Some(name)) => format!("webhook {id} \"{}\"", short(name, 60)),
@@ -522,7 +547,7 @@ impl ApiClient {
             .answered(self.http.get(&url), &url, self.timeout)
             .await?;
         Ok(Answered {
-            value: WebhookList::read(&answered.value),
+            value: WebhookList::read_as_sent(&answered.value, &answered.json),
             json: answered.json,
         })
     }
@@ -830,20 +855,31 @@ mod tests {
     /// id called "a webhook without an id").
     #[test]
     fn an_unreadable_id_is_named_and_said_in_plain_words() {
-        let entries: Vec<serde_json::Value> = serde_json::from_str(
-            r#"[
+        let json = r#"[
               {"id":"abc","name":"a","url":"http://h/1","triggerScope":"SENT","active":true},
-              {"id":12345678901234567890123,"name":"n","url":"http://h/2","triggerScope":"SENT","active":true}
-            ]"#,
-        )
-        .unwrap();
-        let u = WebhookList::read(&entries).unreadable;
+              {"id":12345678901234567890123,"name":"n","url":"http://h/2","triggerScope":"SENT","active":true},
+              {"id":1.0e2,"name":"f","url":"http://h/3","triggerScope":"SENT","active":true}
+            ]"#;
+        let entries: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
+        let as_parsed = WebhookList::read(&entries).unreadable;
+        assert!(
+            as_parsed[1].starts_with("webhook 1.2345678901234568e+22 \"n\""),
+            "{}",
+            as_parsed[1]
+        );
+        // Named as the service spelled it.
+        let u = WebhookList::read_as_sent(&entries, json).unreadable;
+        assert!(
+            u[2].starts_with("webhook 1.0e2 \"f\": id: the number "),
+            "{}",
+            u[2]
+        );
         assert_eq!(
             u[0],
             "webhook \"abc\" \"a\": id: the text \"abc\", where a whole number is expected"
         );
         assert!(
-            u[1].starts_with("webhook 1.2345678901234568e+22 \"n\": id: the number "),
+            u[1].starts_with("webhook 12345678901234567890123 \"n\": id: the number "),
             "{}",
             u[1]
         );
