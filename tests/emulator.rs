@@ -121,7 +121,7 @@ async fn webhook_validation_is_the_services() {
     let rig = Rig::start(Answer::status(200)).await;
     let emu = emulator(1.0, |_| {}).await;
     let c = client(&emu);
-    c.create_webhook(&sent_hook(&rig, "one")).await.unwrap();
+    let one = c.create_webhook(&sent_hook(&rig, "one")).await.unwrap();
     let dup = c.create_webhook(&sent_hook(&rig, "one")).await.unwrap_err();
     assert!(
         matches!(&dup, ApiError::Validation { detail } if detail.contains("already exists")),
@@ -165,6 +165,24 @@ async fn webhook_validation_is_the_services() {
             "/webhooks",
             Some(serde_json::json!([])),
             "a webhook entry: an object with name, url and triggerScope",
+        ),
+        (
+            reqwest::Method::POST,
+            "/webhooks",
+            Some(serde_json::json!([1, 2])),
+            "an object with name, url and triggerScope, not a list",
+        ),
+        (
+            reqwest::Method::POST,
+            &format!("/webhooks/{}", one.id),
+            Some(serde_json::json!("x")),
+            "an object with name, url and triggerScope, not a string",
+        ),
+        (
+            reqwest::Method::POST,
+            "/webhooks",
+            Some(serde_json::json!({"name": 5, "url": "http://h", "triggerScope": "SENT"})),
+            "The request body is not valid: invalid type: integer `5`, expected a string",
         ),
         (
             reqwest::Method::GET,

@@ -284,8 +284,27 @@ fn validate_entry(s: &Shared, entry: &WebhookEntry, id: Option<u64>) -> Result<W
     })
 }
 
+/// The body of create and update: a webhook entry, which is an object (serde would read a list
+/// as the entry's fields in order, and `[1, 2]` was "expected a string").
+fn entry_body(body: Body) -> Result<WebhookEntry, ApiErr> {
+    let value: Value = json_body(body)?;
+    if !value.is_object() {
+        let kind = match value {
+            Value::Array(_) => "a list",
+            Value::String(_) => "a string",
+            Value::Number(_) => "a number",
+            Value::Bool(_) => "a boolean",
+            _ => "null",
+        };
+        return Err(bad_request(format!(
+            "The request body is not valid: it must be a webhook entry: an object with name, url and triggerScope, not {kind}."
+        )));
+    }
+    serde_json::from_value(value).map_err(|e| bad_request(body_error(&e)))
+}
+
 async fn create_webhook(State(s): Shr, body: Body) -> Result<axum::Json<Webhook>, ApiErr> {
-    let entry: WebhookEntry = json_body(body)?;
+    let entry = entry_body(body)?;
     let mut w = validate_entry(&s, &entry, None)?;
     if w.active {
         invoker::registration_check(&s, &w.url)
@@ -318,7 +337,7 @@ async fn update_webhook(
     if !s.data().webhooks.contains_key(&n) {
         return Err(not_found(format!("Webhook with id '{id}' does not exist")));
     }
-    let entry: WebhookEntry = json_body(body)?;
+    let entry = entry_body(body)?;
     let w = validate_entry(&s, &entry, Some(n))?;
     if w.active {
         invoker::registration_check(&s, &w.url)
