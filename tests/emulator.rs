@@ -182,7 +182,21 @@ async fn webhook_validation_is_the_services() {
             reqwest::Method::POST,
             "/webhooks",
             Some(serde_json::json!({"name": 5, "url": "http://h", "triggerScope": "SENT"})),
-            "The request body is not valid: invalid type: integer `5`, expected a string",
+            "The request body is not valid: name: the number `5`, where text is expected.",
+        ),
+        (
+            reqwest::Method::POST,
+            "/webhooks",
+            Some(
+                serde_json::json!({"name": "n", "url": "http://h", "triggerScope": "SENT", "active": "yes"}),
+            ),
+            "The request body is not valid: active: the text \"yes\", where true or false is expected.",
+        ),
+        (
+            reqwest::Method::POST,
+            "/webhooks",
+            Some(serde_json::json!({})),
+            "The request body is not valid: missing field `name`.",
         ),
         (
             reqwest::Method::GET,

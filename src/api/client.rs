@@ -141,23 +141,19 @@ impl WebhookList {
     /// Hookscope cannot read is named by its id as spelled there (a parsed 23-digit id reads
     /// `1.2345678901234568e+22`).
     pub fn read_as_sent(entries: &[serde_json::Value], json: &str) -> Self {
-        /// An entry's id as spelled, whatever it is.
-        #[derive(serde::Deserialize)]
-        struct Spelled<'a> {
-            #[serde(borrow, default)]
-            id: Option<&'a serde_json::value::RawValue>,
-        }
-        // Not a list of objects (or no text): the ids as parsed.
-        let spelled: Vec<Option<&str>> = serde_json::from_str::<Vec<Spelled<'_>>>(json)
-            .map(|v| v.into_iter().map(|s| s.id.map(|r| r.get())).collect())
+        // Each entry's text (none when `json` is not a list: the values as parsed).
+        let texts: Vec<&str> = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(json)
+            .map(|v| v.into_iter().map(|r| r.get()).collect())
             .unwrap_or_default();
         let mut list = WebhookList::default();
         for (i, entry) in entries.iter().enumerate() {
-            match read_as::<Webhook>(entry) {
+            let text = texts.get(i).copied();
+            match read_as::<Webhook>(entry, text) {
                 Ok(w) => list.webhooks.push(w),
                 Err(e) => {
-                    let id = spelled.get(i).copied().flatten();
-                    list.unreadable.push(unreadable_webhook(entry, id, &e))
+                    let id = text.and_then(|t| spelled_at(t, &[Step::Key("id")]));
+                    list.unreadable
+                        .push(unreadable_webhook(entry, id.as_deref(), &e))
                 }
             }
         }
@@ -165,12 +161,85 @@ impl WebhookList {
     }
 }
 
+/// One step into a JSON value: an object's field or a list's item.
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The text of the value at `path` in the JSON text `json`, as spelled there.
+fn spelled_at(json: &str, path: &[Step<'_>]) -> Option<String> {
+    use serde_json::value::RawValue;
+    let mut here: &str = json;
+    for step in path {
+        let next: &RawValue = match step {
+            Step::Key(k) => {
+                serde_json::from_str::<std::collections::HashMap<String, &RawValue>>(here)
+                    .ok()?
+                    .remove(*k)?
+            }
+            Step::Index(i) => serde_json::from_str::<Vec<&RawValue>>(here)
+                .ok()?
+                .get(*i)
+                .copied()?,
+        };
+        here = next.get();
+    }
+    Some(here.to_owned())
+}
+
+/// serde's message about a number, with the number as the service wrote it rather than as
+/// parsed (`1.2345678901234568e22` for `12345678901234567890123`, `100.0` for `1.0e2`); a
+/// whole number too large to hold is said to be so.
+fn respell_number(said: &str, spelled: &str) -> String {
+    let whole = {
+        let digits = spelled.strip_prefix('-').unwrap_or(spelled);
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    };
+    if said.starts_with("invalid type: floating point ") && whole {
+        return format!("the number {spelled} is too large to be read as a whole number here");
+    }
+    if !(said.starts_with("invalid type: floating point ")
+        || said.starts_with("invalid value: integer ")
+        || said.starts_with("invalid type: integer "))
+    {
+        return said.to_owned();
+    }
+    // The number between the first pair of backticks.
+    let Some(open) = said.find('`') else {
+        return said.to_owned();
+    };
+    let Some(len) = said[open + 1..].find('`') else {
+        return said.to_owned();
+    };
+    let close = open + 1 + len;
+    format!("{}`{spelled}`{}", &said[..open], &said[close + 1..])
+}
+
 /// `value` read as `T`; the error names the field it failed at (`triggerScope: unknown variant
-/// `MMS`, expected `SENT` or `RECEIVED``), kept short and free of control characters.
-fn read_as<T: serde::de::DeserializeOwned>(value: &serde_json::Value) -> Result<T, String> {
+/// `MMS`, expected `SENT` or `RECEIVED``), kept short and free of control characters. `text`,
+/// the JSON text `value` was read from, if known, gives a number in the error as spelled.
+fn read_as<T: serde::de::DeserializeOwned>(
+    value: &serde_json::Value,
+    text: Option<&str>,
+) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        let inner = plain_serde(&e.inner().to_string());
+        let steps: Vec<Step<'_>> = e
+            .path()
+            .iter()
+            .filter_map(|s| match s {
+                serde_path_to_error::Segment::Map { key } => Some(Step::Key(key)),
+                serde_path_to_error::Segment::Seq { index } => Some(Step::Index(*index)),
+                _ => None,
+            })
+            .collect();
+        let said = e.inner().to_string();
+        let said = match text.and_then(|t| spelled_at(t, &steps)) {
+            Some(spelled) => respell_number(&said, &spelled),
+            None => said,
+        };
+        let inner = plain_serde(&said);
         let said = if path == "." {
             inner
         } else {
@@ -182,7 +251,16 @@ fn read_as<T: serde::de::DeserializeOwned>(value: &serde_json::Value) -> Result<
 
 /// serde's words for a value of the wrong kind, in a reader's: `invalid type: string "abc",
 /// expected u64` -> `the text "abc", where a whole number is expected`.
-fn plain_serde(said: &str) -> String {
+pub(crate) fn plain_serde(said: &str) -> String {
+    // A negative number where none can be: whole, but below zero.
+    if said.starts_with("invalid value: integer `-") && said.contains(", expected u") {
+        let number = said
+            .trim_start_matches("invalid value: integer ")
+            .split(", expected")
+            .next()
+            .unwrap_or_default();
+        return format!("the number {number}, where a whole number of 0 or more is expected");
+    }
     // As the rule files' reasons are made plain (`rules::plain_reason`).
     const PLAIN: [(&str, &str); 14] = [
         ("invalid type: string ", "the text "),
@@ -501,7 +579,8 @@ impl ApiClient {
             snippet: snippet(&body),
         };
         let json: serde_json::Value = serde_json::from_slice(&body).map_err(|_| not_json())?;
-        let value = read_as::<T>(&json).map_err(|detail| ApiError::NotReadable {
+        let text = std::str::from_utf8(&body).ok();
+        let value = read_as::<T>(&json, text).map_err(|detail| ApiError::NotReadable {
             url: url.to_owned(),
             status,
             detail,
@@ -858,7 +937,8 @@ mod tests {
         let json = r#"[
               {"id":"abc","name":"a","url":"http://h/1","triggerScope":"SENT","active":true},
               {"id":12345678901234567890123,"name":"n","url":"http://h/2","triggerScope":"SENT","active":true},
-              {"id":1.0e2,"name":"f","url":"http://h/3","triggerScope":"SENT","active":true}
+              {"id":1.0e2,"name":"f","url":"http://h/3","triggerScope":"SENT","active":true},
+              {"id":-3,"name":"m","url":"http://h/4","triggerScope":"SENT","active":true}
             ]"#;
         let entries: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
         let as_parsed = WebhookList::read(&entries).unreadable;
@@ -869,24 +949,21 @@ mod tests {
         );
         // Named as the service spelled it.
         let u = WebhookList::read_as_sent(&entries, json).unreadable;
-        assert!(
-            u[2].starts_with("webhook 1.0e2 \"f\": id: the number "),
-            "{}",
-            u[2]
+        assert_eq!(
+            u[2],
+            "webhook 1.0e2 \"f\": id: the number `1.0e2`, where a whole number is expected"
+        );
+        assert_eq!(
+            u[3],
+            "webhook -3 \"m\": id: the number `-3`, where a whole number of 0 or more is expected"
         );
         assert_eq!(
             u[0],
             "webhook \"abc\" \"a\": id: the text \"abc\", where a whole number is expected"
         );
-        assert!(
-            u[1].starts_with("webhook 12345678901234567890123 \"n\": id: the number "),
-            "{}",
-            u[1]
-        );
-        assert!(
-            u[1].ends_with(", where a whole number is expected"),
-            "{}",
-            u[1]
+        assert_eq!(
+            u[1],
+            "webhook 12345678901234567890123 \"n\": id: the number 12345678901234567890123 is too large to be read as a whole number here"
         );
         assert_eq!(
             plain_serde("invalid type: map, expected a string"),

@@ -5,6 +5,7 @@ mod client;
 pub mod model;
 
 pub(crate) use client::Transport;
+pub(crate) use client::plain_serde;
 pub use client::{Answered, ApiClient, ApiError, WebhookList};
 
 /// Use ring for TLS (installed once per process; a second call is harmless).

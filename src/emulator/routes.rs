@@ -300,7 +300,24 @@ fn entry_body(body: Body) -> Result<WebhookEntry, ApiErr> {
             "The request body is not valid: it must be a webhook entry: an object with name, url and triggerScope, not {kind}."
         )));
     }
-    serde_json::from_value(value).map_err(|e| bad_request(body_error(&e)))
+    // The field it failed at named, in a reader's words: `name: the number `5`, where a
+    // string is expected`.
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let said = crate::api::plain_serde(&e.inner().to_string());
+        let said = crate::text::replace_each(
+            &said,
+            &[
+                (", expected a string", ", where text is expected"),
+                (", expected a boolean", ", where true or false is expected"),
+            ],
+        );
+        bad_request(if path == "." {
+            format!("The request body is not valid: {said}.")
+        } else {
+            format!("The request body is not valid: {path}: {said}.")
+        })
+    })
 }
 
 async fn create_webhook(State(s): Shr, body: Body) -> Result<axum::Json<Webhook>, ApiErr> {
