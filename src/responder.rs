@@ -134,8 +134,18 @@ pub enum AnswerError {
         "a {0} answer carries no body in HTTP, so no content type: leave the content type out, or choose 200"
     )]
     ContentTypeNotAllowed(u16),
-    #[error("the delay of {} is longer than an hour, the most Hookscope holds an answer", crate::text::exact_duration(std::time::Duration::from_millis(*.0)))]
+    #[error("the delay of {} is longer than an hour, the most Hookscope holds an answer", exact_delay_words(*.0))]
     Delay(u64),
+}
+
+/// A delay in words, exactly: `2 h`, or `3600001 ms` where rounding to the second would say
+/// "1 h" (longer than an hour, yet "1 h").
+fn exact_delay_words(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        crate::text::exact_duration(std::time::Duration::from_millis(ms))
+    } else {
+        format!("{ms} ms")
+    }
 }
 
 impl Answer {

@@ -3748,7 +3748,16 @@ fn panels_take_back_their_sizes_when_the_window_grows_again() {
     }
     let detail_top = |rig: &UiRig| rig.harness.get_by_label(HINT).rect().top();
     let (top, left) = (detail_top(&rig), rig.answer_panel_left());
-    for size in [[640.0, 360.0], [1280.0, 800.0]] {
+    for size in [
+        [640.0, 360.0],
+        [1280.0, 800.0],
+        [1024.0, 768.0],
+        [1280.0, 800.0],
+        [800.0, 600.0],
+        [1280.0, 800.0],
+        [1100.0, 700.0],
+        [1280.0, 800.0],
+    ] {
         rig.harness.set_size(egui::vec2(size[0], size[1]));
         for _ in 0..3 {
             rig.harness.step();
@@ -3853,4 +3862,26 @@ fn a_delay_that_cannot_be_read_is_said_and_a_duration_with_its_unit_is_read() {
     rig.until("the delay is in force", |app| {
         app.state.settings.answer.delay_ms == 1500 && app.state.settings.answer.status == 503
     });
+}
+
+/// The zoom stops at 2.0, by A+ and by Ctrl + alike: past it a 1280 × 800 window had room for
+/// no row of the list, and cut the detail's tabs.
+#[test]
+fn the_zoom_stops_at_two() {
+    let mut rig = start();
+    rig.harness.step();
+    for _ in 0..15 {
+        rig.harness
+            .key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Plus);
+        rig.harness.step();
+        rig.harness.step();
+    }
+    let z = rig.harness.ctx.zoom_factor();
+    assert!((z - 2.0).abs() < 0.01, "Ctrl +: zoom {z}");
+    rig.harness.get_by_label("A+").click();
+    rig.harness.step();
+    rig.harness.step();
+    let z = rig.harness.ctx.zoom_factor();
+    assert!((z - 2.0).abs() < 0.01, "A+: zoom {z}");
+    assert!((rig.harness.state().state.settings.zoom - 2.0).abs() < 0.01);
 }

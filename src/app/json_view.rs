@@ -88,7 +88,8 @@ fn node_ui(
     *budget -= 1;
     let key_text = |ui: &mut egui::Ui| {
         if let Some(k) = key {
-            ui.label(RichText::new(format!("{k}:")).monospace().color(p.key));
+            let key = RichText::new(format!("{k}:")).monospace().color(p.key);
+            ui.label(crate::app::ui::bidi_safe(ui, key));
         }
     };
     match v {
@@ -128,6 +129,7 @@ fn node_ui(
             // far out of sight, and the note that it was cut with it.
             ui.horizontal_wrapped(|ui| {
                 key_text(ui);
+                let text = crate::app::ui::bidi_safe(ui, text);
                 ui.add(egui::Label::new(text).selectable(true).wrap());
             });
             if let Some(note) = note {

@@ -848,6 +848,11 @@ impl HookscopeApp {
 /// are hard to read on a projector.
 pub const SMALL_TEXT: f32 = 10.5;
 
+/// The zoom's range (A+ and A−, Ctrl + and Ctrl −): past 2.0 a 1280 × 800 window had room for
+/// no row of the list and cut the detail's tabs.
+pub const MIN_ZOOM: f32 = 0.5;
+pub const MAX_ZOOM: f32 = 2.0;
+
 /// The most of a webhook's or a rule's name a sentence quotes, in characters.
 pub const NAME_IN_SENTENCE: usize = 60;
 
@@ -881,7 +886,7 @@ pub fn apply_look(ctx: &egui::Context, s: &Settings) {
     } else {
         egui::Theme::Light
     });
-    if (0.5..=3.0).contains(&s.zoom) {
+    if (MIN_ZOOM..=MAX_ZOOM).contains(&s.zoom) {
         ctx.set_zoom_factor(s.zoom);
     }
 }

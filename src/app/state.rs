@@ -152,7 +152,7 @@ impl Settings {
         {
             self.other_speed = default.other_speed;
         }
-        if !(0.5..=3.0).contains(&self.zoom) {
+        if !(crate::app::MIN_ZOOM..=crate::app::MAX_ZOOM).contains(&self.zoom) {
             self.zoom = default.zoom;
         }
         if !self.problems().is_empty() {
@@ -482,6 +482,18 @@ pub fn parse_delay_ms(text: &str) -> Result<u64, String> {
         t.parse::<u64>().map_err(|_| {
             format!("\"{shown}\" is too large for a delay: an answer is held an hour at most")
         })?
+    } else if t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && t.bytes().filter(|&b| b == b'.').count() == 1
+        && t.bytes().any(|b| b.is_ascii_digit())
+    {
+        // Without a unit, milliseconds, as the field's name says (`1.5` is not 1.5 s).
+        let ms: f64 = t.parse().map_err(|_| not_a_delay())?;
+        if ms > u64::MAX as f64 / 2.0 {
+            return Err(format!(
+                "\"{shown}\" is too large for a delay: an answer is held an hour at most"
+            ));
+        }
+        ms.round() as u64
     } else if t.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
         let d = crate::text::parse_duration(t).map_err(|e| {
             if e.too_large {
@@ -1070,6 +1082,12 @@ mod tests {
         assert_eq!(parse_delay_ms("1.5s"), Ok(1500));
         assert_eq!(parse_delay_ms("2m"), Ok(120_000));
         assert_eq!(parse_delay_ms("250ms"), Ok(250));
+        // Without a unit, milliseconds, whole or not.
+        assert_eq!(parse_delay_ms("1.5"), Ok(2));
+        assert_eq!(parse_delay_ms("1500.0"), Ok(1500));
+        assert_eq!(parse_delay_ms("5."), Ok(5));
+        assert!(parse_delay_ms(".").is_err());
+        assert!(parse_delay_ms("1.2.3").is_err());
         for bad in ["abc", "-5", "5x", "1,5s"] {
             let e = parse_delay_ms(bad).unwrap_err();
             assert!(
@@ -1085,6 +1103,11 @@ mod tests {
         assert_eq!(
             f.answer().unwrap_err(),
             "the delay of 2 h is longer than an hour, the most Hookscope holds an answer"
+        );
+        f.delay = "3600001".into();
+        assert_eq!(
+            f.answer().unwrap_err(),
+            "the delay of 3600001 ms is longer than an hour, the most Hookscope holds an answer"
         );
         f.delay = "x\u{1b}".into();
         assert!(

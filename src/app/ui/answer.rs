@@ -448,13 +448,12 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             }
         }
         Err(e) => {
-            ui.colored_label(
-                super::outcome_color(
-                    crate::contract::Outcome::WebhookCancelled,
-                    ui.visuals().dark_mode,
-                ),
-                e,
+            let color = super::outcome_color(
+                crate::contract::Outcome::WebhookCancelled,
+                ui.visuals().dark_mode,
             );
+            // It quotes what was typed, which may be Arabic or Hebrew.
+            ui.label(super::bidi_safe(ui, RichText::new(e).color(color)));
         }
     }
     let _ = edited;

@@ -490,6 +490,7 @@ fn finding_ui(ui: &mut egui::Ui, f: &crate::contract::Finding, dark: bool) {
             egui::FontSelection::Default,
             egui::Align::Center,
         );
+    super::split_directions(&mut job);
     ui.add(egui::Label::new(job).wrap());
 }
 
@@ -684,7 +685,8 @@ fn messages_table(
                         row.col(|ui| {
                             // A value cut to the column's width shows whole on hover (egui's
                             // own tooltip for elided text: a second one would stack on it).
-                            ui.add(egui::Label::new(shown(&field(m, path))).truncate());
+                            let text = super::bidi_safe(ui, shown(&field(m, path)).into());
+                            ui.add(egui::Label::new(text).truncate());
                         });
                     }
                 });
@@ -703,7 +705,8 @@ fn json_tab_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     match (json, unreadable) {
         (Some(v), _) => crate::app::json_view::json_ui(ui, v),
         (None, Some(f)) => {
-            ui.label(format!("{} See the Raw body tab.", f.message));
+            let text = format!("{} See the Raw body tab.", f.message);
+            ui.label(super::bidi_safe(ui, text.into()));
         }
         (None, None) => {
             ui.label("The body is not JSON; see the Raw body tab.");
@@ -725,7 +728,7 @@ fn headers_ui(ui: &mut egui::Ui, s: &Stored) {
                 if let Some(hex) = &h.bytes_hex {
                     v.push_str(&format!("   (not UTF-8; bytes {hex})"));
                 }
-                ui.label(RichText::new(v).monospace());
+                ui.label(super::bidi_safe(ui, RichText::new(v).monospace()));
                 ui.end_row();
             }
         });
@@ -926,7 +929,6 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
     }
 }
 
-/// Quote for a POSIX shell.
 /// Text quoted for bash and zsh: in plain quotes, or, when it holds a control character or an
 /// invisible direction mark (a payload's ESC or U+202E, which a terminal would act on or
 /// which would reorder the command as shown), in `$'...'` with those written as `\xHH`

@@ -88,8 +88,14 @@ pub fn fit_columns(designed: &[f32], least: &[f32], room: f32) -> Vec<f32> {
 }
 
 pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
-    // The zoom is changed with Ctrl +/- (egui) or the top bar; keep it for the next start.
-    app.state.settings.zoom = ui.ctx().zoom_factor();
+    // The zoom is changed with Ctrl +/- (egui, which goes up to 5) or the top bar; kept within
+    // the range the layout is made for, and for the next start.
+    let zoom = ui.ctx().zoom_factor();
+    let kept = zoom.clamp(crate::app::MIN_ZOOM, crate::app::MAX_ZOOM);
+    if (kept - zoom).abs() > 1e-3 {
+        app.pointer.zoom_to(ui.ctx(), kept);
+    }
+    app.state.settings.zoom = kept;
     app.state.typing = ui.ctx().egui_wants_keyboard_input();
     // A rule whose `times` are used up no longer answers: the top bar and What-if say so.
     let in_force = app.engine.responder.rules_in_force();
@@ -189,19 +195,21 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     app.state.first_frame = false;
 }
 
-/// A resizable panel's size: the one the user left it at (or its default), and the one it was
-/// shown at last, which the room of the moment may have clamped.
+/// A resizable panel's size: the one the user left it at (or its default), the one it was
+/// shown at last, which the room of the moment may have clamped, and that room.
 #[derive(Clone, Copy, Debug)]
 struct PanelSize {
     wanted: f32,
     shown: f32,
+    most: f32,
 }
 
 /// Shows `panel`, whose `size` (a rectangle's width or height) may go up to `most` now, at the size the user left it once there
 /// is room for it again. egui keeps the size a panel is shown at, clamped to the room of the
 /// moment, so a window made small and then large again left the panels at the small window's
-/// sizes (the detail panel a few lines high). A size shown below the limit is the user's choice
-/// (or the default); one held at the limit says nothing of what they want.
+/// sizes (the detail panel a few lines high). A size that changes under a drag while the room
+/// stays the same is the user's choice; one that changes with the room (the window's size, and
+/// with it the default) says nothing of what they want.
 fn kept_size(
     ui: &mut egui::Ui,
     key: impl std::hash::Hash + std::fmt::Debug,
@@ -212,16 +220,33 @@ fn kept_size(
 ) {
     let key = egui::Id::unique(("kept_size", key));
     let last = ui.data(|d| d.get_temp::<PanelSize>(key));
+    // Given back as the room grows (not fought over while it stays: egui keeps a panel out
+    // of room its neighbours hold).
     let panel = match last {
-        Some(s) if s.shown + 0.5 < s.wanted.min(most) => panel.exact_size(s.wanted.min(most)),
+        Some(s) if most > s.most + 0.5 && s.shown + 0.5 < s.wanted.min(most) => {
+            panel.exact_size(s.wanted.min(most))
+        }
         _ => panel,
     };
     let shown = size(&panel.show(ui, add).response.rect);
+    let dragging = ui.input(|i| i.pointer.primary_down());
     let wanted = match last {
-        Some(s) if shown + 0.5 >= most => s.wanted,
-        _ => shown,
+        Some(s) if dragging && (s.most - most).abs() < 0.5 && (s.shown - shown).abs() >= 0.5 => {
+            shown
+        }
+        Some(s) => s.wanted,
+        None => shown,
     };
-    ui.data_mut(|d| d.insert_temp(key, PanelSize { wanted, shown }));
+    ui.data_mut(|d| {
+        d.insert_temp(
+            key,
+            PanelSize {
+                wanted,
+                shown,
+                most,
+            },
+        )
+    });
 }
 
 const SERVICE_MIN: f32 = 220.0;
@@ -350,6 +375,84 @@ pub fn save_png(path: &std::path::Path, image: &egui::ColorImage) -> Result<(), 
 }
 
 /// A small filled circle, e.g. the receiver's state light.
+/// A letter written right to left: Hebrew, Arabic, Syriac, Thaana, N'Ko and their presentation
+/// forms. Arabic's own digits are not: they read left to right, as in a bidirectional text.
+fn right_to_left(c: char) -> bool {
+    matches!(c as u32, 0x0590..=0x08FF | 0xFB1D..=0xFDFF | 0xFE70..=0xFEFF | 0x1_0800..=0x1_0FFF | 0x1_E800..=0x1_EFFF)
+        && !matches!(c as u32, 0x0660..=0x0669 | 0x06F0..=0x06F9)
+}
+
+/// The byte ranges of `text` to lay out on their own: each stretch of right-to-left letters
+/// (with the spaces and punctuation between two of them), and what lies between.
+pub fn direction_runs(text: &str) -> Vec<std::ops::Range<usize>> {
+    let strong = |c: char| c.is_alphanumeric();
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut start = 0;
+    let mut rtl_run = false;
+    for (i, c) in text.char_indices() {
+        let rtl = if right_to_left(c) {
+            true
+        } else if strong(c) {
+            false
+        } else {
+            // Neutral: part of a right-to-left stretch only if the next strong letter is
+            // right to left too.
+            rtl_run
+                && text[i..]
+                    .chars()
+                    .find(|&n| strong(n))
+                    .is_some_and(right_to_left)
+        };
+        if rtl != rtl_run && i > start {
+            runs.push(start..i);
+            start = i;
+        }
+        rtl_run = rtl;
+    }
+    if start < text.len() {
+        runs.push(start..text.len());
+    }
+    runs
+}
+
+/// `text` for a label, laid out so that only right-to-left letters are drawn right to left.
+/// egui shapes a run of one font in the direction of its first script, so a message body that
+/// starts in Arabic or Hebrew was drawn right to left whole, its digits and Latin words
+/// included: a code "4821" read "1284". Each stretch of [`direction_runs`] is its own section.
+pub fn bidi_safe(ui: &egui::Ui, text: egui::RichText) -> egui::WidgetText {
+    if !text.text().chars().any(right_to_left) {
+        return text.into();
+    }
+    let job = egui::WidgetText::from(text).into_layout_job(
+        ui.style(),
+        egui::FontSelection::Default,
+        ui.text_valign(),
+    );
+    let mut job = std::sync::Arc::unwrap_or_clone(job);
+    split_directions(&mut job);
+    egui::WidgetText::LayoutJob(std::sync::Arc::new(job))
+}
+
+/// Each section of `job` cut into its [`direction_runs`] (see [`bidi_safe`]).
+pub fn split_directions(job: &mut egui::text::LayoutJob) {
+    use egui::text::ByteIndex;
+    let sections = std::mem::take(&mut job.sections);
+    for s in sections {
+        let (start, end) = (s.byte_range.start.0, s.byte_range.end.0);
+        let Some(text) = job.text.get(start..end) else {
+            job.sections.push(s);
+            continue;
+        };
+        for (i, run) in direction_runs(text).into_iter().enumerate() {
+            job.sections.push(egui::text::LayoutSection {
+                leading_space: if i == 0 { s.leading_space } else { 0.0 },
+                byte_range: ByteIndex(start + run.start)..ByteIndex(start + run.end),
+                format: s.format.clone(),
+            });
+        }
+    }
+}
+
 pub fn dot(ui: &mut egui::Ui, color: Color32) {
     let (rect, _) = ui.allocate_exact_size(egui::vec2(10.0, 10.0), egui::Sense::hover());
     ui.painter().circle_filled(rect.center(), 4.5, color);
@@ -453,6 +556,65 @@ mod tests {
         // The ratio itself, on known pairs.
         assert!((super::contrast_ratio(Color32::BLACK, Color32::WHITE) - 21.0).abs() < 0.01);
         assert!((super::contrast_ratio(Color32::WHITE, Color32::WHITE) - 1.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn right_to_left_letters_are_laid_out_apart_from_digits_and_latin() {
+        let runs = |t: &str| -> Vec<String> {
+            super::direction_runs(t)
+                .into_iter()
+                .map(|r| t[r].to_owned())
+                .collect()
+        };
+        assert_eq!(runs("plain 4821"), ["plain 4821"]);
+        // An Arabic phrase keeps its words together; the code after it is apart.
+        assert_eq!(runs("رمز التحقق 4821"), ["رمز التحقق", " 4821"]);
+        assert_eq!(
+            runs("שלום hello עולם 123"),
+            ["שלום", " hello ", "עולם", " 123"]
+        );
+        // Arabic-Indic digits read left to right.
+        assert_eq!(runs("\"١٠٠\" is not"), ["\"١٠٠\" is not"]);
+        assert_eq!(runs(""), Vec::<String>::new());
+        // Every byte is in one run, in order.
+        let t = "a ب, ج d";
+        let joined: String = runs(t).concat();
+        assert_eq!(joined, t);
+    }
+
+    /// Laid out by egui, a code after an Arabic phrase reads in its own order: "4821", not
+    /// "1284", as it did when the whole text was shaped right to left.
+    #[test]
+    fn digits_after_arabic_keep_their_order_on_screen() {
+        let ctx = egui::Context::default();
+        ctx.run_ui(Default::default(), |_| {})
+            .textures_delta
+            .clear();
+        let order = |job: egui::text::LayoutJob| -> String {
+            let galley = ctx.fonts_mut(|f| f.layout_job(job));
+            let mut glyphs: Vec<(f32, char)> = galley
+                .rows
+                .iter()
+                .flat_map(|r| r.glyphs.iter().map(|g| (g.pos.x, g.chr)))
+                .filter(|(_, c)| c.is_ascii_digit())
+                .collect();
+            glyphs.sort_by(|a, b| a.0.total_cmp(&b.0));
+            glyphs.into_iter().map(|(_, c)| c).collect()
+        };
+        let text = "رمز التحقق 4821";
+        let plain = egui::text::LayoutJob::simple_singleline(
+            text.to_owned(),
+            egui::FontId::proportional(14.0),
+            egui::Color32::WHITE,
+        );
+        let mut split = plain.clone();
+        super::split_directions(&mut split);
+        assert_eq!(split.sections.len(), 2);
+        assert_eq!(order(split), "4821");
+        // What egui does with the text whole (this test fails here once it lays out
+        // bidirectional text itself: the split may then go).
+        let whole = order(plain);
+        assert!(whole.contains("1284"), "{whole}");
     }
 
     #[test]

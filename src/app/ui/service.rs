@@ -27,7 +27,8 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             .resizable(false)
             .show(ui, |ui| {
                 ui.add_space(4.0);
-                ui.label(RichText::new(crate::text::first_upper(text)).color(color));
+                let text = RichText::new(crate::text::first_upper(text)).color(color);
+                ui.label(super::bidi_safe(ui, text));
             });
     }
     let mut scroll = egui::ScrollArea::vertical().id_salt("service_scroll");
@@ -191,7 +192,8 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ui.set_width(ui.available_width());
             ui.horizontal_wrapped(|ui| {
                 let name = crate::text::short_name(&w.name, crate::app::NAME_IN_SENTENCE);
-                let label = ui.label(RichText::new(format!("{} {name}", w.id)).strong());
+                let text = RichText::new(format!("{} {name}", w.id)).strong();
+                let label = ui.label(super::bidi_safe(ui, text));
                 if w.name.chars().count() > crate::app::NAME_IN_SENTENCE {
                     label.on_hover_text(crate::text::short_name(&w.name, 2000));
                 }

@@ -268,7 +268,7 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, room: f32) -> f32 {
             let at = (p.to_vec2() * ui.ctx().pixels_per_point()).to_pos2();
             ui.data_mut(|d| d.insert_temp(zoom_anchor_key(), ZoomAnchor { larger, at }));
         }
-        z.clamp(0.5, 3.0)
+        z.clamp(crate::app::MIN_ZOOM, crate::app::MAX_ZOOM)
     };
     let plus = ui.button("A+").on_hover_text("Larger text (Ctrl +)");
     let middle = plus.rect.center().y;
