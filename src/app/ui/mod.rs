@@ -136,31 +136,29 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // left (sizes clamped at a large zoom were kept, and stayed after zooming back).
     let zoom = (ui.ctx().zoom_factor() * 100.0).round() as i32;
     if app.state.show_service {
-        let most = widest.max(SERVICE_MIN);
-        let panel = egui::Panel::left(("service_panel", zoom))
-            .resizable(true)
-            .default_size(left)
-            .size_range(SERVICE_MIN..=most);
         kept_size(
             ui,
+            egui::Panel::left(("service_panel", zoom)),
             ("service_panel", zoom),
-            panel,
-            egui::Rect::width,
-            most,
+            PanelSizes {
+                default: left,
+                least: SERVICE_MIN,
+                most: widest.max(SERVICE_MIN),
+                measure: egui::Rect::width,
+            },
             |ui| service::service_ui(ui, app),
         );
     }
-    let most = widest.max(ANSWER_MIN);
-    let panel = egui::Panel::right(("answer_panel", zoom))
-        .resizable(true)
-        .default_size(right)
-        .size_range(ANSWER_MIN..=most);
     kept_size(
         ui,
+        egui::Panel::right(("answer_panel", zoom)),
         ("answer_panel", zoom),
-        panel,
-        egui::Rect::width,
-        most,
+        PanelSizes {
+            default: right,
+            least: ANSWER_MIN,
+            most: widest.max(ANSWER_MIN),
+            measure: egui::Rect::width,
+        },
         |ui| answer::answer_panel_ui(ui, app),
     );
     // The list keeps at least 45% of the height, and room for its filters and a few rows,
@@ -170,16 +168,16 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let tallest = (height * 0.55)
         .min(height - LIST_MIN_HEIGHT)
         .max(DETAIL_MIN_HEIGHT);
-    let panel = egui::Panel::bottom(("detail_panel", zoom))
-        .resizable(true)
-        .default_size(390.0_f32.min(height * 0.5))
-        .size_range(DETAIL_MIN_HEIGHT..=tallest);
     kept_size(
         ui,
+        egui::Panel::bottom(("detail_panel", zoom)),
         ("detail_panel", zoom),
-        panel,
-        egui::Rect::height,
-        tallest,
+        PanelSizes {
+            default: 390.0_f32.min(height * 0.5),
+            least: DETAIL_MIN_HEIGHT,
+            most: tallest,
+            measure: egui::Rect::height,
+        },
         |ui| {
             // A panel remembers the height its content used: claim all of it, or a tab with
             // little to show (no findings) would shrink the panel for good.
@@ -204,20 +202,32 @@ struct PanelSize {
     most: f32,
 }
 
-/// Shows `panel`, whose `size` (a rectangle's width or height) may go up to `most` now, at the size the user left it once there
-/// is room for it again. egui keeps the size a panel is shown at, clamped to the room of the
+/// A resizable panel's sizes in this frame, along `measure` (a rectangle's width or height).
+struct PanelSizes {
+    default: f32,
+    least: f32,
+    most: f32,
+    measure: fn(&egui::Rect) -> f32,
+}
+
+/// Shows `panel`, resizable within `sizes`, at the size the user left it once there is room
+/// for it again. egui keeps the size a panel is shown at, clamped to the room of the
 /// moment, so a window made small and then large again left the panels at the small window's
 /// sizes (the detail panel a few lines high). A size that changes under a drag while the room
 /// stays the same is the user's choice; one that changes with the room (the window's size, and
 /// with it the default) says nothing of what they want.
 fn kept_size(
     ui: &mut egui::Ui,
-    key: impl std::hash::Hash + std::fmt::Debug,
     panel: egui::Panel,
-    size: fn(&egui::Rect) -> f32,
-    most: f32,
+    key: impl std::hash::Hash + std::fmt::Debug,
+    sizes: PanelSizes,
     add: impl FnOnce(&mut egui::Ui),
 ) {
+    let most = sizes.most;
+    let panel = panel
+        .resizable(true)
+        .default_size(sizes.default)
+        .size_range(sizes.least..=most);
     let key = egui::Id::unique(("kept_size", key));
     let last = ui.data(|d| d.get_temp::<PanelSize>(key));
     // Given back as the room grows (not fought over while it stays: egui keeps a panel out
@@ -228,7 +238,7 @@ fn kept_size(
         }
         _ => panel,
     };
-    let shown = size(&panel.show(ui, add).response.rect);
+    let shown = (sizes.measure)(&panel.show(ui, add).response.rect);
     let dragging = ui.input(|i| i.pointer.primary_down());
     let wanted = match last {
         Some(s) if dragging && (s.most - most).abs() < 0.5 && (s.shown - shown).abs() >= 0.5 => {
