@@ -183,19 +183,24 @@ impl UiRig {
         self.harness.get_by_label(label).click();
     }
 
-    /// Scroll the panel that holds `label` until it is on the screen.
+    /// Scroll the panel that holds `label` until it is on the screen (below the top bar).
     fn bring_into_sight(&mut self, label: &str) {
         let bottom = self.harness.ctx.content_rect().bottom();
+        let top = 80.0;
         for _ in 0..20 {
             let at = self.harness.get_by_label(label).rect();
-            if at.bottom() <= bottom {
-                break;
-            }
             // The wheel over the panel that holds it, as a user scrolls.
+            let dy = if at.bottom() > bottom {
+                -(at.bottom() - bottom + 40.0)
+            } else if at.top() < top {
+                top - at.top() + 40.0
+            } else {
+                break;
+            };
             self.wheel(
                 egui::pos2(at.center().x, bottom / 2.0),
                 egui::MouseWheelUnit::Point,
-                -(at.bottom() - bottom + 40.0),
+                dy,
             );
             self.harness.step();
         }
@@ -644,6 +649,55 @@ fn the_apply_button_stays_put_while_the_custom_answer_is_edited() {
     assert_eq!(at(&rig), before);
 }
 
+/// Applying a custom answer changes the What-if above the form (one line for 200, a whole
+/// timeline for 503, a paragraph more for a delay the emulator cannot wait for): the form
+/// stays under the pointer, and a second click lands on the same button.
+#[test]
+fn applying_a_custom_answer_does_not_move_the_form() {
+    let mut rig = start();
+    let at = |rig: &UiRig| rig.harness.get_by_label("Apply custom answer").rect();
+    for (code, delay) in [("503", "0"), ("503", "8000"), ("404", "0"), ("200", "2.5s")] {
+        {
+            let form = &mut rig.harness.state_mut().state.form;
+            form.code = code.into();
+            form.delay = delay.into();
+        }
+        rig.harness.step();
+        rig.bring_into_sight("Apply custom answer");
+        rig.harness.step();
+        let before = at(&rig);
+        let what_if = rig
+            .harness
+            .get_by_label("What if every attempt gets this answer")
+            .rect();
+        rig.harness
+            .event(egui::Event::PointerMoved(before.center()));
+        rig.harness.get_by_label("Apply custom answer").click();
+        let status: u16 = code.parse().unwrap_or_default();
+        rig.until("the answer is applied", |app| {
+            app.state.settings.answer.status == status
+        });
+        for _ in 0..6 {
+            rig.harness.step();
+        }
+        let after = at(&rig);
+        assert!(
+            (after.top() - before.top()).abs() < 1.0,
+            "{code} after {delay}: moved from {before:?} to {after:?}"
+        );
+        // The What-if above it did change height: the panel scrolled instead.
+        let heading = rig
+            .harness
+            .get_by_label("What if every attempt gets this answer")
+            .rect();
+        let (was, is) = (before.top() - what_if.top(), after.top() - heading.top());
+        assert!(
+            (was - is).abs() > 10.0,
+            "{code} after {delay}: {was} then {is}"
+        );
+    }
+}
+
 /// The built-in emulator waits 30 s of its own clock (2 s of real time at least): a delay the
 /// real service would wait for times out there, and the what-if panel says so.
 #[test]
@@ -710,7 +764,7 @@ fn a_preset_keeps_the_custom_answer_in_the_form() {
     rig.harness.step();
     // Like a preset card, the custom answer says it is the one in force.
     rig.harness.get_by_label("chosen");
-    rig.harness.get_by_label("503 (Retry-After 120 s)").click();
+    rig.click_in_sight("503 (Retry-After 120 s)");
     rig.until("503 is chosen", |app| {
         app.state.settings.answer.status == 503
     });
@@ -1275,7 +1329,7 @@ fn a_recipe_stays_under_the_pointer_with_the_panel_scrolled_to_its_end() {
         .event(egui::Event::PointerMoved(egui::pos2(100.0, 300.0)));
     rig.harness.step();
     rig.harness.step();
-    assert_eq!(rig.harness.state().state.rules.room_below, 0.0);
+    assert_eq!(rig.harness.state().state.answer_place.room_below, 0.0);
 }
 
 /// A desktop with no file-dialog service: the dialog "returns" nothing.

@@ -702,12 +702,17 @@ pub struct RulesEditor {
     /// The File field of the editor: a path typed by hand (or the last one loaded or saved),
     /// for desktops where no file dialog can open.
     pub path_text: String,
-    /// The recipe button just clicked and where it was on the screen: the Answer panel scrolls
-    /// to keep it there while the text above it (what-if) changes with the rules it made.
+}
+
+/// A button of the Answer panel just clicked, kept where it was on the screen while the
+/// text above it (the What-if) changes with what it applied: the next click would land on
+/// another button (a recipe, the custom answer's Apply).
+#[derive(Debug, Default)]
+pub struct KeptPlace {
     pub anchor: Option<Anchor>,
-    /// Room kept below the Answer panel's content while the pointer is over it: scrolled to
-    /// its end, the panel has nothing more to scroll by when the rules listed below a clicked
-    /// recipe get fewer, and the recipe would slide down under the pointer.
+    /// Room kept below the panel's content while the pointer is over it: scrolled to its end,
+    /// the panel has nothing more to scroll by when what is below the button gets shorter
+    /// (the rules listed below a recipe get fewer), and the button would slide down.
     pub room_below: f32,
 }
 
@@ -786,6 +791,8 @@ pub struct AppState {
     /// The calls whose answer the receiver now holds back by a delay (stored when answered).
     pub held: Vec<crate::receiver::Held>,
     pub rules: RulesEditor,
+    /// The Answer panel's button just clicked, kept in its place.
+    pub answer_place: KeptPlace,
     pub service: ServiceState,
     pub show_service: bool,
 }
@@ -823,6 +830,7 @@ impl AppState {
             newest: 0,
             held: Vec::new(),
             rules: RulesEditor::default(),
+            answer_place: KeptPlace::default(),
             service: ServiceState {
                 inject_from: "+27007654321".into(),
                 inject_text: "YES".into(),

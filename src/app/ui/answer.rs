@@ -142,16 +142,61 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .color(super::outcome_color(crate::contract::Outcome::UrlRefused, dark)),
                 );
             }
-            ui.add_space(app.state.rules.room_below);
+            ui.add_space(app.state.answer_place.room_below);
             hold_height(ui, held);
         });
-    // The room kept for a clicked recipe goes once the pointer has left the panel (the content
+    // The room kept for a clicked button goes once the pointer has left the panel (the content
     // may then move: nothing is under the pointer to be hit by mistake).
-    if app.state.rules.room_below > 0.0
-        && app.state.rules.anchor.is_none()
-        && !ui.ui_contains_pointer()
-    {
-        app.state.rules.room_below = 0.0;
+    let place = &mut app.state.answer_place;
+    if place.room_below > 0.0 && place.anchor.is_none() && !ui.ui_contains_pointer() {
+        place.room_below = 0.0;
+    }
+}
+
+/// Keep `button` where it is on the screen for the next few frames: what it applies changes
+/// the What-if above it.
+pub(super) fn hold_in_place(
+    place: &mut crate::app::state::KeptPlace,
+    key: egui::Id,
+    button: &egui::Response,
+) {
+    place.anchor = Some(crate::app::state::Anchor {
+        id: key,
+        top: button.rect.top(),
+        frames: 4,
+    });
+}
+
+/// Keep `button`, when it is the one held by `key`, where it was on the screen: what it
+/// applied changes the What-if text above it, and the next click would land on another
+/// button. The panel scrolls by what the button moved (when it can: a panel with no scroll
+/// has nothing to give).
+pub(super) fn keep_in_place(
+    ui: &egui::Ui,
+    place: &mut crate::app::state::KeptPlace,
+    key: egui::Id,
+    button: &egui::Response,
+) {
+    let Some(a) = place.anchor.as_mut().filter(|a| a.id == key) else {
+        return;
+    };
+    let moved = button.rect.top() - a.top;
+    if moved.abs() > 0.5 {
+        // Moved down: what is below it got shorter, and at the panel's end there may be
+        // nothing left to scroll by. Room below the content gives it (what it moved is at
+        // most what is missing; the room goes once the pointer leaves the panel).
+        if moved > 0.0 {
+            place.room_below += moved;
+        }
+        ui.scroll_with_delta_animation(
+            egui::vec2(0.0, -moved),
+            egui::style::ScrollAnimation::none(),
+        );
+        ui.ctx().request_discard("a clicked button keeps its place");
+    }
+    a.frames = a.frames.saturating_sub(1);
+    if a.frames == 0 {
+        place.anchor = None;
     }
 }
 
@@ -428,11 +473,14 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let preview = form.answer();
     // The button before what the answer would do: that text takes one line or three as the
     // fields change, and the button must not move under the pointer.
-    let apply = ui
+    let button = ui
         .add_enabled(preview.is_ok(), egui::Button::new("Apply custom answer"))
-        .on_hover_text("Or press Enter in one of the fields above")
-        .clicked()
-        || entered;
+        .on_hover_text("Or press Enter in one of the fields above");
+    // The What-if above changes with the answer applied (a line, or a whole timeline): the
+    // form stays under the pointer and the caret.
+    let key = egui::Id::unique("apply_custom_answer");
+    keep_in_place(ui, &mut app.state.answer_place, key, &button);
+    let apply = button.clicked() || entered;
     match &preview {
         Ok(a) => {
             ui.label(RichText::new(format!("{}: {}", a.status, a.outcome().describe())).small());
@@ -457,6 +505,9 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     }
     let _ = edited;
+    if apply && preview.is_ok() {
+        hold_in_place(&mut app.state.answer_place, key, &button);
+    }
     if apply && let Ok(a) = preview {
         if a.status == 410 {
             // Confirmed as it was written: body, content type and delay included.

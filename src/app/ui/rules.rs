@@ -34,18 +34,13 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         // Named by its file, not by the button's id: that one counts the widgets above, which
         // the rules a recipe makes change (the What-if), and then named the recipe before it.
         let key = egui::Id::unique(("recipe", *file));
-        let rules = &mut app.state.rules;
-        keep_in_place(ui, &mut rules.anchor, &mut rules.room_below, key, &button);
+        super::answer::keep_in_place(ui, &mut app.state.answer_place, key, &button);
         if button.clicked() {
             if unapplied_edits(app) {
                 app.state.rules.confirm_recipe = Some(Replacing::Recipe(i));
             } else {
                 app.apply_rules(text, &recipe_source(file));
-                app.state.rules.anchor = Some(crate::app::state::Anchor {
-                    id: key,
-                    top: button.rect.top(),
-                    frames: 4,
-                });
+                super::answer::hold_in_place(&mut app.state.answer_place, key, &button);
             }
         }
     }
@@ -146,39 +141,6 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         {
             app.state.rules.error = None;
         }
-    }
-}
-
-/// Keep `button`, when it is the one `anchor` names by `key`, where it was on the screen: the rules a recipe makes change
-/// the what-if text above it, and the next click would land on another recipe. The panel
-/// scrolls by what the button moved (when it can: a panel with no scroll has nothing to give).
-fn keep_in_place(
-    ui: &egui::Ui,
-    anchor: &mut Option<crate::app::state::Anchor>,
-    room_below: &mut f32,
-    key: egui::Id,
-    button: &egui::Response,
-) {
-    let Some(a) = anchor.as_mut().filter(|a| a.id == key) else {
-        return;
-    };
-    let moved = button.rect.top() - a.top;
-    if moved.abs() > 0.5 {
-        // Moved down: what is below it got shorter, and at the panel's end there may be
-        // nothing left to scroll by. Room below the content gives it (what it moved is at
-        // most what is missing; the room goes once the pointer leaves the panel).
-        if moved > 0.0 {
-            *room_below += moved;
-        }
-        ui.scroll_with_delta_animation(
-            egui::vec2(0.0, -moved),
-            egui::style::ScrollAnimation::none(),
-        );
-        ui.ctx().request_discard("a clicked recipe keeps its place");
-    }
-    a.frames = a.frames.saturating_sub(1);
-    if a.frames == 0 {
-        *anchor = None;
     }
 }
 
