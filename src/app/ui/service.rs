@@ -158,6 +158,9 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     });
 }
 
+/// The most of a webhook's name the list holds: its line shows what fits, its hover this.
+const NAME_ON_HOVER: usize = 2000;
+
 fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.horizontal_wrapped(|ui| {
         ui.strong("Webhooks");
@@ -190,32 +193,25 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         let moved = app.moved_url(&w.url);
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.set_width(ui.available_width());
-            ui.horizontal_wrapped(|ui| {
-                let name = crate::text::short_name(&w.name, crate::app::NAME_IN_SENTENCE);
-                let text = RichText::new(format!("{} {name}", w.id)).strong();
-                let label = ui.label(super::bidi_safe(ui, text));
-                if w.name.chars().count() > crate::app::NAME_IN_SENTENCE {
-                    label.on_hover_text(crate::text::short_name(&w.name, 2000));
-                }
-                ui.label(w.trigger_scope.as_str());
+            // One line whatever the name's length: the scope and the state at the right, the
+            // id and the name in what is left, cut with "…" and shown whole on hover (a long
+            // name wrapped to several lines in a narrow panel).
+            let row = egui::vec2(ui.available_width(), ui.spacing().interact_size.y);
+            let right_to_left = egui::Layout::right_to_left(egui::Align::Center);
+            ui.allocate_ui_with_layout(row, right_to_left, |ui| {
                 let (text, color) = if w.active {
-                    (
-                        "active",
-                        super::outcome_color(
-                            crate::contract::Outcome::Succeeded,
-                            ui.visuals().dark_mode,
-                        ),
-                    )
+                    ("active", crate::contract::Outcome::Succeeded)
                 } else {
-                    (
-                        "inactive",
-                        super::outcome_color(
-                            crate::contract::Outcome::WebhookCancelled,
-                            ui.visuals().dark_mode,
-                        ),
-                    )
+                    ("inactive", crate::contract::Outcome::WebhookCancelled)
                 };
+                let color = super::outcome_color(color, ui.visuals().dark_mode);
                 ui.label(RichText::new(text).color(color));
+                ui.label(w.trigger_scope.as_str());
+                ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+                    let name = crate::text::short_name(&w.name, NAME_ON_HOVER);
+                    let text = RichText::new(format!("{} {name}", w.id)).strong();
+                    ui.add(egui::Label::new(super::bidi_safe(ui, text)).truncate());
+                });
             });
             ui.label(RichText::new(&w.url).monospace().small());
             if let Some(to) = &moved {
