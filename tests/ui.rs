@@ -2432,6 +2432,46 @@ fn a_restart_on_a_taken_port_keeps_the_receiver_that_works() {
     rig.until("the notice goes", |app| app.state.listen_notice.is_none());
 }
 
+/// What the settings' fields say (not applied yet, a warning, a problem) comes below the Apply
+/// button: above it, each line moved the button under the pointer as it came and went.
+#[test]
+fn the_settings_apply_button_stays_put_as_notes_come_and_go() {
+    let mut rig = start();
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.step();
+    rig.harness.step();
+    let before = rig.harness.get_by_label("Apply").rect();
+    let edit = |rig: &mut UiRig, f: &dyn Fn(&mut hookscope::app::state::Settings)| {
+        if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {
+            f(draft);
+        }
+        rig.harness.step();
+        rig.harness.step();
+    };
+    edit(&mut rig, &|d| {
+        d.public_url = "https://example.trycloudflare.com/hook".into()
+    });
+    let note = rig.harness.get_by_label_contains("Not applied yet").rect();
+    assert_eq!(rig.harness.get_by_label("Apply").rect(), before);
+    assert!(note.top() >= before.bottom(), "{note:?} above {before:?}");
+    edit(&mut rig, &|d| d.bind = "0.0.0.0".into());
+    rig.harness
+        .get_by_label_contains("reachable from other machines");
+    let restart = rig
+        .harness
+        .get_by_label("Apply and restart the receiver")
+        .rect();
+    assert_eq!(restart.top(), before.top());
+    edit(&mut rig, &|d| d.bind = "not-an-ip".into());
+    rig.harness
+        .get_by_label_contains("\"not-an-ip\" is not an IP address");
+    let restart = rig
+        .harness
+        .get_by_label("Apply and restart the receiver")
+        .rect();
+    assert_eq!(restart.top(), before.top());
+}
+
 /// Type `port` in the open settings window and apply it.
 fn apply_port(rig: &mut UiRig, port: u16) {
     if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {

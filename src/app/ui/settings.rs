@@ -107,12 +107,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
             let warn = super::outcome_color(crate::contract::Outcome::RetryTemporary, dark);
             let bad = super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark);
             let bind = draft.bind.trim();
-            if crate::text::parse_bind(bind).is_ok_and(|ip| !ip.is_loopback()) {
-                ui.label(
-                    RichText::new("Warning: another bind address makes the receiver reachable from other machines.")
-                        .color(warn),
-                );
-            }
+            let open_to_others = crate::text::parse_bind(bind).is_ok_and(|ip| !ip.is_loopback());
             // The receiver keeps running as it is until the settings can be applied.
             let mut problems = draft.problems();
             // The port this window's own emulator took: "in use by another program" would
@@ -126,20 +121,10 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                     draft.port
                 ));
             }
-            for p in &problems {
-                ui.label(RichText::new(p).color(bad));
-            }
             let in_force = &app.state.settings;
             let listening = matches!(app.state.listening, Listening::On(_));
             let restarts = draft.receiver_differs(in_force) || !listening;
             let changed = restarts || draft.public_url.trim() != in_force.public_url;
-            if changed && problems.is_empty() {
-                ui.label(
-                    RichText::new("Not applied yet: closing this window throws the changes away.")
-                        .small()
-                        .weak(),
-                );
-            }
             let label = if restarts {
                 "Apply and restart the receiver"
             } else {
@@ -162,6 +147,24 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                 )
             };
             apply = button.clicked();
+            // What the fields say, below the button: they come and go as the fields are typed
+            // in, and above it they moved it under the pointer.
+            if open_to_others {
+                ui.label(
+                    RichText::new("Warning: another bind address makes the receiver reachable from other machines.")
+                        .color(warn),
+                );
+            }
+            for p in &problems {
+                ui.label(RichText::new(p).color(bad));
+            }
+            if changed && problems.is_empty() {
+                ui.label(
+                    RichText::new("Not applied yet: closing this window throws the changes away.")
+                        .small()
+                        .weak(),
+                );
+            }
             // Why the last restart did not happen, here too: this window may cover the top
             // bar's line.
             let why = match &app.state.listening {
