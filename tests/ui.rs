@@ -2472,6 +2472,39 @@ fn the_settings_apply_button_stays_put_as_notes_come_and_go() {
     assert_eq!(restart.top(), before.top());
 }
 
+/// A filter's label stays beside its combo at every zoom and width: at zoom 2 "Outcome:" was
+/// left at the end of one row, its combo alone on the next.
+#[test]
+fn a_filter_label_stays_beside_its_combo() {
+    for (size, zoom) in [
+        ([1280.0, 800.0], 1.0),
+        ([1280.0, 800.0], 2.0),
+        ([1280.0, 800.0], 1.6),
+        ([1024.0, 768.0], 1.4),
+        ([1600.0, 900.0], 2.0),
+    ] {
+        let mut rig = start_sized(size);
+        rig.harness.ctx.set_zoom_factor(zoom);
+        for _ in 0..4 {
+            rig.harness.step();
+        }
+        // Where a row of the filter bar starts.
+        let row_start = rig.harness.get_by_label("With findings").rect().left();
+        for label in ["Event:", "Outcome:"] {
+            // The combo the label names: the label before it on its row, not left behind at
+            // the end of the row above (which put the combo at the row's start).
+            let combo = rig
+                .harness
+                .get_by_role_and_label(egui::accesskit::Role::ComboBox, label)
+                .rect();
+            assert!(
+                combo.left() - row_start > 40.0,
+                "{label}: its combo {combo:?} starts a row at {row_start}, {size:?} at zoom {zoom}"
+            );
+        }
+    }
+}
+
 /// Type `port` in the open settings window and apply it.
 fn apply_port(rig: &mut UiRig, port: u16) {
     if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {

@@ -62,6 +62,7 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
 
         let ev = app.state.list.filter.event.clone();
+        keep_together(ui, "Event:", event_width);
         let event_label = ui.label("Event:");
         egui::ComboBox::from_id_salt("event_filter")
             .width(event_width)
@@ -90,6 +91,7 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             .response
             .labelled_by(event_label.id);
         let oc = app.state.list.filter.outcome;
+        keep_together(ui, "Outcome:", outcome_width);
         let outcome_label = ui.label("Outcome:");
         egui::ComboBox::from_id_salt("outcome_filter")
             .width(outcome_width)
@@ -597,6 +599,17 @@ pub(super) fn list_label(o: Outcome) -> &'static str {
 }
 
 /// The width of a combo box that shows the widest of `choices` without growing.
+/// Start a new row of the wrapped filter bar unless `label` and its combo of `combo` points fit
+/// in what is left of this one: the label stayed behind, away from its combo, at zoom 2.
+fn keep_together(ui: &mut egui::Ui, label: &str, combo: f32) {
+    let label = super::widest_text(ui, egui::TextStyle::Body, [label]);
+    let need = label + ui.spacing().item_spacing.x + combo;
+    let row_started = ui.cursor().left() <= ui.max_rect().left() + 0.5;
+    if !row_started && ui.available_size_before_wrap().x < need {
+        ui.end_row();
+    }
+}
+
 fn combo_width<'a>(ui: &egui::Ui, choices: impl Iterator<Item = &'a str>) -> f32 {
     let widest = super::widest_text(ui, egui::TextStyle::Button, choices);
     let s = ui.spacing();
