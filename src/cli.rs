@@ -8,7 +8,7 @@ use crate::text::{escape_control, human_duration, human_size, parse_duration};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(Debug, Parser)]
@@ -169,6 +169,10 @@ pub struct AnswerArgs {
     /// Body of the answer.
     #[arg(long, value_name = "TEXT")]
     pub body: Option<String>,
+    /// Body of the answer, read from a file (`-`: standard input), for a body too long to
+    /// type or to pass as one argument (Linux takes 128 KiB at most). UTF-8 text, up to 32 MiB.
+    #[arg(long, value_name = "PATH", conflicts_with = "body")]
+    pub body_file: Option<PathBuf>,
     /// Content type of the answer, with a body or without (a body without one is
     /// text/plain; charset=utf-8).
     #[arg(long, value_name = "TYPE")]
@@ -178,18 +182,60 @@ pub struct AnswerArgs {
     pub delay: Option<std::time::Duration>,
 }
 
+/// The longest answer body `--body-file` reads.
+pub const MAX_BODY_FILE: u64 = 32 << 20;
+
 impl AnswerArgs {
-    pub fn answer(&self) -> Answer {
+    /// The answer the flags give, its body read from `--body-file` if one is named.
+    pub fn answer(&self) -> Result<Answer, CliError> {
+        let body = match &self.body_file {
+            Some(path) => Some(read_body_file(path)?),
+            None => self.body.clone(),
+        };
+        Ok(self.answer_with(body))
+    }
+
+    fn answer_with(&self, body: Option<String>) -> Answer {
         Answer {
             status: self.respond,
             retry_after: self.retry_after.clone(),
-            body: self.body.clone(),
+            body,
             content_type: self.content_type.clone(),
             delay_ms: self
                 .delay
                 .map_or(0, |d| d.as_millis().min(u64::MAX as u128) as u64),
         }
     }
+}
+
+/// Read an answer body from `path` (`-`: standard input): UTF-8 text of at most
+/// [`MAX_BODY_FILE`] bytes.
+fn read_body_file(path: &Path) -> Result<String, CliError> {
+    use std::io::Read;
+    let shown = || escape_control(&path.display().to_string());
+    let fail = |source: std::io::Error| CliError::BodyFile {
+        path: shown(),
+        source,
+    };
+    let mut bytes = Vec::new();
+    let limit = MAX_BODY_FILE + 1;
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .lock()
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(fail)?;
+    } else {
+        let file = std::fs::File::open(path).map_err(fail)?;
+        file.take(limit).read_to_end(&mut bytes).map_err(fail)?;
+    }
+    if bytes.len() as u64 > MAX_BODY_FILE {
+        return Err(CliError::BodyFileTooLarge { path: shown() });
+    }
+    String::from_utf8(bytes).map_err(|e| CliError::BodyFileNotText {
+        path: shown(),
+        at: e.utf8_error().valid_up_to(),
+    })
 }
 
 #[derive(Debug, Clone, Args)]
@@ -275,6 +321,20 @@ pub enum CliError {
     Rules(#[from] crate::rules::RuleError),
     #[error("the answer cannot be used: {0}")]
     Answer(#[from] crate::responder::AnswerError),
+    // The path as given, its control characters escaped.
+    #[error("cannot read the answer body from --body-file {path}: {}", crate::text::io_words(.source))]
+    BodyFile {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "the answer body in --body-file {path} is longer than 32 MiB, the most an answer takes"
+    )]
+    BodyFileTooLarge { path: String },
+    #[error(
+        "the answer body in --body-file {path} is not UTF-8 text (byte {at} is not): an answer's body is text"
+    )]
+    BodyFileNotText { path: String, at: usize },
     #[error("no invocation with id {id} in {dir}; `hookscope log` lists the ids")]
     NotFound { id: i64, dir: PathBuf },
     #[error("cannot write the output: {0}")]
@@ -304,6 +364,9 @@ impl CliError {
             self,
             CliError::Answer(_)
                 | CliError::Rules(_)
+                | CliError::BodyFile { .. }
+                | CliError::BodyFileTooLarge { .. }
+                | CliError::BodyFileNotText { .. }
                 // A --bind address that is not this machine's, a --data-dir that is a file: the
                 // value itself cannot be used, as the README promises status 2 for.
                 | CliError::Receiver(ReceiverError::NotHere { .. })
@@ -574,7 +637,7 @@ pub fn answer_banner(
 }
 
 pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
-    let answer = args.answer.answer();
+    let answer = args.answer.answer()?;
     answer.check()?;
     let rules = match &args.rules {
         Some(path) => Some(crate::rules::RuleSet::load(path)?),

@@ -7,7 +7,7 @@ use common::*;
 use hookscope::responder::Answer;
 use hookscope::store::{Durability, Filter, Store};
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write as _};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -57,10 +57,23 @@ fn spawn_listen(dir: &std::path::Path, extra: &[&str]) -> (Killed, String, mpsc:
 
 /// [`spawn_listen`] with options before the subcommand.
 fn spawn_listen_with(
-    mut cmd: Command,
+    cmd: Command,
     dir: &std::path::Path,
     extra: &[&str],
 ) -> (Killed, String, mpsc::Receiver<String>) {
+    spawn_listen_fed(cmd, dir, extra, None)
+}
+
+/// [`spawn_listen_with`], with `stdin` written to its standard input (then closed).
+fn spawn_listen_fed(
+    mut cmd: Command,
+    dir: &std::path::Path,
+    extra: &[&str],
+    stdin: Option<&[u8]>,
+) -> (Killed, String, mpsc::Receiver<String>) {
+    if stdin.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
     let child = cmd
         .args(["listen", "--port", "0", "--data-dir"])
         .arg(dir)
@@ -70,6 +83,9 @@ fn spawn_listen_with(
         .spawn()
         .expect("hookscope starts");
     let mut child = child;
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(bytes).expect("stdin takes the bytes");
+    }
     let stdout = lines_of(child.stdout.take().expect("stdout"));
     let stderr = lines_of(child.stderr.take().expect("stderr"));
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -757,6 +773,95 @@ async fn listen_prints_escaped_lines_and_obeys_its_flags() {
     // Not a retry: the service refuses a URL whose check is not answered 200.
     assert!(line.contains("-> 500 url-refused"), "{line}");
     child.kill();
+}
+
+/// `--body-file` answers with a file's text, longer than one argument may be (Linux takes
+/// 128 KiB), or with standard input for `-`; a file that cannot be the body is refused before
+/// anything starts, with the reason.
+#[tokio::test]
+async fn listen_answers_with_a_body_read_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let body: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+    assert!(body.len() > 128 << 10);
+    let file = dir.path().join("answer.txt");
+    std::fs::write(&file, &body).unwrap();
+    let store = dir.path().join("store");
+    let flags = [
+        "--respond",
+        "500",
+        "--content-type",
+        "text/plain",
+        "--body-file",
+    ];
+    let (mut child, url, lines) =
+        spawn_listen(&store, &[&flags[..], &[file.to_str().unwrap()]].concat());
+    let resp = http()
+        .post(format!("{url}/hook"))
+        .body("[]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 500);
+    assert_eq!(resp.text().await.unwrap(), body);
+    next_line(&lines);
+    child.kill();
+
+    // Standard input.
+    let (mut child, url, _lines) =
+        spawn_listen_fed(bin(), &store, &["--body-file", "-"], Some(b"from stdin"));
+    let resp = http()
+        .post(format!("{url}/hook"))
+        .body("[]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.text().await.unwrap(), "from stdin");
+    child.kill();
+
+    // Files that cannot be the body: a usage error, said with the reason.
+    let missing = dir.path().join("missing.txt");
+    let binary = dir.path().join("binary.bin");
+    std::fs::write(&binary, b"ok\xff\xfe").unwrap();
+    let large = dir.path().join("large.txt");
+    std::fs::write(&large, vec![b'a'; (32 << 20) + 1]).unwrap();
+    let cases: Vec<(Vec<std::ffi::OsString>, &str)> = vec![
+        (
+            vec!["--body-file".into(), missing.clone().into()],
+            "cannot read the answer body from --body-file",
+        ),
+        (
+            vec!["--body-file".into(), dir.path().into()],
+            "it is a directory, not a file",
+        ),
+        (
+            vec!["--body-file".into(), binary.into()],
+            "is not UTF-8 text (byte 2 is not)",
+        ),
+        (
+            vec!["--body-file".into(), large.into()],
+            "is longer than 32 MiB",
+        ),
+        (
+            vec![
+                "--body".into(),
+                "x".into(),
+                "--body-file".into(),
+                missing.into(),
+            ],
+            "cannot be used with",
+        ),
+    ];
+    for (flags, says) in cases {
+        let out = bin()
+            .args(["listen", "--port", "0", "--data-dir"])
+            .arg(&store)
+            .args(&flags)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
+        assert!(err.contains(says), "{flags:?}: {err}");
+    }
 }
 
 /// A call held back by `--delay` is said on stderr as it arrives (its stdout line comes when it
