@@ -793,29 +793,31 @@ async fn listen_answers_with_a_body_read_from_a_file() {
         "text/plain",
         "--body-file",
     ];
+    let post = async |url: &str| {
+        let resp = http()
+            .post(format!("{url}/hook"))
+            .body("[]")
+            .send()
+            .await
+            .unwrap();
+        (resp.status(), resp.text().await.unwrap())
+    };
     let (mut child, url, lines) =
         spawn_listen(&store, &[&flags[..], &[file.to_str().unwrap()]].concat());
-    let resp = http()
-        .post(format!("{url}/hook"))
-        .body("[]")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 500);
-    assert_eq!(resp.text().await.unwrap(), body);
+    assert_eq!(
+        post(&url).await,
+        (reqwest::StatusCode::INTERNAL_SERVER_ERROR, body)
+    );
     next_line(&lines);
     child.kill();
 
     // Standard input.
     let (mut child, url, _lines) =
         spawn_listen_fed(bin(), &store, &["--body-file", "-"], Some(b"from stdin"));
-    let resp = http()
-        .post(format!("{url}/hook"))
-        .body("[]")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.text().await.unwrap(), "from stdin");
+    assert_eq!(
+        post(&url).await,
+        (reqwest::StatusCode::OK, "from stdin".to_owned())
+    );
     child.kill();
 
     // Files that cannot be the body: a usage error, said with the reason.
