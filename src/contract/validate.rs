@@ -392,23 +392,25 @@ pub fn check_body(
             ));
             None
         }
-        // Well-formed JSON that serde_json will not build (its grammar allows what a reader
-        // need not take): said for what it is, not as "not valid JSON".
-        Err(e) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => {
-            f.push(Finding::new(
-                Severity::Error,
-                "body-json-unreadable",
-                unreadable_json(&e),
-            ));
-            None
-        }
+        // Read again for its grammar alone (serde_json skips a value without its depth limit).
         Err(e) => {
-            f.push(Finding::new(
-                Severity::Error,
-                "body-not-json",
-                // serde_json's message names the line and the column itself.
-                format!("The body is not valid JSON: {e}."),
-            ));
+            match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                // Well-formed JSON that serde_json will not build (its grammar allows what a
+                // reader need not take): said for what it is, not as "not valid JSON".
+                Ok(_) => f.push(Finding::new(
+                    Severity::Error,
+                    "body-json-unreadable",
+                    unreadable_json(&e),
+                )),
+                // What is wrong with its grammar: a deep body cut short is said to end too
+                // soon, where it ends, not to pass a "recursion limit" where the reader stopped.
+                Err(syntax) => f.push(Finding::new(
+                    Severity::Error,
+                    "body-not-json",
+                    // serde_json's message names the line and the column itself.
+                    format!("The body is not valid JSON: {syntax}."),
+                )),
+            }
             None
         }
     }
@@ -1075,6 +1077,20 @@ mod tests {
         assert!(v.findings[0].message.contains("object"));
         assert_eq!(codes(&run("POST", &h, b"[1]")), vec!["element-not-object"]);
         // Well-formed, but not readable as data: said for what it is, with where.
+        // Nested deep and cut short: what is wrong with it, where (not serde_json's "recursion
+        // limit exceeded" at the 128th level, where it stopped reading).
+        let cut = "[".repeat(200);
+        let v = run("POST", &h, cut.as_bytes());
+        assert_eq!(codes(&v), vec!["body-not-json"]);
+        assert_eq!(
+            v.findings[0].message,
+            "The body is not valid JSON: EOF while parsing a list at line 1 column 200."
+        );
+        let v = run("POST", &h, format!("{cut}x").as_bytes());
+        assert_eq!(
+            v.findings[0].message,
+            "The body is not valid JSON: expected value at line 1 column 201."
+        );
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         for (body, why) in [
             (deep.as_str(), "nested more than 128 levels deep"),
