@@ -3481,6 +3481,32 @@ fn a_registration_check_counts_no_finding_and_says_why_it_has_no_timeline() {
         .get_by_label_contains("A registration check is never retried");
 }
 
+/// A call with no webhook id and an attempt number that cannot be read: the Timeline says so in
+/// words, not with "webhook ?" and "attempt ?".
+#[test]
+fn the_timeline_says_what_a_call_did_not_give() {
+    let mut rig = start();
+    let mut headers = invoker_headers("status-report", "dlv-bare", 1);
+    let b = hookscope::contract::Brand::default();
+    headers.retain(|(name, _)| name != b.webhook_id_header());
+    for (name, value) in &mut headers {
+        if name == b.attempt_header() {
+            *value = "first".into();
+        }
+    }
+    rig.send_with_headers_and_click("dlv-bare", &headers, status_report_body("8"));
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("Timeline").click();
+    rig.until("the delivery is read", |app| app.state.delivery.is_some());
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("Delivery dlv-bare (no webhook id header): 1 attempt seen.");
+    // The attempts' table: a dash, with why on hover, not "?".
+    assert!(rig.harness.query_by_label("?").is_none());
+    assert!(rig.harness.query_by_label_contains("webhook ?").is_none());
+}
+
 /// A finding that quotes a long unbroken value (a 300-character event name) wraps inside the
 /// detail panel, whole: side by side with its severity, the value's start was drawn off the
 /// panel and lost.

@@ -8,6 +8,12 @@ use egui::RichText;
 use egui_extras::{Column, TableBuilder};
 use serde_json::Value;
 
+/// An attempt whose number could not be read, in a Timeline mark's words.
+const NO_NUMBER: &str = "(no number)";
+/// Why an attempt has no number in the Timeline's table.
+const NO_NUMBER_HOVER: &str =
+    "The call's attempt header was missing, or not a whole number that could be read";
+
 pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let json = app.state.detail_json.clone();
     let Some(s) = app.state.detail.clone() else {
@@ -288,9 +294,14 @@ fn delivery_ui(
     }
     let planned = d.projection.as_ref().is_some_and(|p| !p.retries.is_empty());
     ui.weak(format!(
-        "Delivery {} of webhook {}: {} seen.{}",
-        d.delivery,
-        d.webhook_id.as_deref().unwrap_or("?"),
+        "Delivery {} {}: {} seen.{}",
+        crate::text::single_line(&d.delivery),
+        d.webhook_id
+            .as_deref()
+            .map_or("(no webhook id header)".into(), |w| format!(
+                "of webhook {}",
+                crate::text::single_line(w)
+            )),
         crate::text::count(d.attempts.len() as u64, "attempt", "attempts"),
         if planned {
             " Hollow marks are the retries the contract's schedule still plans."
@@ -379,7 +390,7 @@ fn delivery_ui(
                 color: super::outcome_color(a.outcome, dark),
                 label: format!(
                     "attempt {} at {}: answered {} ({})",
-                    a.number.map_or("?".into(), |n| n.to_string()),
+                    a.number.map_or(NO_NUMBER.into(), |n| n.to_string()),
                     a.at.with_timezone(&chrono::Local).format("%H:%M:%S"),
                     a.status,
                     super::list::list_label(a.outcome)
@@ -417,7 +428,10 @@ fn delivery_ui(
             }
             ui.end_row();
             for a in &d.attempts {
-                ui.label(a.number.map_or("?".into(), |n| n.to_string()));
+                match a.number {
+                    Some(n) => ui.label(n.to_string()),
+                    None => ui.label("—").on_hover_text(NO_NUMBER_HOVER),
+                };
                 ui.label(
                     a.at.with_timezone(&chrono::Local)
                         .format("%H:%M:%S%.3f")
@@ -738,7 +752,7 @@ fn headers_ui(ui: &mut egui::Ui, s: &Stored) {
     ui.add_space(6.0);
     ui.weak(format!(
         "From {} · query {} · received {}",
-        s.inv.peer.as_deref().unwrap_or("?"),
+        s.inv.peer.as_deref().unwrap_or("an address not known"),
         s.inv.query.as_deref().unwrap_or("none"),
         s.inv
             .received_at
