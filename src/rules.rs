@@ -770,9 +770,39 @@ fn parse_json(path: &str, text: &str) -> Result<RuleFile, RuleError> {
         reason: {
             let reason = e.to_string();
             let reason = reason.split(" at line").next().unwrap_or("");
-            json_syntax_reason(reason).map_or_else(|| plain_reason(reason), str::to_owned)
+            if reason == "control character (\\u0000-\\u001F) found while parsing a string" {
+                raw_control_reason(text, e.line(), e.column())
+            } else {
+                json_syntax_reason(reason).map_or_else(|| plain_reason(reason), str::to_owned)
+            }
         },
     })
+}
+
+/// What JSON does not allow in a text as it is, named: serde_json stops just after it, so a line
+/// break leaves it at column 0 of the next line, any other at its own column on its line.
+fn raw_control_reason(text: &str, line: usize, column: usize) -> String {
+    let found = match column.checked_sub(1) {
+        None => Some(b'\n'),
+        Some(at) => text
+            .split('\n')
+            .nth(line.saturating_sub(1))
+            .and_then(|l| l.as_bytes().get(at).copied()),
+    };
+    let (what, escape) = match found {
+        Some(b'\n') => ("a line break".to_owned(), "\\n".to_owned()),
+        Some(b'\r') => ("a carriage return".to_owned(), "\\r".to_owned()),
+        Some(b'\t') => ("a tab".to_owned(), "\\t".to_owned()),
+        Some(b) if b < 0x20 => (
+            format!("the control character U+{b:04X}"),
+            format!("\\u{b:04x}"),
+        ),
+        _ => (
+            "a control character".to_owned(),
+            "such as \\n, \\t or \\u001b".to_owned(),
+        ),
+    };
+    format!("a text holds {what} as it is: JSON takes it only as an escape, {escape}")
 }
 
 /// A JSON syntax error in plain words, with what usually causes it (serde_json's own words are
@@ -803,9 +833,6 @@ fn json_syntax_reason(reason: &str) -> Option<&'static str> {
             "a \\ in a text starts an escape such as \\n or \\\\: write \\\\ for a backslash"
         }
         "invalid number" => "this is not a number JSON can read",
-        "control character (\\u0000-\\u001F) found while parsing a string" => {
-            "a text holds a line break or tab as it is: write \\n or \\t"
-        }
         _ => return None,
     })
 }
@@ -963,6 +990,23 @@ mod tests {
             (
                 r#"{"rules": [{"name": 'a'}]}"#.to_owned(),
                 "a value was expected here",
+            ),
+            // A raw control character in a text, named for what it is, with its escape.
+            (
+                "{\"rules\": [{\"name\": \"a\nb\"}]}".to_owned(),
+                "line 2, column 1: a text holds a line break as it is: JSON takes it only as an escape, \\n",
+            ),
+            (
+                "{\"rules\": [{\"name\": \"a\tb\"}]}".to_owned(),
+                "a text holds a tab as it is: JSON takes it only as an escape, \\t",
+            ),
+            (
+                "{\"rules\": [{\"name\": \"a\u{1b}[31m\"}]}".to_owned(),
+                "line 1, column 23: a text holds the control character U+001B as it is: JSON takes it only as an escape, \\u001b",
+            ),
+            (
+                "{\"rules\": [\n{\"name\": \"a\r\"}]}".to_owned(),
+                "line 2, column 12: a text holds a carriage return as it is: JSON takes it only as an escape, \\r",
             ),
         ];
         for (text, says) in cases {
