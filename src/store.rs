@@ -64,6 +64,18 @@ pub enum StoreError {
         "cannot use {path}: {what} cannot be written, and SQLite writes beside the database even to read it (the index of its write-ahead log); copy the data directory somewhere writable and give that to --data-dir, or run as its owner"
     )]
     ReadOnly { path: PathBuf, what: String },
+    #[error(
+        "{path} was written by an older Hookscope (its schema version {found}) and is brought up to date (version {current}) when opened, which writes to it, but this user cannot write it: run Hookscope once as its owner, or copy the data directory somewhere writable and give that to --data-dir"
+    )]
+    CannotUpgrade {
+        path: PathBuf,
+        found: i64,
+        current: i64,
+    },
+    #[error(
+        "cannot store calls in {path}: {what} cannot be written by this user (another user's, or its mode forbids it); give --data-dir a directory of your own, or run as its owner"
+    )]
+    NotWritable { path: PathBuf, what: String },
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error("a stored record is damaged: {0}")]
@@ -755,10 +767,17 @@ fn db_path(dir: &Path) -> PathBuf {
 /// [`connect_rw`], with a failure that comes of a read-only file or directory named as such.
 fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError> {
     connect_rw(dir, durability).map_err(|e| match read_only_part(dir) {
-        Some(what) if !matches!(e, StoreError::NotADirectory { .. }) => StoreError::ReadOnly {
-            path: db_path(dir),
-            what,
-        },
+        Some(what)
+            if !matches!(
+                e,
+                StoreError::NotADirectory { .. } | StoreError::CannotUpgrade { .. }
+            ) =>
+        {
+            StoreError::ReadOnly {
+                path: db_path(dir),
+                what,
+            }
+        }
         _ => e,
     })
 }
@@ -766,7 +785,13 @@ fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError>
 /// Which of the database file and its directory cannot be written, if one cannot.
 fn read_only_part(dir: &Path) -> Option<String> {
     let file = db_path(dir);
-    if std::fs::metadata(&file).is_ok_and(|m| m.permissions().readonly()) {
+    // Opened for writing, not written: a file without write permission for anyone, or one
+    // another user owns (its mode lets only that user write).
+    let denied = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+    if denied || std::fs::metadata(&file).is_ok_and(|m| m.permissions().readonly()) {
         return Some("the file".to_owned());
     }
     if dir.is_dir() && tempfile::tempfile_in(dir).is_err() {
@@ -884,12 +909,23 @@ fn schema_in_snapshot(conn: &Connection, path: &Path) -> Result<i64, StoreError>
 
 fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let found = schema_found(conn, path)?;
+    // A store an older Hookscope wrote, which this user may not write: said so, not as
+    // SQLite's "attempt to write a readonly database".
+    let cannot_upgrade = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::ReadOnly) if found > 0 => StoreError::CannotUpgrade {
+            path: path.to_owned(),
+            found,
+            current: schema_version(),
+        },
+        _ => e.into(),
+    };
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let version = i as i64 + 1;
         // The version read again under the write lock: another process opening the same store
         // may have migrated it since (its CREATE TABLE then failed here with "already
         // exists").
-        conn.execute_batch("BEGIN IMMEDIATE")?;
+        conn.execute_batch("BEGIN IMMEDIATE")
+            .map_err(cannot_upgrade)?;
         let step = (|| {
             let now: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
             if now < version {
@@ -899,7 +935,7 @@ fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         })();
         if let Err(e) = step {
             let _ = conn.execute_batch("ROLLBACK");
-            return Err(e.into());
+            return Err(cannot_upgrade(e));
         }
     }
     Ok(())
@@ -1398,6 +1434,15 @@ impl Store {
     /// Open (creating and migrating) the store in `dir`, with a writer thread for inserts.
     pub fn open(dir: &Path, durability: Durability) -> Result<Store, StoreError> {
         let mut write_conn = connect(dir, durability)?;
+        // SQLite opens a file it may not write (another user's, mode 644) read-only without a
+        // word, and every call stored later failed ("attempt to write a readonly database"):
+        // refused now, named. (Reading such a store is fine: `open_read`.)
+        if write_conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(StoreError::NotWritable {
+                path: db_path(dir),
+                what: read_only_part(dir).unwrap_or_else(|| "the file".to_owned()),
+            });
+        }
         write_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         write_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
         let checkpoint_conn = connect(dir, durability)?;
@@ -2239,6 +2284,48 @@ mod tests {
         }
         assert_eq!(failed, 0, "calls not stored");
         assert_eq!(a.count(&Default::default()).unwrap(), 600);
+    }
+
+    /// A store of an older schema that cannot be written (another user's) is named as one to
+    /// bring up to date, not with SQLite's "attempt to write a readonly database".
+    #[test]
+    fn an_old_store_that_cannot_be_written_says_it_needs_bringing_up_to_date() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = db_path(dir.path());
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(MIGRATIONS[0]).unwrap();
+            c.pragma_update(None, "user_version", 1).unwrap();
+        }
+        // Opened read-only, as SQLite opens a file this user may not write.
+        let ro =
+            Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        let e = migrate(&ro, &path).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                StoreError::CannotUpgrade {
+                    found: 1,
+                    current: 2,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let said = e.to_string();
+        assert!(
+            said.contains("written by an older Hookscope (its schema version 1)")
+                && said.contains("run Hookscope once as its owner"),
+            "{said}"
+        );
+        // Untouched: still version 1, and a writer brings it up to date.
+        drop(ro);
+        drop(Store::open(dir.path(), Durability::Normal).unwrap());
+        let c = Connection::open(&path).unwrap();
+        let version: i64 = c
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, schema_version());
     }
 
     #[tokio::test]

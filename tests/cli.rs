@@ -866,6 +866,89 @@ async fn listen_answers_with_a_body_read_from_a_file() {
     }
 }
 
+/// A store this user may not write (another user's file): `listen` refuses it at start, named,
+/// where it used to start and then answer every call 503 ("attempt to write a readonly
+/// database"); `log` still reads it.
+#[test]
+fn listen_refuses_a_store_it_cannot_write_and_log_still_reads_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    drop(Store::open(&store, Durability::Normal).unwrap());
+    let file = store.join("hookscope.sqlite3");
+    let set = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    set(dir.path(), 0o755);
+    set(&store, 0o777);
+    // Root writes any file: the commands then run as another user, the file staying root's.
+    let root = unsafe { libc::geteuid() } == 0;
+    let as_user = || {
+        if root {
+            let mut cmd = Command::new("setpriv");
+            cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_hookscope"));
+            cmd
+        } else {
+            bin()
+        }
+    };
+    if root {
+        set(&file, 0o644);
+        if Command::new("setpriv").arg("--version").output().is_err() {
+            eprintln!("skipped: running as root without setpriv to run as another user");
+            return;
+        }
+    } else {
+        set(&file, 0o444);
+    }
+    // Waited for within a deadline: a `listen` that starts would run until killed.
+    let mut child = Killed {
+        child: as_user()
+            .args(["listen", "--port", "0", "--data-dir"])
+            .arg(&store)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        stderr: mpsc::channel().1,
+    };
+    let stderr = lines_of(child.child.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "listen started on a store it cannot write"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let err: String = stderr.iter().collect::<Vec<_>>().join("\n");
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot store calls in {}: the file cannot be written by this user",
+            file.display()
+        )),
+        "{err}"
+    );
+    let out = as_user()
+        .args(["log", "--data-dir"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{said} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("No invocations stored"), "{said}");
+}
+
 /// A call held back by `--delay` is said on stderr as it arrives (its stdout line comes when it
 /// is answered), escaped like every line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
