@@ -721,6 +721,12 @@ async fn every_error_kind_maps_to_a_message() {
         content_type: Some("application/json".into()),
         ..Answer::status(status)
     };
+    // A 200 with a JSON body, as the service answers a list or a get.
+    let json_ok = |body: &str| Answer {
+        body: Some(body.into()),
+        content_type: Some("application/json".into()),
+        ..Answer::status(200)
+    };
     // What a proxy or a gateway sends instead of the service's JSON.
     let page = |status: u16, content_type: &str, body: &str| Answer {
         body: Some(body.into()),
@@ -807,20 +813,21 @@ async fn every_error_kind_maps_to_a_message() {
     );
     // JSON, but a webhook of a scope Hookscope does not know: a list keeps the others and names
     // it; a get says which value it could not read, not that the JSON is not JSON.
-    rig.responder
-        .set_answer(Answer {
-            body: Some(
-                r#"[{"id":7,"name":"mms","url":"http://h/7","triggerScope":"MMS","active":true},
-                    {"id":8,"name":"sms","url":"http://h/8","triggerScope":"SENT","active":false}]"#
-                    .into(),
-            ),
-            content_type: Some("application/json".into()),
-            ..Answer::status(200)
-        })
-        .unwrap();
-    let listed = api_at(&rig).list_webhooks_answered().await.unwrap();
-    assert_eq!(listed.value.webhooks.len(), 1);
-    assert_eq!(listed.value.webhooks[0].id, 8);
+    // The service's list answered with `first` before a readable webhook 8.
+    let listed_with = async |first: &str| {
+        let body = format!(
+            r#"[{first}, {{"id":8,"name":"sms","url":"http://h/8","triggerScope":"SENT","active":false}}]"#
+        );
+        rig.responder.set_answer(json_ok(&body)).unwrap();
+        let listed = api_at(&rig).list_webhooks_answered().await.unwrap();
+        let ids: Vec<u64> = listed.value.webhooks.iter().map(|w| w.id).collect();
+        assert_eq!(ids, vec![8]);
+        listed
+    };
+    let listed = listed_with(
+        r#"{"id":7,"name":"mms","url":"http://h/7","triggerScope":"MMS","active":true}"#,
+    )
+    .await;
     assert_eq!(listed.value.unreadable.len(), 1);
     assert!(
         listed.value.unreadable[0]
@@ -830,15 +837,20 @@ async fn every_error_kind_maps_to_a_message() {
     );
     let sent: serde_json::Value = serde_json::from_str(&listed.json).unwrap();
     assert_eq!(sent.as_array().map(Vec::len), Some(2), "as sent");
+    // An id past a float's range is JSON no value holds: that entry is named, the list kept.
+    let listed = listed_with(
+        r#"{"id":1e400,"name":"huge","url":"http://h/7","triggerScope":"SENT","active":true}"#,
+    )
+    .await;
+    assert_eq!(
+        listed.value.unreadable,
+        vec!["webhook 1e400 \"huge\": id: the number 1e400 is too large to be read".to_owned()]
+    );
+    assert!(listed.json.contains("1e400"), "as sent: {}", listed.json);
     rig.responder
-        .set_answer(Answer {
-            body: Some(
-                r#"{"id":7,"name":"mms","url":"http://h/7","triggerScope":"MMS","active":true}"#
-                    .into(),
-            ),
-            content_type: Some("application/json".into()),
-            ..Answer::status(200)
-        })
+        .set_answer(json_ok(
+            r#"{"id":7,"name":"mms","url":"http://h/7","triggerScope":"MMS","active":true}"#,
+        ))
         .unwrap();
     let e = api_at(&rig).get_webhook(7).await.unwrap_err();
     assert!(

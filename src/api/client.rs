@@ -147,18 +147,74 @@ impl WebhookList {
             .unwrap_or_default();
         let mut list = WebhookList::default();
         for (i, entry) in entries.iter().enumerate() {
-            let text = texts.get(i).copied();
-            match read_as::<Webhook>(entry, text) {
-                Ok(w) => list.webhooks.push(w),
-                Err(e) => {
-                    let id = text.and_then(|t| spelled_at(t, &[Step::Key("id")]));
-                    list.unreadable
-                        .push(unreadable_webhook(entry, id.as_deref(), &e))
-                }
-            }
+            list.add(entry, texts.get(i).copied());
         }
         list
     }
+
+    /// The webhooks in `json`, the service's list as text, each entry read on its own: one
+    /// holding what serde_json cannot make a value of (an id of `1e400`, past a float's range)
+    /// is named among the unreadable, and the others listed. None when `json` is not a list.
+    pub fn from_text(json: &str) -> Option<Self> {
+        use serde_json::value::RawValue;
+        let texts: Vec<&RawValue> = serde_json::from_str(json).ok()?;
+        let mut list = WebhookList::default();
+        for text in texts.iter().map(|r| r.get()) {
+            match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(entry) => list.add(&entry, Some(text)),
+                Err(_) => list.unreadable.push(unholdable_webhook(text)),
+            }
+        }
+        Some(list)
+    }
+
+    /// One entry of the list, as parsed and as spelled in `text`.
+    fn add(&mut self, entry: &serde_json::Value, text: Option<&str>) {
+        match read_as::<Webhook>(entry, text) {
+            Ok(w) => self.webhooks.push(w),
+            Err(e) => {
+                let id = text.and_then(|t| spelled_at(t, &[Step::Key("id")]));
+                self.unreadable
+                    .push(unreadable_webhook(entry, id.as_deref(), &e))
+            }
+        }
+    }
+}
+
+/// An entry of the list that is JSON serde_json cannot hold as a value (a number past a
+/// float's range), named by its id and name as spelled, with the field that cannot be read.
+fn unholdable_webhook(text: &str) -> String {
+    use serde_json::value::RawValue;
+    // The fields one by one (in the order of their names): those that read as values, and the
+    // first that does not.
+    let Ok(map) = serde_json::from_str::<std::collections::BTreeMap<String, &RawValue>>(text)
+    else {
+        return "an entry that is not a webhook (a list or a number that cannot be read)"
+            .to_owned();
+    };
+    let mut readable = serde_json::Map::new();
+    let mut why = None;
+    for (key, raw) in &map {
+        let raw: &RawValue = raw;
+        match serde_json::from_str::<serde_json::Value>(raw.get()) {
+            Ok(v) => {
+                readable.insert(key.clone(), v);
+            }
+            Err(e) if why.is_none() => {
+                let spelled = short(raw.get(), 40);
+                why = Some(if e.to_string().starts_with("number out of range") {
+                    format!("{key}: the number {spelled} is too large to be read")
+                } else {
+                    format!("{key}: {spelled} cannot be read")
+                });
+            }
+            Err(_) => {}
+        }
+    }
+    let id = spelled_at(text, &[Step::Key("id")]);
+    let entry = serde_json::Value::Object(readable);
+    let why = why.unwrap_or_else(|| "it cannot be read".to_owned());
+    unreadable_webhook(&entry, id.as_deref(), &why)
 }
 
 /// One step into a JSON value: an object's field or a list's item.
@@ -289,14 +345,15 @@ pub(crate) fn plain_serde(said: &str) -> String {
 /// `spelled` is the entry's id as the service wrote it, if known.
 fn unreadable_webhook(entry: &serde_json::Value, spelled: Option<&str>, e: &str) -> String {
     // An id the client cannot read (text, a number too large) is still the entry's id.
-    let id = entry
-        .get("id")
-        .filter(|v| !v.is_null())
-        .map(|v| match (v, spelled) {
+    let id = match entry.get("id").filter(|v| !v.is_null()) {
+        Some(v) => Some(match (v, spelled) {
             (serde_json::Value::String(t), _) => format!("\"{}\"", short(t, 40)),
             (serde_json::Value::Number(_), Some(as_sent)) => short(as_sent, 40),
             (other, _) => short(&other.to_string(), 40),
-        });
+        }),
+        // One that could not be read at all (`1e400`), as sent.
+        None => spelled.filter(|s| *s != "null").map(|s| short(s, 40)),
+    };
     let name = entry.get("name").and_then(serde_json::Value::as_str);
     let who = match (id, name) {
         (Some(id), Some(name)) => format!("webhook {id} \"{}\"", short(name, 60)),
@@ -573,20 +630,29 @@ impl ApiClient {
         wait: Duration,
     ) -> Result<Answered<T>, ApiError> {
         let (status, body) = self.send_waiting(req, url, wait).await?;
+        Self::answered_from(status, &body, url)
+    }
+
+    /// [`ApiClient::answered`] for an answer already received.
+    fn answered_from<T: serde::de::DeserializeOwned>(
+        status: u16,
+        body: &[u8],
+        url: &str,
+    ) -> Result<Answered<T>, ApiError> {
         let not_json = || ApiError::NotJson {
             url: url.to_owned(),
             status,
-            snippet: snippet(&body),
+            snippet: snippet(body),
         };
-        let json: serde_json::Value = serde_json::from_slice(&body).map_err(|_| not_json())?;
-        let text = std::str::from_utf8(&body).ok();
+        let json: serde_json::Value = serde_json::from_slice(body).map_err(|_| not_json())?;
+        let text = std::str::from_utf8(body).ok();
         let value = read_as::<T>(&json, text).map_err(|detail| ApiError::NotReadable {
             url: url.to_owned(),
             status,
             detail,
         })?;
         // Valid JSON is UTF-8 throughout.
-        let json = String::from_utf8_lossy(&body).into_owned();
+        let json = String::from_utf8_lossy(body).into_owned();
         Ok(Answered { value, json })
     }
 
@@ -622,9 +688,19 @@ impl ApiClient {
     /// it Hookscope cannot read. An answer that is not a list at all is an error.
     pub async fn list_webhooks_answered(&self) -> Result<Answered<WebhookList>, ApiError> {
         let url = self.url("/webhooks");
-        let answered: Answered<Vec<serde_json::Value>> = self
-            .answered(self.http.get(&url), &url, self.timeout)
+        let (status, body) = self
+            .send_waiting(self.http.get(&url), &url, self.timeout)
             .await?;
+        // Each entry on its own: one the client cannot hold does not fail the whole list.
+        let text = std::str::from_utf8(&body).ok();
+        if let Some(list) = text.and_then(WebhookList::from_text) {
+            return Ok(Answered {
+                value: list,
+                json: String::from_utf8_lossy(&body).into_owned(),
+            });
+        }
+        // Not a list: said as for any answer that is not what was asked.
+        let answered: Answered<Vec<serde_json::Value>> = Self::answered_from(status, &body, &url)?;
         Ok(Answered {
             value: WebhookList::read_as_sent(&answered.value, &answered.json),
             json: answered.json,
@@ -970,6 +1046,37 @@ mod tests {
             "an object, expected a string"
         );
         assert_eq!(plain_serde("missing field `name`"), "missing field `name`");
+    }
+
+    /// An entry holding a number past a float's range (`1e400`) is valid JSON serde_json cannot
+    /// hold: it is named among the unreadable, and the others are listed (the whole list was
+    /// refused as "not JSON").
+    #[test]
+    fn an_entry_past_a_floats_range_does_not_fail_the_list() {
+        let json = r#"[
+              {"id":1,"name":"ok","url":"http://h/1","triggerScope":"SENT","active":true},
+              {"id":1e400,"name":"huge","url":"http://h/2","triggerScope":"SENT","active":true},
+              {"name":"big-name","id":2,"url":"http://h/3","triggerScope":"SENT","active":1e999},
+              [1e400],
+              {"id":3,"name":"also ok","url":"http://h/4","triggerScope":"RECEIVED","active":false}
+            ]"#;
+        assert!(serde_json::from_str::<serde_json::Value>(json).is_err());
+        let list = WebhookList::from_text(json).expect("a list");
+        let ids: Vec<u64> = list.webhooks.iter().map(|w| w.id).collect();
+        assert_eq!(ids, vec![1, 3]);
+        assert_eq!(
+            list.unreadable,
+            vec![
+                "webhook 1e400 \"huge\": id: the number 1e400 is too large to be read".to_owned(),
+                "webhook 2 \"big-name\": active: the number 1e999 is too large to be read"
+                    .to_owned(),
+                "an entry that is not a webhook (a list or a number that cannot be read)"
+                    .to_owned(),
+            ]
+        );
+        // Not a list: none (the caller says what the answer is instead).
+        assert!(WebhookList::from_text(r#"{"id":1e400}"#).is_none());
+        assert!(WebhookList::from_text("not json").is_none());
     }
 
     #[test]
