@@ -7,6 +7,7 @@
 pub mod demo;
 pub mod engine;
 pub mod files;
+pub mod fonts;
 mod json_view;
 mod pointer;
 pub mod run;

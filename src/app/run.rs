@@ -216,6 +216,7 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
                 settings.port = 0;
             }
             close.window_up(&cc.egui_ctx);
+            super::fonts::install_in_background(&cc.egui_ctx);
             let mut app = HookscopeApp::new(&cc.egui_ctx, engine, rx, settings, app_dir);
             if let Some(id) = show {
                 app.select(id);
