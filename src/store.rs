@@ -49,6 +49,10 @@ pub enum StoreError {
         known: i64,
     },
     #[error(
+        "cannot open {dir}: this user may not enter it (permission denied; see who owns it, and its mode), so its calls cannot be read or stored"
+    )]
+    NoEntry { dir: PathBuf },
+    #[error(
         "there is no Hookscope database in {dir}: nothing has been stored there (check --data-dir; `hookscope listen` or the window creates it)"
     )]
     NoDatabase { dir: PathBuf },
@@ -766,6 +770,7 @@ fn db_path(dir: &Path) -> PathBuf {
 
 /// [`connect_rw`], with a failure that comes of a read-only file or directory named as such.
 fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError> {
+    check_entry(dir)?;
     connect_rw(dir, durability).map_err(|e| match read_only_part(dir) {
         Some(what)
             if !matches!(
@@ -782,22 +787,49 @@ fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError>
     })
 }
 
-/// Which of the database file and its directory cannot be written, if one cannot.
+/// Which part of the store this user cannot write, if one: its directory (where SQLite makes
+/// the log files beside the database, even to read it), the database file, or a log file
+/// beside it that another user's reading left behind.
 fn read_only_part(dir: &Path) -> Option<String> {
     let file = db_path(dir);
-    // Opened for writing, not written: a file without write permission for anyone, or one
-    // another user owns (its mode lets only that user write).
-    let denied = std::fs::OpenOptions::new()
-        .write(true)
-        .open(&file)
-        .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
-    if denied || std::fs::metadata(&file).is_ok_and(|m| m.permissions().readonly()) {
-        return Some("the file".to_owned());
-    }
     if dir.is_dir() && tempfile::tempfile_in(dir).is_err() {
         return Some(format!("its directory {}", dir.display()));
     }
+    // Opened for writing, not written: a file without write permission for anyone, or one
+    // another user owns (its mode lets only that user write).
+    let denied = |path: &Path| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+            || std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly())
+    };
+    if denied(&file) {
+        return Some("the file".to_owned());
+    }
+    for suffix in ["-wal", "-shm"] {
+        let mut side = file.clone().into_os_string();
+        side.push(suffix);
+        let side = PathBuf::from(side);
+        if side.exists() && denied(&side) {
+            return Some(format!(
+                "its log file {}, which another user's reading left behind (it may be removed while no Hookscope uses the store),",
+                side.display()
+            ));
+        }
+    }
     None
+}
+
+/// A data directory this user may not enter (another user's, mode 700): said so, not as "no
+/// database" or "cannot be written".
+fn check_entry(dir: &Path) -> Result<(), StoreError> {
+    match std::fs::metadata(db_path(dir)) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Err(StoreError::NoEntry {
+            dir: dir.to_owned(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Why a directory could not be created, in words: for a permission refused, the directory
@@ -1436,11 +1468,13 @@ impl Store {
         let mut write_conn = connect(dir, durability)?;
         // SQLite opens a file it may not write (another user's, mode 644) read-only without a
         // word, and every call stored later failed ("attempt to write a readonly database"):
-        // refused now, named. (Reading such a store is fine: `open_read`.)
-        if write_conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+        // refused now, named, as is a log file beside it another user's reading left. (Reading
+        // such a store is fine: `open_read`.)
+        let read_only = write_conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false);
+        if let Some(what) = read_only_part(dir).or_else(|| read_only.then(|| "the file".into())) {
             return Err(StoreError::NotWritable {
                 path: db_path(dir),
-                what: read_only_part(dir).unwrap_or_else(|| "the file".to_owned()),
+                what,
             });
         }
         write_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
@@ -1501,6 +1535,7 @@ impl Store {
         let no_database = || StoreError::NoDatabase {
             dir: dir.to_owned(),
         };
+        check_entry(dir)?;
         if !path.is_file() {
             return Err(no_database());
         }
@@ -1510,7 +1545,16 @@ impl Store {
                 path: path.clone(),
                 source,
             })?;
-        if schema_found(&probe, &path)? == 0 {
+        // Reading writes the index of the log beside the database: a directory this user may
+        // not write is named, not SQLite's "attempt to write a readonly database".
+        let found = schema_found(&probe, &path).map_err(|e| match read_only_part(dir) {
+            Some(what) if matches!(e, StoreError::Sql(_)) => StoreError::ReadOnly {
+                path: path.clone(),
+                what,
+            },
+            _ => e,
+        })?;
+        if found == 0 {
             return Err(no_database());
         }
         drop(probe);

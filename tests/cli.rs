@@ -866,6 +866,53 @@ async fn listen_answers_with_a_body_read_from_a_file() {
     }
 }
 
+/// `hookscope` as the user `uid` (through `setpriv`, when the tests run as root: root writes
+/// any file), else as this user; None when it cannot be run as another user.
+fn hookscope_as(uid: u32) -> Option<Command> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some(bin());
+    }
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: running as root without setpriv to run as another user");
+        return None;
+    }
+    let mut cmd = Command::new("setpriv");
+    cmd.args([
+        format!("--reuid={uid}"),
+        format!("--regid={uid}"),
+        "--clear-groups".to_owned(),
+    ])
+    .arg(env!("CARGO_BIN_EXE_hookscope"));
+    Some(cmd)
+}
+
+/// Run `listen` on `store` with `cmd` and return its exit status and stderr, within a deadline
+/// (a `listen` that starts would run until killed).
+fn listen_refused(cmd: Command, store: &std::path::Path) -> (Option<i32>, String) {
+    let mut cmd = cmd;
+    let mut child = Killed {
+        child: cmd
+            .args(["listen", "--port", "0", "--data-dir"])
+            .arg(store)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        stderr: mpsc::channel().1,
+    };
+    let stderr = lines_of(child.child.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "listen started on {store:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    (status.code(), stderr.iter().collect::<Vec<_>>().join("\n"))
+}
+
 /// A store this user may not write (another user's file): `listen` refuses it at start, named,
 /// where it used to start and then answer every call 503 ("attempt to write a readonly
 /// database"); `log` still reads it.
@@ -881,52 +928,22 @@ fn listen_refuses_a_store_it_cannot_write_and_log_still_reads_it() {
     };
     set(dir.path(), 0o755);
     set(&store, 0o777);
-    // Root writes any file: the commands then run as another user, the file staying root's.
-    let root = unsafe { libc::geteuid() } == 0;
-    let as_user = || {
-        if root {
-            let mut cmd = Command::new("setpriv");
-            cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-                .arg(env!("CARGO_BIN_EXE_hookscope"));
-            cmd
+    let nobody = 65534;
+    let Some(_) = hookscope_as(nobody) else {
+        return;
+    };
+    let as_nobody = || hookscope_as(nobody).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    set(
+        &file,
+        if unsafe { libc::geteuid() } == 0 {
+            0o644
         } else {
-            bin()
-        }
-    };
-    if root {
-        set(&file, 0o644);
-        if Command::new("setpriv").arg("--version").output().is_err() {
-            eprintln!("skipped: running as root without setpriv to run as another user");
-            return;
-        }
-    } else {
-        set(&file, 0o444);
-    }
-    // Waited for within a deadline: a `listen` that starts would run until killed.
-    let mut child = Killed {
-        child: as_user()
-            .args(["listen", "--port", "0", "--data-dir"])
-            .arg(&store)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-        stderr: mpsc::channel().1,
-    };
-    let stderr = lines_of(child.child.stderr.take().unwrap());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = child.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "listen started on a store it cannot write"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let err: String = stderr.iter().collect::<Vec<_>>().join("\n");
-    assert_eq!(status.code(), Some(1), "{err}");
+            0o444
+        },
+    );
+    let (code, err) = listen_refused(as_nobody(), &store);
+    assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains(&format!(
             "cannot store calls in {}: the file cannot be written by this user",
@@ -934,7 +951,7 @@ fn listen_refuses_a_store_it_cannot_write_and_log_still_reads_it() {
         )),
         "{err}"
     );
-    let out = as_user()
+    let out = as_nobody()
         .args(["log", "--data-dir"])
         .arg(&store)
         .output()
@@ -947,6 +964,79 @@ fn listen_refuses_a_store_it_cannot_write_and_log_still_reads_it() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(said.contains("No invocations stored"), "{said}");
+}
+
+/// Two users and one store (run as root only): the owner's `listen` after another user's
+/// `log` (which leaves the log files beside the database, its own) is refused at start with
+/// the file named; a directory the other user may not write, or not enter, is said so to
+/// `log`, not with SQLite's words or as "no database".
+#[test]
+fn a_store_shared_between_users_says_which_part_is_in_the_way() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to act as two users");
+        return;
+    }
+    let (owner, other) = (65533, 65534);
+    let (Some(_), Some(_)) = (hookscope_as(owner), hookscope_as(other)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let make = |name: &str, mode: u32, chown: bool| {
+        let store = dir.path().join(name);
+        drop(Store::open(&store, Durability::Normal).unwrap());
+        std::fs::set_permissions(&store, std::fs::Permissions::from_mode(mode)).unwrap();
+        if chown {
+            std::os::unix::fs::chown(store.join("hookscope.sqlite3"), Some(owner), Some(owner))
+                .unwrap();
+        }
+        store
+    };
+    let log_as = |uid: u32, store: &std::path::Path| {
+        let out = hookscope_as(uid)
+            .unwrap()
+            .args(["log", "--data-dir"])
+            .arg(store)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // The other user reads the owner's store, in a directory both may write.
+    let shared = make("shared", 0o777, true);
+    assert_eq!(log_as(other, &shared).0, Some(0));
+    let (code, err) = listen_refused(hookscope_as(owner).unwrap(), &shared);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("which another user's reading left behind (it may be removed while no Hookscope uses the store)"),
+        "{err}"
+    );
+    // A directory the other user may read but not write: reading needs to write beside it.
+    let closed = make("closed", 0o755, false);
+    let (code, err) = log_as(other, &closed);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "its directory {} cannot be written",
+            closed.display()
+        )),
+        "{err}"
+    );
+    // One the other user may not enter.
+    let private = make("private", 0o700, false);
+    let (code, err) = log_as(other, &private);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot open {}: this user may not enter it",
+            private.display()
+        )),
+        "{err}"
+    );
 }
 
 /// A call held back by `--delay` is said on stderr as it arrives (its stdout line comes when it
