@@ -212,7 +212,13 @@ impl AnswerArgs {
 /// [`MAX_BODY_FILE`] bytes.
 fn read_body_file(path: &Path) -> Result<String, CliError> {
     use std::io::Read;
-    let shown = || escape_control(&path.display().to_string());
+    let shown = || {
+        if path.as_os_str() == "-" {
+            "- (standard input)".to_owned()
+        } else {
+            escape_control(&path.display().to_string())
+        }
+    };
     let fail = |source: std::io::Error| CliError::BodyFile {
         path: shown(),
         source,
@@ -234,7 +240,7 @@ fn read_body_file(path: &Path) -> Result<String, CliError> {
     }
     String::from_utf8(bytes).map_err(|e| CliError::BodyFileNotText {
         path: shown(),
-        at: e.utf8_error().valid_up_to(),
+        at: e.utf8_error().valid_up_to() + 1,
     })
 }
 
@@ -332,7 +338,7 @@ pub enum CliError {
     )]
     BodyFileTooLarge { path: String },
     #[error(
-        "the answer body in --body-file {path} is not UTF-8 text (byte {at} is not): an answer's body is text"
+        "the answer body in --body-file {path} is not UTF-8 text (byte {at}, counting from 1, is not): an answer's body is text"
     )]
     BodyFileNotText { path: String, at: usize },
     #[error("no invocation with id {id} in {dir}; `hookscope log` lists the ids")]

@@ -761,79 +761,15 @@ fn parse_json(path: &str, text: &str) -> Result<RuleFile, RuleError> {
             reason: "the file is a list; a rule file is an object: {\"rules\": [ ... ]}".into(),
         });
     }
-    serde_json::from_str(text).map_err(|e| RuleError::Syntax {
-        path: path.to_owned(),
-        line: e.line(),
-        // serde_json counts columns from 1, but says 0 at the very start of a line (where a
-        // file cut short ends, after its last newline).
-        column: e.column().max(1),
-        reason: {
-            let reason = e.to_string();
-            let reason = reason.split(" at line").next().unwrap_or("");
-            if reason == "control character (\\u0000-\\u001F) found while parsing a string" {
-                raw_control_reason(text, e.line(), e.column())
-            } else {
-                json_syntax_reason(reason).map_or_else(|| plain_reason(reason), str::to_owned)
-            }
-        },
-    })
-}
-
-/// What JSON does not allow in a text as it is, named: serde_json stops just after it, so a line
-/// break leaves it at column 0 of the next line, any other at its own column on its line.
-fn raw_control_reason(text: &str, line: usize, column: usize) -> String {
-    let found = match column.checked_sub(1) {
-        None => Some(b'\n'),
-        Some(at) => text
-            .split('\n')
-            .nth(line.saturating_sub(1))
-            .and_then(|l| l.as_bytes().get(at).copied()),
-    };
-    let (what, escape) = match found {
-        Some(b'\n') => ("a line break".to_owned(), "\\n".to_owned()),
-        Some(b'\r') => ("a carriage return".to_owned(), "\\r".to_owned()),
-        Some(b'\t') => ("a tab".to_owned(), "\\t".to_owned()),
-        Some(b) if b < 0x20 => (
-            format!("the control character U+{b:04X}"),
-            format!("\\u{b:04x}"),
-        ),
-        _ => (
-            "a control character".to_owned(),
-            "such as \\n, \\t or \\u001b".to_owned(),
-        ),
-    };
-    format!("a text holds {what} as it is: JSON takes it only as an escape, {escape}")
-}
-
-/// A JSON syntax error in plain words, with what usually causes it (serde_json's own words are
-/// the parser's: "trailing characters", "expected value").
-fn json_syntax_reason(reason: &str) -> Option<&'static str> {
-    Some(match reason {
-        "trailing characters" => {
-            "there is more after the end of the rule file (an extra } or ], or a second object?)"
+    serde_json::from_str(text).map_err(|e| {
+        // A slip of JSON's grammar in plain words; else what was read is of the wrong kind.
+        let slip = crate::text::json_slip(&e, text, "the file", "the rule file");
+        RuleError::Syntax {
+            path: path.to_owned(),
+            line: slip.line,
+            column: slip.column,
+            reason: slip.reason.unwrap_or_else(|| plain_reason(&slip.said)),
         }
-        "trailing comma" => "a comma before a closing } or ] (JSON allows none there)",
-        "EOF while parsing an object" => "the file ends inside an object: a } is missing",
-        "EOF while parsing a list" => "the file ends inside a list: a ] is missing",
-        "EOF while parsing a string" => "the file ends inside a text: its closing \" is missing",
-        "EOF while parsing a value" => "the file ends where a value was expected",
-        "expected value" => {
-            "a value was expected here: a number, \"text\" in double quotes, true, false, null, {...} or [...]"
-        }
-        "expected ident" => "a value was expected here: true, false or null (in lower case)",
-        "key must be a string" => "a name in an object must be in double quotes: {\"name\": ...}",
-        "expected `:`" => "a : was expected after the name",
-        "expected `,` or `}`" => {
-            "a , (before the next field) or a } (to close the object) was expected here"
-        }
-        "expected `,` or `]`" => {
-            "a , (before the next item) or a ] (to close the list) was expected here"
-        }
-        "invalid escape" => {
-            "a \\ in a text starts an escape such as \\n or \\\\: write \\\\ for a backslash"
-        }
-        "invalid number" => "this is not a number JSON can read",
-        _ => return None,
     })
 }
 
@@ -994,7 +930,7 @@ mod tests {
             // A raw control character in a text, named for what it is, with its escape.
             (
                 "{\"rules\": [{\"name\": \"a\nb\"}]}".to_owned(),
-                "line 2, column 1: a text holds a line break as it is: JSON takes it only as an escape, \\n",
+                "line 1, column 23: a text holds a line break as it is: JSON takes it only as an escape, \\n",
             ),
             (
                 "{\"rules\": [{\"name\": \"a\tb\"}]}".to_owned(),

@@ -674,6 +674,122 @@ pub fn human_duration(d: Duration) -> String {
     parts.join(" ")
 }
 
+/// A slip in a JSON text's grammar, from serde_json's error: where, and in plain words.
+#[derive(Debug, PartialEq)]
+pub struct JsonSlip {
+    pub line: usize,
+    pub column: usize,
+    /// What is wrong, in plain words; None for what this has no words for.
+    pub reason: Option<String>,
+    /// serde_json's own words, without its place.
+    pub said: String,
+}
+
+/// `e`, an error of reading `text` as JSON, in plain words: `it` names the text where it ends
+/// ("the file"), `whole` where more comes after its end ("the rule file"). A line break typed
+/// inside a text is placed where it is, at the end of its line (serde_json stops at the start of
+/// the next).
+pub fn json_slip(e: &serde_json::Error, text: &str, it: &str, whole: &str) -> JsonSlip {
+    let said = e.to_string();
+    let said = said.split(" at line").next().unwrap_or("").to_owned();
+    let (mut line, mut column) = (e.line(), e.column());
+    if said == "control character (\\u0000-\\u001F) found while parsing a string" {
+        let (reason, at) = raw_control(text, line, column);
+        column = at;
+        if column == 0 && line > 1 {
+            line -= 1;
+            column = text.split('\n').nth(line - 1).map_or(0, str::len) + 1;
+        }
+        return JsonSlip {
+            line,
+            column,
+            reason: Some(reason),
+            said,
+        };
+    }
+    let reason = match said.as_str() {
+        "trailing characters" => Some(format!(
+            "there is more after the end of {whole} (an extra }} or ], or a second value?)"
+        )),
+        "trailing comma" => Some("a comma before a closing } or ] (JSON allows none there)".into()),
+        "EOF while parsing an object" => Some(format!("{it} ends inside an object: a }} is missing")),
+        "EOF while parsing a list" => Some(format!("{it} ends inside a list: a ] is missing")),
+        "EOF while parsing a string" => Some(format!(
+            "{it} ends inside a text: its closing \" is missing"
+        )),
+        "EOF while parsing a value" => Some(format!("{it} ends where a value was expected")),
+        "expected value" => Some(
+            "a value was expected here: a number, \"text\" in double quotes, true, false, null, {...} or [...]"
+                .into(),
+        ),
+        "expected ident" => {
+            Some("a value was expected here: true, false or null (in lower case)".into())
+        }
+        "key must be a string" => {
+            Some("a name in an object must be in double quotes: {\"name\": ...}".into())
+        }
+        "expected `:`" => Some("a : was expected after the name".into()),
+        "expected `,` or `}`" => Some(
+            "a , (before the next field) or a } (to close the object) was expected here".into(),
+        ),
+        "expected `,` or `]`" => {
+            Some("a , (before the next item) or a ] (to close the list) was expected here".into())
+        }
+        "invalid escape" => Some(
+            "a \\ in a text starts an escape such as \\n or \\\\: write \\\\ for a backslash".into(),
+        ),
+        "invalid number" => Some("this is not a number JSON can read".into()),
+        "invalid unicode code point" => {
+            Some("a \\u escape names no character (four hex digits are needed)".into())
+        }
+        _ => None,
+    };
+    // serde_json counts columns from 1, but says 0 at the very start of a line (where a text
+    // cut short ends, after its last newline).
+    JsonSlip {
+        line,
+        column: column.max(1),
+        reason,
+        said,
+    }
+}
+
+/// What JSON does not allow in a text as it is, named, and its column: serde_json stops on it or
+/// just after it (as it reads the text for a value or skips it), and after a line break at column
+/// 0 of the next line.
+fn raw_control(text: &str, line: usize, column: usize) -> (String, usize) {
+    let on_line = text.split('\n').nth(line.saturating_sub(1)).unwrap_or("");
+    // The line's bytes and the line break that ends it.
+    let byte_at = |i: usize| match on_line.as_bytes().get(i) {
+        Some(b) => Some(*b),
+        None => (i == on_line.len()).then_some(b'\n'),
+    };
+    let found = match column.checked_sub(1) {
+        None => Some((b'\n', 0)),
+        Some(at) => [at, column]
+            .into_iter()
+            .find_map(|i| byte_at(i).filter(|b| *b < 0x20).map(|b| (b, i + 1))),
+    };
+    let (what, escape) = match found.map(|(b, _)| b) {
+        Some(b'\n') => ("a line break".to_owned(), "\\n".to_owned()),
+        Some(b'\r') => ("a carriage return".to_owned(), "\\r".to_owned()),
+        Some(b'\t') => ("a tab".to_owned(), "\\t".to_owned()),
+        Some(b) => (
+            format!("the control character U+{b:04X}"),
+            format!("\\u{b:04x}"),
+        ),
+        None => (
+            "a control character".to_owned(),
+            "such as \\n, \\t or \\u001b".to_owned(),
+        ),
+    };
+    let column = found.map_or(column, |(_, c)| c);
+    (
+        format!("a text holds {what} as it is: JSON takes it only as an escape, {escape}"),
+        column,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -837,7 +837,7 @@ async fn listen_answers_with_a_body_read_from_a_file() {
         ),
         (
             vec!["--body-file".into(), binary.into()],
-            "is not UTF-8 text (byte 2 is not)",
+            "is not UTF-8 text (byte 3, counting from 1, is not)",
         ),
         (
             vec!["--body-file".into(), large.into()],

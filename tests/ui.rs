@@ -3939,7 +3939,7 @@ fn the_json_tab_calls_a_body_nested_too_deep_well_formed() {
     rig.harness.step();
     rig.harness.step();
     rig.harness.get_by_label_contains(
-        "The body is well-formed JSON, but it cannot be read as data: it is nested more than 128 levels deep",
+        "The body is well-formed JSON, but it cannot be read as data: it is nested 128 levels deep or more",
     );
     assert!(
         rig.harness

@@ -407,13 +407,32 @@ pub fn check_body(
                 Err(syntax) => f.push(Finding::new(
                     Severity::Error,
                     "body-not-json",
-                    // serde_json's message names the line and the column itself.
-                    format!("The body is not valid JSON: {syntax}."),
+                    // The reading for a value names the same slip more closely ("trailing
+                    // comma" where skipping says "expected value").
+                    not_json(
+                        if (e.line(), e.column()) == (syntax.line(), syntax.column()) {
+                            &e
+                        } else {
+                            &syntax
+                        },
+                        text,
+                    ),
                 )),
             }
             None
         }
     }
+}
+
+/// What is wrong with a body that is not JSON, in plain words and where (serde_json's own words
+/// for a slip these have none for).
+fn not_json(e: &serde_json::Error, text: &str) -> String {
+    let slip = crate::text::json_slip(e, text, "it", "its JSON value");
+    let reason = slip.reason.unwrap_or(slip.said);
+    format!(
+        "The body is not valid JSON: {reason} (line {}, column {}).",
+        slip.line, slip.column
+    )
 }
 
 /// Why well-formed JSON could not be read, for [`check_body`]: nested past serde_json's 128
@@ -423,7 +442,7 @@ fn unreadable_json(e: &serde_json::Error) -> String {
     let at = format!("line {} column {}", e.line(), e.column());
     let what = e.to_string();
     let why = if what.contains("recursion limit") {
-        "it is nested more than 128 levels deep"
+        "it is nested 128 levels deep or more"
     } else if what.contains("number out of range") {
         "a number in it is too large for a 64-bit float (most JSON readers fail on it or make it infinite)"
     } else if what.contains("surrogate") || what.contains("hex escape") {
@@ -1084,16 +1103,69 @@ mod tests {
         assert_eq!(codes(&v), vec!["body-not-json"]);
         assert_eq!(
             v.findings[0].message,
-            "The body is not valid JSON: EOF while parsing a list at line 1 column 200."
+            "The body is not valid JSON: it ends inside a list: a ] is missing (line 1, column 200)."
         );
         let v = run("POST", &h, format!("{cut}x").as_bytes());
+        assert!(
+            v.findings[0].message.starts_with(
+                "The body is not valid JSON: a value was expected here: a number, \"text\" in double quotes"
+            ) && v.findings[0].message.ends_with("(line 1, column 201)."),
+            "{}",
+            v.findings[0].message
+        );
+        // Each slip in plain words, where it is (not serde_json's "trailing characters",
+        // "EOF", "expected ident").
+        for (body, says) in [
+            (
+                "[1] x",
+                "there is more after the end of its JSON value (an extra } or ], or a second value?) (line 1, column 5)",
+            ),
+            (
+                "[nul]",
+                "a value was expected here: true, false or null (in lower case) (line 1, column 5)",
+            ),
+            (
+                "   ",
+                "it ends where a value was expected (line 1, column 3)",
+            ),
+            (
+                "[\"a\u{1b}b\"]",
+                "a text holds the control character U+001B as it is: JSON takes it only as an escape, \\u001b (line 1, column 4)",
+            ),
+            (
+                "[\n\"a\nb\"]",
+                "a text holds a line break as it is: JSON takes it only as an escape, \\n (line 2, column 3)",
+            ),
+            (
+                "[1,]",
+                "a comma before a closing } or ] (JSON allows none there) (line 1, column 4)",
+            ),
+            (
+                "[01]",
+                "this is not a number JSON can read (line 1, column 3)",
+            ),
+        ] {
+            let v = run("POST", &h, body.as_bytes());
+            assert_eq!(codes(&v), vec!["body-not-json"], "{body:?}");
+            assert_eq!(
+                v.findings[0].message,
+                format!("The body is not valid JSON: {says}."),
+                "{body:?}"
+            );
+        }
+        // serde_json reads 127 levels and refuses the 128th.
+        let at = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
         assert_eq!(
-            v.findings[0].message,
-            "The body is not valid JSON: expected value at line 1 column 201."
+            codes(&run("POST", &h, at(127).as_bytes())),
+            vec!["element-not-object"]
+        );
+        assert_eq!(
+            codes(&run("POST", &h, at(128).as_bytes())),
+            vec!["body-json-unreadable"]
         );
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         for (body, why) in [
-            (deep.as_str(), "nested more than 128 levels deep"),
+            (deep.as_str(), "nested 128 levels deep or more"),
             ("[1e99999]", "too large for a 64-bit float"),
             ("[\"\\ud800\"]", "a lone UTF-16 surrogate"),
             ("[\"\\udc00x\"]", "a lone UTF-16 surrogate"),

@@ -175,7 +175,7 @@ fn body_error(e: &serde_json::Error) -> String {
     match e.classify() {
         // Well-formed, perhaps, but deeper than the reader goes: not "not JSON".
         Category::Syntax if e.to_string().starts_with("recursion limit exceeded") => format!(
-            "The request body is nested more than 128 levels deep (line {}, column {}): no request of this API nests that far.",
+            "The request body is nested 128 levels deep or more (line {}, column {}): no request of this API nests that far.",
             e.line(),
             e.column()
         ),
@@ -941,7 +941,7 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         let s = said(&deep);
         assert!(
-            s.starts_with("The request body is nested more than 128 levels deep (line 1, column 1"),
+            s.starts_with("The request body is nested 128 levels deep or more (line 1, column 1"),
             "{s}"
         );
     }
