@@ -1193,8 +1193,13 @@ async fn record(
         }
         Ok(_) => response(sent),
         Err(e) => {
-            // Not stored means not acknowledged: ask the service to come back.
-            tracing::error!("an invocation could not be stored: {e}");
+            // Not stored means not acknowledged: ask the service to come back. (The store's
+            // writer says why, once, not once per call.)
+            if matches!(e, crate::store::StoreError::Commit(_)) {
+                tracing::debug!("an invocation could not be stored: {e}");
+            } else {
+                tracing::error!("an invocation could not be stored: {e}");
+            }
             let mut r = plain(
                 StatusCode::SERVICE_UNAVAILABLE,
                 &format!("Hookscope could not store this call: {e}\n"),

@@ -1166,6 +1166,10 @@ fn writer_loop(
     let mut batch: Vec<(Op, Ack)> = Vec::with_capacity(MAX_BATCH);
     let mut stats = WriterStats::from_env();
     let mut idle_since = std::time::Instant::now();
+    // Said once when storing starts to fail, and once when it works again: a full disk logged
+    // two lines per call.
+    let mut failing = false;
+    let path = conn.path().unwrap_or_default().to_owned();
     while let Some(first) = rx.blocking_recv() {
         let started = std::time::Instant::now();
         batch.push(first);
@@ -1186,13 +1190,20 @@ fn writer_loop(
         }
         match written {
             Ok(ids) => {
+                if std::mem::take(&mut failing) {
+                    tracing::warn!("calls are stored again");
+                }
                 for ((_, ack), id) in batch.drain(..).zip(ids) {
                     let _ = ack.send(Ok(id));
                 }
             }
             Err(e) => {
-                tracing::error!("storing {} invocations failed: {e}", batch.len());
-                let msg = e.to_string();
+                let msg = commit_failure(&e, &path);
+                if !std::mem::replace(&mut failing, true) {
+                    tracing::error!(
+                        "calls cannot be stored: {msg}; each is answered 503 (the service retries it) until they can"
+                    );
+                }
                 for (_, ack) in batch.drain(..) {
                     let _ = ack.send(Err(StoreError::Commit(msg.clone())));
                 }
@@ -1200,6 +1211,27 @@ fn writer_loop(
         }
         checkpoints.after_commit(&conn);
         idle_since = std::time::Instant::now();
+    }
+}
+
+/// Why a commit failed, in words a person can act on: a full disk is named with what to do,
+/// not as SQLite's "database or disk is full".
+fn commit_failure(e: &StoreError, path: &str) -> String {
+    let code = match e {
+        StoreError::Sql(e) => e.sqlite_error_code(),
+        _ => None,
+    };
+    match code {
+        Some(rusqlite::ErrorCode::DiskFull) => format!(
+            "the disk holding {path} is full: free some space there (or give --data-dir a directory on another disk)"
+        ),
+        Some(rusqlite::ErrorCode::ReadOnly) => format!(
+            "{path} can no longer be written (its file system was made read-only, or its mode changed)"
+        ),
+        Some(rusqlite::ErrorCode::SystemIoFailure) => {
+            format!("the disk holding {path} failed to write (an I/O error: see the system's log)")
+        }
+        _ => e.to_string(),
     }
 }
 
@@ -2561,6 +2593,31 @@ mod tests {
             (light.inv.delivery, light.inv.findings, light.inv.query),
             (whole.inv.delivery, whole.inv.findings, whole.inv.query)
         );
+    }
+
+    /// A full disk, a file system made read-only, an I/O error: each commit failure is said with
+    /// what to do (SQLite says "database or disk is full").
+    #[test]
+    fn a_commit_failure_is_said_with_what_to_do() {
+        let sql = |code| {
+            StoreError::Sql(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(code),
+                None,
+            ))
+        };
+        let path = "/data/hookscope.sqlite3";
+        assert_eq!(
+            commit_failure(&sql(rusqlite::ffi::SQLITE_FULL), path),
+            "the disk holding /data/hookscope.sqlite3 is full: free some space there (or give --data-dir a directory on another disk)"
+        );
+        assert!(
+            commit_failure(&sql(rusqlite::ffi::SQLITE_READONLY), path)
+                .contains("can no longer be written")
+        );
+        assert!(commit_failure(&sql(rusqlite::ffi::SQLITE_IOERR), path).contains("an I/O error"));
+        // Anything else as it was.
+        let other = sql(rusqlite::ffi::SQLITE_CONSTRAINT);
+        assert_eq!(commit_failure(&other, path), other.to_string());
     }
 
     #[test]
