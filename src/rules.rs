@@ -394,11 +394,15 @@ impl RuleSet {
                 let (line, column) = e
                     .span()
                     .map_or((1, 1), |span| line_and_column(text, span.start));
+                // A control character or a line break typed inside a text, named where it is:
+                // toml says "invalid basic string", or reads what follows a break as a key.
+                let (line, column, reason) = toml_raw_control(text, line)
+                    .unwrap_or_else(|| (line, column, plain_reason(&toml_reason(e.message()))));
                 RuleError::Syntax {
                     path: path.to_owned(),
                     line,
                     column,
-                    reason: plain_reason(&toml_reason(e.message())),
+                    reason,
                 }
             }),
         };
@@ -796,6 +800,49 @@ fn toml_reason(message: &str) -> String {
     message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// A character TOML takes in a one-line text only as an escape, typed as it is, on the line of
+/// an error (`line`) or ending the line before it (a text whose line break split it): its line,
+/// column and what it is, with the escape to write. Tabs are allowed; comments are skipped.
+fn toml_raw_control(text: &str, line: usize) -> Option<(usize, usize, String)> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    // A line left inside a one-line text: an odd count of the quotes that open and close it.
+    let open_text = |l: &str| {
+        let code = l.split('#').next().unwrap_or("");
+        !code.contains("\"\"\"")
+            && !code.contains('\'')
+            && code.replace("\\\"", "").matches('"').count() % 2 == 1
+    };
+    for n in [line, line.saturating_sub(1)] {
+        let Some(l) = n.checked_sub(1).and_then(|i| lines.get(i)) else {
+            continue;
+        };
+        let l = l.strip_suffix('\r').unwrap_or(l);
+        if let Some((at, c)) = l.char_indices().find(|(_, c)| c.is_control() && *c != '\t') {
+            let column = l[..at].chars().count() + 1;
+            let what = match c {
+                '\r' => "a carriage return".to_owned(),
+                c => format!("the control character U+{:04X}", u32::from(c)),
+            };
+            return Some((
+                n,
+                column,
+                format!(
+                    "a text holds {what} as it is: TOML takes it only as an escape, \\u{:04X}",
+                    u32::from(c)
+                ),
+            ));
+        }
+        if n + 1 == line && open_text(l) {
+            return Some((
+                n,
+                l.chars().count() + 1,
+                "a text in \"…\" holds a line break as it is: write it \\n, or use \"\"\"…\"\"\" for a text over several lines".to_owned(),
+            ));
+        }
+    }
+    None
+}
+
 /// The 1-based line and column of byte `at` in `text`.
 fn line_and_column(text: &str, at: usize) -> (usize, usize) {
     let before = text.get(..at.min(text.len())).unwrap_or(text);
@@ -896,6 +943,40 @@ mod tests {
             attempt: Some(attempt),
             body: b"[{\"to\":\"1111111\",\"status\":{\"type\":\"DELIVERED\"}}]",
         }
+    }
+
+    /// A control character or a line break typed inside a text of a TOML rule file is named
+    /// where it is, with what to write (toml said "invalid basic string", or read the rest of
+    /// a split text as a key on the next line).
+    #[test]
+    fn a_raw_control_character_in_a_toml_text_is_named() {
+        let cases = [
+            (
+                "[[rules]]\nname = \"a\u{1b}b\"\n[rules.answer]\nstatus = 503\n",
+                "r.toml: line 2, column 10: a text holds the control character U+001B as it is: TOML takes it only as an escape, \\u001B",
+            ),
+            (
+                "[[rules]]\nname = \"a\rb\"\n[rules.answer]\nstatus = 503\n",
+                "r.toml: line 2, column 10: a text holds a carriage return as it is",
+            ),
+            (
+                "[[rules]]\nname = 'a\u{7f}b'\n[rules.answer]\nstatus = 503\n",
+                "r.toml: line 2, column 10: a text holds the control character U+007F",
+            ),
+            (
+                "[[rules]]\nname = \"first\nsecond\"\n[rules.answer]\nstatus = 503\n",
+                "r.toml: line 2, column 14: a text in \"…\" holds a line break as it is: write it \\n",
+            ),
+        ];
+        for (text, says) in cases {
+            let e = RuleSet::parse("r.toml", text).unwrap_err().to_string();
+            assert!(e.starts_with(says), "{text:?}: {e}");
+        }
+        // A tab is TOML's to take, and a text over several lines in triple quotes too.
+        let fine = "[[rules]]\nname = \"a\tb\"\n[rules.answer]\nstatus = 503\n";
+        assert!(RuleSet::parse("r.toml", fine).is_ok());
+        let lines = "[[rules]]\nname = \"\"\"first\nsecond\"\"\"\n[rules.answer]\nstatus = 503\n";
+        assert!(RuleSet::parse("r.toml", lines).is_ok());
     }
 
     #[test]
