@@ -2436,7 +2436,15 @@ fn a_restart_on_a_taken_port_keeps_the_receiver_that_works() {
 /// button: above it, each line moved the button under the pointer as it came and went.
 #[test]
 fn the_settings_apply_button_stays_put_as_notes_come_and_go() {
+    for zoom in [1.0, 2.0] {
+        settings_notes_leave_apply_in_place(zoom);
+    }
+}
+
+fn settings_notes_leave_apply_in_place(zoom: f32) {
     let mut rig = start();
+    rig.harness.ctx.set_zoom_factor(zoom);
+    rig.harness.step();
     rig.harness.state_mut().state.show_settings = true;
     rig.harness.step();
     rig.harness.step();
@@ -2445,8 +2453,9 @@ fn the_settings_apply_button_stays_put_as_notes_come_and_go() {
         if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {
             f(draft);
         }
-        rig.harness.step();
-        rig.harness.step();
+        for _ in 0..6 {
+            rig.harness.step();
+        }
     };
     edit(&mut rig, &|d| {
         d.public_url = "https://example.trycloudflare.com/hook".into()
@@ -2470,6 +2479,17 @@ fn the_settings_apply_button_stays_put_as_notes_come_and_go() {
         .get_by_label("Apply and restart the receiver")
         .rect();
     assert_eq!(restart.top(), before.top());
+    // Every note at once, past the screen's foot at zoom 2: the window stays where it is.
+    edit(&mut rig, &|d| {
+        d.public_url = "nota url".into();
+        d.brand = "bad brand!".into();
+        d.bind = "0.0.0.0".into();
+    });
+    let restart = rig
+        .harness
+        .get_by_label("Apply and restart the receiver")
+        .rect();
+    assert_eq!(restart.top(), before.top(), "zoom {zoom}");
 }
 
 /// A filter's label stays beside its combo at every zoom and width: at zoom 2 "Outcome:" was

@@ -28,9 +28,14 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     }
     // Under the Settings button (top right), not over the listening URL.
     let screen = ctx.content_rect();
+    // No taller than the screen leaves below its top: past that its content scrolls. (Grown
+    // past the screen's foot, at zoom 2, egui moved the whole window up as each note appeared,
+    // and the field being typed in with it.)
     egui::Window::new("Settings")
         .pivot(egui::Align2::RIGHT_TOP)
         .default_pos([screen.right() - 12.0, screen.top() + 40.0])
+        .max_height((screen.height() - 60.0).max(120.0))
+        .vscroll(true)
         .open(&mut open)
         .resizable(false)
         .collapsible(false)
