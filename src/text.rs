@@ -278,10 +278,21 @@ pub fn parse_retry_after_value(s: &str) -> Result<String, String> {
     match crate::contract::RetryAfter::parse(s) {
         Some(_) => Ok(s.trim().to_owned()),
         None => Err(format!(
-            "\"{s}\" is not a Retry-After value: {}give whole seconds (120) or an HTTP date (Sun, 22 Nov 2026 14:00:00 GMT)",
-            crate::contract::RetryAfter::why_not(s).map_or(String::new(), |why| format!("{why}; "))
+            "\"{s}\" is not a Retry-After value: {}give whole seconds (120) or an HTTP date ({})",
+            crate::contract::RetryAfter::why_not(s).map_or(String::new(), |why| format!("{why}; ")),
+            example_http_date()
         )),
     }
+}
+
+/// An HTTP date to show as an example: tomorrow at 14:00 GMT (a fixed one was soon in the past,
+/// and read as a date that would be refused).
+pub fn example_http_date() -> String {
+    let tomorrow = chrono::Utc::now().date_naive() + chrono::Days::new(1);
+    tomorrow
+        .and_hms_opt(14, 0, 0)
+        .map(|t| t.and_utc().format("%a, %d %b %Y %H:%M:%S GMT").to_string())
+        .unwrap_or_default()
 }
 
 /// `text` with its first letter in capitals: an error the terminal prints after "error: " is a
@@ -792,6 +803,21 @@ fn raw_control(text: &str, line: usize, column: usize) -> (String, usize) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_example_http_date_is_tomorrow_and_reads_as_one() {
+        let example = super::example_http_date();
+        let at = crate::contract::RetryAfter::parse(&example).expect("an HTTP date");
+        let tomorrow = chrono::Utc::now().date_naive() + chrono::Days::new(1);
+        assert!(
+            example.contains(&tomorrow.format("%d %b %Y").to_string()),
+            "{example}"
+        );
+        assert!(
+            matches!(at, crate::contract::RetryAfter::Until(_)),
+            "{example}"
+        );
+    }
+
     #[test]
     fn a_long_name_is_cut_for_a_sentence() {
         assert_eq!(super::short_name("orders", 60), "orders");

@@ -3988,16 +3988,18 @@ fn a_long_webhook_name_is_cut_on_one_line() {
     let shown = format!("line one\\nline two {}…", "x".repeat(42));
     rig.harness
         .get_by_label_contains(&format!("\"{shown}\" created."));
-    // The list holds it on one line, cut at the panel's edge (the whole name on hover).
-    let entry = rig
-        .harness
-        .get_by_label_contains(" line one\\nline two x")
-        .rect();
+    // The list holds it on one line, cut at the panel's edge (the whole name on hover), its
+    // id whole before it.
+    let listed = format!("line one\\nline two {}", "x".repeat(50));
+    let entry = rig.harness.get_by_label_contains(&listed).rect();
     assert!(entry.height() < 24.0, "{entry:?}");
     assert!(
         entry.right() <= rig.harness.ctx.content_rect().right(),
         "{entry:?}"
     );
+    let id = rig.harness.state().state.service.webhooks[0].id.to_string();
+    let id = rig.harness.get_by_label(&id).rect();
+    assert!(id.right() <= entry.left() && (id.center().y - entry.center().y).abs() < 2.0);
     assert!(
         rig.harness
             .query_all_by_label_contains("line one\nline two")

@@ -208,8 +208,10 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 ui.label(RichText::new(text).color(color));
                 ui.label(w.trigger_scope.as_str());
                 ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+                    // The id whole (cut, it reads as another id), the name in what is left.
+                    ui.label(RichText::new(w.id.to_string()).strong());
                     let name = crate::text::short_name(&w.name, NAME_ON_HOVER);
-                    let text = RichText::new(format!("{} {name}", w.id)).strong();
+                    let text = RichText::new(name).strong();
                     ui.add(egui::Label::new(super::bidi_safe(ui, text)).truncate());
                 });
             });
