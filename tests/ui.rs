@@ -2760,6 +2760,45 @@ fn a_delivery_marked_with_its_clock_speed_is_read_on_that_clock() {
     assert!(rig.harness.query_by_label("Read at").is_none());
 }
 
+/// The built-in emulator's calls made at one speed, read after its clock was set to another:
+/// the Timeline says both, so its gaps (at the speed they were made) and its sentence about
+/// the clock (the speed now) do not contradict each other.
+#[test]
+fn a_built_in_emulator_delivery_made_at_another_speed_says_so() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.get_by_label("Create").click();
+    rig.until("the webhook is listed", |app| {
+        app.state.service.webhooks.len() == 1
+    });
+    let id = rig.harness.state().state.service.webhooks[0].id.to_string();
+    let b = hookscope::contract::Brand::default();
+    let mut headers = invoker_headers("status-report", "dlv-fast", 1);
+    for (name, value) in &mut headers {
+        if name == b.webhook_id_header() {
+            *value = id.clone();
+        }
+    }
+    headers.push((
+        hookscope::emulator::CLOCK_SPEED_HEADER.to_owned(),
+        "100000".to_owned(),
+    ));
+    rig.send_with_headers_and_click("dlv-fast", &headers, status_report_body("9"));
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("Timeline").click();
+    rig.until("the delivery is read", |app| app.state.delivery.is_some());
+    rig.harness.step();
+    rig.harness.get_by_label_contains(
+        "This webhook belongs to the built-in emulator, whose clock runs 60x",
+    );
+    rig.harness.get_by_label(
+        "Its calls so far were made at 100000x, and their gaps are read at that speed; the retries still to come follow 60x now.",
+    );
+}
+
 #[test]
 fn a_test_message_with_no_sent_webhook_says_its_reports_go_nowhere() {
     let mut rig = start();

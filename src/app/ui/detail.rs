@@ -327,6 +327,15 @@ fn delivery_ui(
                 "This webhook belongs to the built-in emulator, whose clock runs",
                 speed,
             ));
+            // Its calls so far were made at another speed: their gaps are read at that one,
+            // and the sentence above is about what comes next.
+            if let Some(made) = d.marked_speed.filter(|m| (m - speed).abs() > f64::EPSILON) {
+                ui.weak(format!(
+                    "Its calls so far were made at {}, and their gaps are read at that speed; the retries still to come follow {} now.",
+                    speed_text(made),
+                    speed_text(speed)
+                ));
+            }
         }
         Clock::Marked(speed) => {
             ui.weak(on_clock(
