@@ -1661,11 +1661,12 @@ fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highligh
     );
     assert!(!rig.harness.state().from_builtin_emulator(Some("234")));
     rig.harness.state_mut().state.settings.api_custom = false;
+    // Listed: its id, then its name.
+    let listed_id = rig.harness.get_by_label(&id.to_string()).rect();
+    let listed_name = rig.harness.get_by_label("hookscope-1").rect();
     assert!(
-        rig.harness
-            .query_all_by_label_contains(&format!("{id} hookscope-1"))
-            .next()
-            .is_some()
+        listed_id.right() <= listed_name.left(),
+        "{listed_id:?} {listed_name:?}"
     );
     assert!(
         rig.harness
