@@ -1787,28 +1787,54 @@ fn a_wrong_password_shows_the_mapped_message() {
     assert!(rig.harness.query_by_label_contains("wrong").is_none());
 }
 
-/// A webhook the service lists with a scope Hookscope does not know is named at the foot of the
-/// panel; the others are shown, and the connection counts as made.
-#[test]
-fn a_webhook_hookscope_cannot_read_is_named_and_the_others_shown() {
-    let mut rig = start();
+/// A service on 127.0.0.1 that answers every call with `list` (its webhooks, as JSON), and the
+/// window connected to it (kept alive by the returned rig).
+fn connect_to_a_service_listing(rig: &mut UiRig, list: &str) -> Rig {
     let service = rig.rt.block_on(Rig::start(Answer {
-        body: Some(
-            r#"[{"id":7,"name":"mms hook","url":"http://127.0.0.1:1/m","triggerScope":"MMS","active":true},
-                {"id":8,"name":"sms hook","url":"http://127.0.0.1:1/s","triggerScope":"SENT","active":true}]"#
-                .into(),
-        ),
+        body: Some(list.into()),
         content_type: Some("application/json".into()),
         ..Answer::status(200)
     }));
     rig.test_connection(&service.url("/v1"), "demo");
     rig.until_service_error();
     rig.harness.run();
+    service
+}
+
+/// A webhook the service lists with a scope Hookscope does not know is named at the foot of the
+/// panel; the others are shown, and the connection counts as made.
+#[test]
+fn a_webhook_hookscope_cannot_read_is_named_and_the_others_shown() {
+    let mut rig = start();
+    let _service = connect_to_a_service_listing(
+        &mut rig,
+        r#"[{"id":7,"name":"mms hook","url":"http://127.0.0.1:1/m","triggerScope":"MMS","active":true},
+            {"id":8,"name":"sms hook","url":"http://127.0.0.1:1/s","triggerScope":"SENT","active":true}]"#,
+    );
     let webhooks = &rig.harness.state().state.service.webhooks;
     assert_eq!(webhooks.iter().map(|w| w.id).collect::<Vec<_>>(), [8]);
     rig.harness.get_by_label_contains("sms hook");
     rig.harness.get_by_label_contains(
         "Connected: 1 webhook, and 1 webhook that Hookscope cannot read, not shown here: webhook 7 \"mms hook\": triggerScope: unknown variant `MMS`",
+    );
+}
+
+/// A service listing only webhooks Hookscope cannot read: the panel does not say there are
+/// none ("No webhooks yet"), but that none can be read, and where they are named.
+#[test]
+fn a_service_with_only_unreadable_webhooks_is_not_said_to_have_none() {
+    let mut rig = start();
+    let _service = connect_to_a_service_listing(
+        &mut rig,
+        r#"[{"id":7,"name":"mms hook","url":"http://127.0.0.1:1/m","triggerScope":"MMS","active":true}]"#,
+    );
+    assert!(
+        rig.harness
+            .query_by_label_contains("No webhooks yet")
+            .is_none()
+    );
+    rig.harness.get_by_label(
+        "No webhook Hookscope can read: the service listed 1 it cannot read, named at the foot of the panel.",
     );
 }
 

@@ -304,6 +304,7 @@ impl HookscopeApp {
                     )));
                 }
                 sv.webhooks = list.webhooks;
+                sv.unreadable = list.unreadable.len();
                 sv.listed = true;
             }
             (op, Ok(ApiReply::Webhook(w))) => {

@@ -636,6 +636,9 @@ pub struct ServiceState {
     /// The password or token secret: in memory only, never saved.
     pub password: String,
     pub webhooks: Vec<crate::api::model::Webhook>,
+    /// How many webhooks the service last listed that Hookscope cannot read (named in
+    /// `status`): with none readable, the panel does not say there are none.
+    pub unreadable: usize,
     pub listed: bool,
     /// The last result, in words: Ok for news, Err for a problem.
     pub status: Option<Result<String, String>>,

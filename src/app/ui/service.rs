@@ -180,10 +180,14 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     });
     if app.state.service.webhooks.is_empty() {
-        ui.weak(if app.state.service.listed {
-            "No webhooks yet: New webhook creates one that calls this receiver."
-        } else {
-            "Not connected yet."
+        let sv = &app.state.service;
+        ui.weak(match (sv.listed, sv.unreadable) {
+            (false, _) => "Not connected yet.".to_owned(),
+            (true, 0) => "No webhooks yet: New webhook creates one that calls this receiver.".to_owned(),
+            // Not "none": the service listed some, which the foot of the panel names.
+            (true, n) => format!(
+                "No webhook Hookscope can read: the service listed {n} it cannot read, named at the foot of the panel."
+            ),
         });
     }
     let mut action: Option<ApiOp> = None;
