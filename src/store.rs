@@ -795,14 +795,11 @@ fn read_only_part(dir: &Path) -> Option<String> {
     if dir.is_dir() && tempfile::tempfile_in(dir).is_err() {
         return Some(format!("its directory {}", dir.display()));
     }
-    // Opened for writing, not written: a file without write permission for anyone, or one
-    // another user owns (its mode lets only that user write).
+    // A file without write permission for anyone, or one another user owns (its mode lets
+    // only that user write). Asked, never opened: this process's SQLite connections may have
+    // it open, and closing any descriptor of it would drop their locks.
     let denied = |path: &Path| {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
-            || std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly())
+        std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) || !may_write(path)
     };
     if denied(&file) {
         return Some("the file".to_owned());
@@ -819,6 +816,29 @@ fn read_only_part(dir: &Path) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether this user may write `path` (true when it cannot be told), by access(2), which
+/// opens nothing.
+#[cfg(unix)]
+fn may_write(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return true;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call; access reads it only.
+    let denied = unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0;
+    let kind = std::io::Error::last_os_error().kind();
+    !(denied
+        && matches!(
+            kind,
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+        ))
+}
+
+#[cfg(not(unix))]
+fn may_write(_path: &Path) -> bool {
+    true
 }
 
 /// A data directory this user may not enter (another user's, mode 700): said so, not as "no
