@@ -2388,11 +2388,7 @@ mod tests {
     fn an_old_store_that_cannot_be_written_says_it_needs_bringing_up_to_date() {
         let dir = tempfile::tempdir().unwrap();
         let path = db_path(dir.path());
-        {
-            let c = Connection::open(&path).unwrap();
-            c.execute_batch(MIGRATIONS[0]).unwrap();
-            c.pragma_update(None, "user_version", 1).unwrap();
-        }
+        drop(first_schema_store(&path));
         // Opened read-only, as SQLite opens a file this user may not write.
         let ro =
             Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
@@ -2417,20 +2413,29 @@ mod tests {
         // Untouched: still version 1, and a writer brings it up to date.
         drop(ro);
         drop(Store::open(dir.path(), Durability::Normal).unwrap());
-        let c = Connection::open(&path).unwrap();
-        let version: i64 = c
+        assert_eq!(user_version(&path), schema_version());
+    }
+
+    /// A store as the first schema made it, empty.
+    fn first_schema_store(path: &Path) -> Connection {
+        let c = Connection::open(path).unwrap();
+        c.execute_batch(MIGRATIONS[0]).unwrap();
+        c.pragma_update(None, "user_version", 1).unwrap();
+        c
+    }
+
+    fn user_version(path: &Path) -> i64 {
+        Connection::open(path)
+            .unwrap()
             .pragma_query_value(None, "user_version", |r| r.get(0))
-            .unwrap();
-        assert_eq!(version, schema_version());
+            .unwrap()
     }
 
     #[tokio::test]
     async fn a_store_of_the_first_schema_is_migrated_and_its_calls_read_as_before() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let c = Connection::open(db_path(dir.path())).unwrap();
-            c.execute_batch(MIGRATIONS[0]).unwrap();
-            c.pragma_update(None, "user_version", 1).unwrap();
+            let c = first_schema_store(&db_path(dir.path()));
             c.execute(
                 "INSERT INTO invocations (received_at_us, method, path, headers, body, body_size,
                     body_kept, registration_check, findings, findings_count, answer_status,
@@ -2455,11 +2460,7 @@ mod tests {
             10_000
         );
         assert_eq!(store.get(1).unwrap().unwrap().inv.answer.body.len(), 10_000);
-        let c = Connection::open(db_path(dir.path())).unwrap();
-        let version: i64 = c
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .unwrap();
-        assert_eq!(version, schema_version());
+        assert_eq!(user_version(&db_path(dir.path())), schema_version());
     }
 
     #[tokio::test]

@@ -1015,28 +1015,22 @@ fn a_store_shared_between_users_says_which_part_is_in_the_way() {
         err.contains("which another user's reading left behind (it may be removed while no Hookscope uses the store)"),
         "{err}"
     );
-    // A directory the other user may read but not write: reading needs to write beside it.
-    let closed = make("closed", 0o755, false);
-    let (code, err) = log_as(other, &closed);
-    assert_eq!(code, Some(1), "{err}");
-    assert!(
-        err.contains(&format!(
-            "its directory {} cannot be written",
-            closed.display()
-        )),
-        "{err}"
-    );
-    // One the other user may not enter.
-    let private = make("private", 0o700, false);
-    let (code, err) = log_as(other, &private);
-    assert_eq!(code, Some(1), "{err}");
-    assert!(
-        err.contains(&format!(
+    // A directory the other user may read but not write (reading needs to write beside it),
+    // and one it may not enter.
+    for (name, mode, says) in [
+        ("closed", 0o755, "its directory {} cannot be written"),
+        (
+            "private",
+            0o700,
             "cannot open {}: this user may not enter it",
-            private.display()
-        )),
-        "{err}"
-    );
+        ),
+    ] {
+        let store = make(name, mode, false);
+        let (code, err) = log_as(other, &store);
+        assert_eq!(code, Some(1), "{err}");
+        let said = says.replace("{}", &store.display().to_string());
+        assert!(err.contains(&said), "{err}");
+    }
 }
 
 /// A call held back by `--delay` is said on stderr as it arrives (its stdout line comes when it

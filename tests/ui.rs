@@ -2794,12 +2794,7 @@ fn a_delivery_marked_with_its_clock_speed_is_read_on_that_clock() {
 fn a_built_in_emulator_delivery_made_at_another_speed_says_so() {
     let mut rig = start();
     rig.until("the emulator answers", |app| app.state.service.listed);
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
-    rig.harness.get_by_label("Create").click();
-    rig.until("the webhook is listed", |app| {
-        app.state.service.webhooks.len() == 1
-    });
+    create_webhook_from_form(&mut rig);
     let id = rig.harness.state().state.service.webhooks[0].id.to_string();
     let b = hookscope::contract::Brand::default();
     let mut headers = invoker_headers("status-report", "dlv-fast", 1);

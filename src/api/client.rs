@@ -195,7 +195,6 @@ fn unholdable_webhook(text: &str) -> String {
     let mut readable = serde_json::Map::new();
     let mut why = None;
     for (key, raw) in &map {
-        let raw: &RawValue = raw;
         match serde_json::from_str::<serde_json::Value>(raw.get()) {
             Ok(v) => {
                 readable.insert(key.clone(), v);
