@@ -1489,6 +1489,8 @@ pub struct Store {
     dir: PathBuf,
     writer: Option<mpsc::Sender<(Op, Ack)>>,
     reader: Arc<Mutex<Connection>>,
+    /// The writer's and checkpointer's threads, joined by [`Store::close`].
+    threads: Arc<Mutex<Vec<std::thread::JoinHandle<()>>>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -1554,11 +1556,11 @@ impl Store {
             path: dir.to_owned(),
             source,
         };
-        std::thread::Builder::new()
+        let checkpointer = std::thread::Builder::new()
             .name("hookscope-store-checkpoint".into())
             .spawn(move || checkpoint_loop(checkpoint_conn, wake_rx, done_tx))
             .map_err(thread_err)?;
-        std::thread::Builder::new()
+        let writer = std::thread::Builder::new()
             .name("hookscope-store-writer".into())
             .spawn(move || writer_loop(write_conn, rx, checkpoints))
             .map_err(thread_err)?;
@@ -1566,6 +1568,7 @@ impl Store {
             dir: dir.to_owned(),
             writer: Some(tx),
             reader: Arc::new(Mutex::new(reader)),
+            threads: Arc::new(Mutex::new(vec![writer, checkpointer])),
         })
     }
 
@@ -1615,7 +1618,32 @@ impl Store {
             dir: dir.to_owned(),
             writer: None,
             reader: Arc::new(Mutex::new(reader)),
+            threads: Arc::default(),
         })
+    }
+
+    /// Close this handle, and when it is the store's last, wait until everything sent to it
+    /// is committed and its connections are closed: SQLite then folds its log into the file
+    /// and removes the `-wal` and `-shm` beside it. (A handle merely dropped closes the same
+    /// way, but on the writer's own thread, a moment later: another process looking at the
+    /// directory meanwhile still sees the log files.) Blocks: not for the UI thread.
+    pub fn close(self) {
+        let Store {
+            writer,
+            reader,
+            threads,
+            ..
+        } = self;
+        drop(writer);
+        drop(reader);
+        let Ok(threads) = Arc::try_unwrap(threads) else {
+            return;
+        };
+        let threads = threads.into_inner().unwrap_or_else(|e| e.into_inner());
+        for thread in threads {
+            // A thread that panicked has already let go of its connection.
+            let _ = thread.join();
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -2067,6 +2095,38 @@ mod tests {
             },
             took_us: 1234,
             rule: None,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_closed_store_has_folded_its_log_and_removed_it() {
+        // Another process looking at the directory right after (a reader of another user,
+        // which cannot make the log files itself) must find the file alone, holding every
+        // call: a store merely dropped closed on its writer's thread a moment later.
+        for _ in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::open(dir.path(), Durability::Normal).unwrap();
+            let kept = store.clone();
+            store.insert(sample("d", 1, 200)).await.unwrap();
+            store.close();
+            // Another handle still holds it open.
+            let wal = dir.path().join("hookscope.sqlite3-wal");
+            assert!(wal.exists());
+            assert_eq!(kept.count(&Filter::default()).unwrap(), 1);
+            kept.close();
+            for side in ["-wal", "-shm"] {
+                let side = dir.path().join(format!("hookscope.sqlite3{side}"));
+                assert!(!side.exists(), "{side:?} is left");
+            }
+            let read = Connection::open_with_flags(
+                db_path(dir.path()),
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .unwrap();
+            let rows: i64 = read
+                .query_row("SELECT count(*) FROM invocations", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(rows, 1);
         }
     }
 
