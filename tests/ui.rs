@@ -2238,6 +2238,82 @@ fn the_service_panel_comes_back_after_a_zoom_in_and_out() {
     assert!(!zoom(&mut rig, 1.0), "closed by the user while zoomed in");
 }
 
+/// At zoom 2 on a laptop's 1280 pixels (640 points), the Service panel brought back by its
+/// button lies over the list as a drawer: the list keeps its width, and its rows, under it (it
+/// had been left 160 points between the two panels, its filters on five rows and no row
+/// shown). Close and Escape put the drawer away; a wider window docks the panel again.
+#[test]
+fn too_narrow_for_three_columns_the_service_panel_is_a_drawer_over_the_list() {
+    let mut rig = start();
+    rig.harness.ctx.set_zoom_factor(2.0);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    assert!(!rig.harness.state().state.show_service, "stepped aside");
+    assert_eq!(rig.send("status-report", "dlv-drawer", 1), 200);
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.step();
+    let row = rig.harness.get_by_label("dlv-drawer").rect();
+    let answer_left = rig.answer_panel_left();
+    service_button(&rig);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    assert!(rig.harness.state().state.show_service);
+    let close = rig.harness.get_by_label("Close").rect();
+    assert!(
+        close.max.x < answer_left,
+        "the drawer is left of the Answer panel"
+    );
+    assert!(
+        rig.harness
+            .query_by_label_contains("Send a test message")
+            .is_some()
+    );
+    // The list is as it was under the drawer: same row, same place, and the Answer panel
+    // where it was.
+    assert_eq!(rig.harness.get_by_label("dlv-drawer").rect(), row);
+    assert_eq!(rig.answer_panel_left(), answer_left);
+    assert!(
+        answer_left > 360.0,
+        "the list keeps room for its rows: the Answer panel starts at {answer_left}"
+    );
+    rig.harness.get_by_label("Close").click();
+    rig.harness.step();
+    rig.harness.step();
+    assert!(
+        !rig.harness.state().state.show_service,
+        "Close puts it away"
+    );
+    assert!(rig.harness.query_by_label("Close").is_none());
+    // Escape does too.
+    service_button(&rig);
+    rig.harness.step();
+    rig.harness.step();
+    assert!(rig.harness.query_by_label("Close").is_some());
+    rig.harness.key_press(egui::Key::Escape);
+    rig.harness.step();
+    rig.harness.step();
+    assert!(
+        !rig.harness.state().state.show_service,
+        "Escape puts it away"
+    );
+    // At 1.5 (853 points) there is room for it beside the list: docked, no Close.
+    service_button(&rig);
+    rig.harness.step();
+    rig.harness.ctx.set_zoom_factor(1.5);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    assert!(rig.harness.state().state.show_service);
+    assert!(rig.harness.query_by_label("Close").is_none(), "docked");
+    assert!(
+        rig.harness
+            .query_by_label_contains("Send a test message")
+            .is_some()
+    );
+}
+
 #[test]
 fn the_detail_panel_keeps_its_height_on_a_short_tab_and_while_a_call_loads() {
     let mut rig = start();

@@ -109,6 +109,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     app.state.rules.in_force = in_force;
 
     egui::Panel::top("top_bar").show(ui, |ui| top_bar::top_bar_ui(ui, app));
+    let below_bar = ui.available_rect_before_wrap();
     let width = ui.max_rect().width();
     // Too narrow for both side panels and a list to read (a small window, a large zoom): the
     // Service panel steps aside, once, as the window becomes that narrow; the Service button
@@ -123,10 +124,16 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         app.state.service_aside = false;
     }
     app.state.was_narrow = narrow;
+    // Too narrow even for a list to scroll sideways between the two panels (a zoom of 2 on a
+    // laptop left it 160 points, its filters on five rows and no row of calls): the Service
+    // panel brought back by hand lies over the list's left side, as a drawer, and the list
+    // keeps its width under it.
+    let drawer = app.state.show_service && width - SERVICE_MIN - ANSWER_MIN < LIST_LEAST_WIDTH;
+    let docked = app.state.show_service && !drawer;
     let (left, right) = side_widths(width);
     // Resizable, but never so wide that the list between them has no room, also when the
     // window is made narrower after the panels were laid out (they keep their width).
-    let side_room = if app.state.show_service {
+    let side_room = if docked {
         (width - LIST_MIN_WIDTH) / 2.0
     } else {
         width - LIST_MIN_WIDTH
@@ -135,7 +142,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // Each zoom keeps its own panel sizes: a zoom in and back out returns to the layout it
     // left (sizes clamped at a large zoom were kept, and stayed after zooming back).
     let zoom = (ui.ctx().zoom_factor() * 100.0).round() as i32;
-    if app.state.show_service {
+    if docked {
         kept_size(
             ui,
             egui::Panel::left(("service_panel", zoom)),
@@ -146,7 +153,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 most: widest.max(SERVICE_MIN),
                 measure: egui::Rect::width,
             },
-            |ui| service::service_ui(ui, app),
+            |ui| service::service_ui(ui, app, false),
         );
     }
     kept_size(
@@ -186,11 +193,40 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         },
     );
     egui::CentralPanel::default().show(ui, |ui| list::list_ui(ui, app));
+    if drawer {
+        service_drawer(ui.ctx(), app, below_bar, left.min(width * 0.45));
+    }
 
     settings::settings_window(ui.ctx(), app);
     answer::confirm_modal(ui.ctx(), app);
     rules::rules_editor_window(ui.ctx(), app);
     app.state.first_frame = false;
+}
+
+/// The Service panel over the left of the list and the detail, from below the top bar to the
+/// window's foot, `width` wide: shown when the window is too narrow for it beside the list.
+/// Its Close button, the top bar's Service button and Escape put it away.
+fn service_drawer(ctx: &egui::Context, app: &mut HookscopeApp, below_bar: egui::Rect, width: f32) {
+    let style = ctx.global_style();
+    let frame = egui::Frame::side_top_panel(&style)
+        .stroke(style.visuals.window_stroke)
+        .shadow(style.visuals.window_shadow);
+    let inner = egui::vec2(width, below_bar.height()) - frame.total_margin().sum();
+    egui::Area::new(egui::Id::unique("service_drawer"))
+        .order(egui::Order::Middle)
+        .fixed_pos(below_bar.min)
+        .show(ctx, |ui| {
+            frame.show(ui, |ui| {
+                ui.set_min_size(inner);
+                ui.set_max_size(inner);
+                service::service_ui(ui, app, true);
+            });
+        });
+    // Escape, unless a field is being typed in or a dialog is open (Escape is theirs).
+    let modal = ctx.memory(|m| m.top_modal_layer().is_some());
+    if !app.state.typing && !modal && ctx.input(|i| i.key_pressed(egui::Key::Escape)) {
+        app.state.show_service = false;
+    }
 }
 
 /// A resizable panel's size: the one the user left it at (or its default), the one it was
@@ -262,6 +298,9 @@ fn kept_size(
 const SERVICE_MIN: f32 = 220.0;
 /// The width the list keeps between the side panels when the window narrows.
 const LIST_MIN_WIDTH: f32 = 500.0;
+/// The least width the list is left between the side panels (it scrolls sideways); the
+/// Service panel is a drawer over it when the window is narrower still.
+const LIST_LEAST_WIDTH: f32 = 300.0;
 /// The detail panel's least height.
 const DETAIL_MIN_HEIGHT: f32 = 120.0;
 /// The height the list keeps for its filters, its header and a few rows.

@@ -6,10 +6,27 @@ use crate::app::engine::ApiOp;
 use crate::contract::{TEST_NUMBER, TriggerScope};
 use egui::RichText;
 
-pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+/// The Service panel's content; `drawer` when it lies over the list (a narrow window), with a
+/// Close button beside its heading.
+pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
     let dark = ui.visuals().dark_mode;
     ui.add_space(4.0);
-    ui.heading("Service");
+    if drawer {
+        ui.horizontal(|ui| {
+            ui.heading("Service");
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if ui
+                    .button("Close")
+                    .on_hover_text("Put the Service panel away (Escape); the top bar's Service button brings it back")
+                    .clicked()
+                {
+                    app.state.show_service = false;
+                }
+            });
+        });
+    } else {
+        ui.heading("Service");
+    }
     // What the service last said, at the foot of the panel: shown above the buttons it pushed
     // them down, under the pointer, between two clicks.
     if let Some(st) = &app.state.service.status {
