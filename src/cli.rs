@@ -199,7 +199,7 @@ impl AnswerArgs {
         Answer {
             status: self.respond,
             retry_after: self.retry_after.clone(),
-            body,
+            body: body.map(Into::into),
             content_type: self.content_type.clone(),
             delay_ms: self
                 .delay

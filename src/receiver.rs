@@ -879,9 +879,7 @@ async fn handle(
             },
         });
         decision.answer = Answer {
-            body: Some(format!(
-                "Hookscope: the body is over the limit of {limit} bytes\n"
-            )),
+            body: Some(format!("Hookscope: the body is over the limit of {limit} bytes\n").into()),
             ..Answer::status(413)
         };
         decision.rule = Some("body over the limit".into());
@@ -1227,12 +1225,23 @@ fn header_pairs(map: &axum::http::HeaderMap) -> Vec<(&str, &[u8])> {
         .collect()
 }
 
+/// An answer's text as the bytes of a response, without a copy.
+struct SharedText(std::sync::Arc<str>);
+
+impl AsRef<[u8]> for SharedText {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
 fn sent_answer(answer: &Answer) -> SentAnswer {
     let mut headers = Vec::new();
     if let Some(ra) = &answer.retry_after {
         headers.push(("Retry-After".to_owned(), ra.clone()));
     }
-    let body = answer.body.clone().unwrap_or_default().into_bytes();
+    let body = answer.body.clone().map_or_else(bytes::Bytes::new, |b| {
+        bytes::Bytes::from_owner(SharedText(b))
+    });
     // The content type given is sent, with a body or without (an empty JSON answer, say);
     // a body given without one is plain text.
     let ct = match &answer.content_type {
@@ -1278,6 +1287,31 @@ fn plain(status: StatusCode, text: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An answer's body is shared by the record of every call it answers and by the response
+    /// itself, never copied: a 20 MiB `--body-file` answering 40 calls at once had held two
+    /// copies per call (1.7 GB).
+    #[tokio::test]
+    async fn an_answer_body_is_shared_not_copied_per_call() {
+        let text: std::sync::Arc<str> = "x".repeat(1 << 20).into();
+        let answer = Answer {
+            body: Some(text.clone()),
+            ..Answer::status(503)
+        };
+        let chosen = answer.clone();
+        let sent = sent_answer(&chosen);
+        assert_eq!(sent.body.as_ptr(), text.as_ptr());
+        assert_eq!(sent.body.len(), 1 << 20);
+        let recorded = sent.clone();
+        assert_eq!(recorded.body.as_ptr(), text.as_ptr());
+        let body = axum::body::to_bytes(response(&sent).into_body(), usize::MAX)
+            .await
+            .unwrap();
+        assert_eq!(body.as_ptr(), text.as_ptr());
+        // Without a body: none, and no content type.
+        let bare = sent_answer(&Answer::status(200));
+        assert!(bare.body.is_empty() && bare.headers.is_empty());
+    }
 
     /// An answer the server has not finished sending when the quit comes: its call is noted
     /// (the early answer taken back); one sent in full is left alone.

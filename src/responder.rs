@@ -18,7 +18,8 @@ pub struct Answer {
     /// as a number: `"retry_after": 120`).
     #[serde(deserialize_with = "text_or_number")]
     pub retry_after: Option<String>,
-    pub body: Option<String>,
+    /// Shared, not copied, by every call it answers.
+    pub body: Option<std::sync::Arc<str>>,
     /// Content type of the answer, sent with a body or without; `text/plain; charset=utf-8`
     /// when a body is set without one.
     pub content_type: Option<String>,

@@ -715,9 +715,12 @@ async fn every_error_kind_maps_to_a_message() {
         Err(ApiError::Unavailable { status: 429, .. })
     ));
     let json_error = |status: u16, kind: &str| Answer {
-        body: Some(format!(
-            "{{\"type\":\"x#{kind}\",\"title\":\"T\",\"status\":{status},\"detail\":\"d\"}}"
-        )),
+        body: Some(
+            format!(
+                "{{\"type\":\"x#{kind}\",\"title\":\"T\",\"status\":{status},\"detail\":\"d\"}}"
+            )
+            .into(),
+        ),
         content_type: Some("application/json".into()),
         ..Answer::status(status)
     };

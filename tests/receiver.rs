@@ -71,7 +71,7 @@ async fn a_status_report_is_stored_whole_and_answered_as_chosen() {
     assert_eq!(s.inv.messages, Some(1));
     assert_eq!(s.inv.findings, vec![]);
     assert_eq!(s.inv.answer.status, 200);
-    assert_eq!(s.inv.answer.body, b"thanks");
+    assert_eq!(s.inv.answer.body, &b"thanks"[..]);
     assert_eq!(s.inv.outcome(), Outcome::Succeeded);
     assert!(s.inv.peer.as_deref().unwrap().starts_with("127.0.0.1:"));
     let names: Vec<&str> = s.inv.headers.iter().map(|h| h.name.as_str()).collect();
@@ -172,7 +172,7 @@ async fn the_content_type_is_sent_with_a_body_or_without() {
     );
     rig.responder
         .set_answer(Answer {
-            body: Some(String::new()),
+            body: Some("".into()),
             ..Answer::status(204)
         })
         .unwrap();
@@ -254,7 +254,7 @@ async fn a_head_request_is_recorded_with_the_empty_body_http_sends() {
     let resp = rig.client.get(rig.url("/g")).send().await.unwrap();
     assert_eq!(resp.text().await.unwrap(), "hello");
     let s = last(&rig).await;
-    assert_eq!(s.inv.answer.body, b"hello");
+    assert_eq!(s.inv.answer.body, &b"hello"[..]);
 }
 
 /// Send raw bytes over TCP and return the status line of the answer.

@@ -49,7 +49,7 @@ fn record(brand: &Brand, c: Call<'_>) -> Invocation {
                 .retry_after
                 .map(|r| vec![("Retry-After".to_owned(), r.to_owned())])
                 .unwrap_or_default(),
-            body: Vec::new(),
+            body: bytes::Bytes::new(),
             delay_ms: 0,
         },
         took_us: 850,

@@ -411,7 +411,7 @@ impl AnswerForm {
         AnswerForm {
             code: a.status.to_string(),
             retry_after: a.retry_after.clone().unwrap_or_default(),
-            body: a.body.clone().unwrap_or_default(),
+            body: a.body.as_deref().unwrap_or_default().to_owned(),
             content_type: a.content_type.clone().unwrap_or_default(),
             // None is an empty field, its hint saying so: typing into it needs no erasing.
             delay: match a.delay_ms {
@@ -456,7 +456,7 @@ impl AnswerForm {
         let a = Answer {
             status,
             retry_after: opt(&self.retry_after),
-            body: (!self.body.is_empty()).then(|| self.body.clone()),
+            body: (!self.body.is_empty()).then(|| self.body.as_str().into()),
             content_type: opt(&self.content_type),
             delay_ms,
         };
