@@ -1,18 +1,35 @@
-//! Letters egui's own fonts do not have, from the system's fonts: a message in Arabic or Hebrew
-//! drew as a row of empty boxes. The fonts found are added after egui's, so they draw only what
-//! egui's cannot.
+//! Letters egui's own fonts do not have, from the system's fonts: a message in Arabic, Hebrew,
+//! Chinese, Japanese, Korean, Thai or Hindi drew as a row of empty boxes. The fonts found are
+//! added after egui's, so they draw only what egui's cannot. (egui does not shape text: joined
+//! Arabic letters and Devanagari conjuncts are drawn one by one, which still reads better than
+//! boxes.)
 
 use std::path::{Path, PathBuf};
 
-/// Letters a fallback font must have to be worth adding: Arabic's beh and Hebrew's alef.
-const WANTED: [char; 2] = ['\u{0628}', '\u{05D0}'];
+/// The scripts looked for, each with a letter a font must have to be taken for it.
+pub const SCRIPTS: [(&str, char); 7] = [
+    ("Arabic", '\u{0628}'),
+    ("Hebrew", '\u{05D0}'),
+    ("Chinese", '\u{4E2D}'),
+    ("Japanese kana", '\u{3042}'),
+    ("Korean", '\u{D55C}'),
+    ("Thai", '\u{0E01}'),
+    ("Devanagari", '\u{0915}'),
+];
 
-/// The largest font file read: a pan-Unicode font of 20 MB is not loaded for two scripts.
-const MAX_FONT_BYTES: u64 = 8 << 20;
+/// The letters of [`SCRIPTS`].
+fn wanted() -> Vec<char> {
+    SCRIPTS.iter().map(|(_, c)| *c).collect()
+}
 
-/// Font files that usually hold Arabic or Hebrew letters, per system, in order of preference.
+/// The largest font file read. A CJK font is large (Noto Sans CJK is about 20 MB); one is
+/// read only when no smaller font before it has the letters.
+const MAX_FONT_BYTES: u64 = 32 << 20;
+
+/// Font files that usually hold those letters, per system, in order of preference: for each
+/// script the smaller fonts first.
 pub const CANDIDATES: &[&str] = &[
-    // Debian, Ubuntu; Fedora; Arch.
+    // Debian, Ubuntu; Fedora; Arch: Arabic and Hebrew.
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
     "/usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf",
     "/usr/share/fonts/TTF/DejaVuSans.ttf",
@@ -20,13 +37,41 @@ pub const CANDIDATES: &[&str] = &[
     "/usr/share/fonts/truetype/noto/NotoSansHebrew-Regular.ttf",
     "/usr/share/fonts/noto/NotoSansArabic-Regular.ttf",
     "/usr/share/fonts/noto/NotoSansHebrew-Regular.ttf",
+    // Thai and Devanagari.
+    "/usr/share/fonts/truetype/tlwg/Loma.ttf",
+    "/usr/share/fonts/truetype/noto/NotoSansThai-Regular.ttf",
+    "/usr/share/fonts/noto/NotoSansThai-Regular.ttf",
+    "/usr/share/fonts/google-noto/NotoSansThai-Regular.ttf",
+    "/usr/share/fonts/truetype/lohit-devanagari/Lohit-Devanagari.ttf",
+    "/usr/share/fonts/truetype/noto/NotoSansDevanagari-Regular.ttf",
+    "/usr/share/fonts/noto/NotoSansDevanagari-Regular.ttf",
+    "/usr/share/fonts/google-noto/NotoSansDevanagari-Regular.ttf",
     "/usr/share/fonts/truetype/freefont/FreeSans.ttf",
+    "/usr/share/fonts/truetype/freefont/FreeSerif.ttf",
+    // Chinese, Japanese and Korean.
+    "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+    "/usr/share/fonts/wenquanyi/wqy-microhei/wqy-microhei.ttc",
+    "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
+    "/usr/share/fonts/google-droid-sans-fonts/DroidSansFallbackFull.ttf",
+    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+    "/usr/share/fonts/google-noto-cjk/NotoSansCJK-Regular.ttc",
+    "/usr/share/fonts/noto-cjk/NotoSansCJK-Regular.ttc",
     // macOS.
     "/System/Library/Fonts/Supplemental/Arial.ttf",
     "/Library/Fonts/Arial.ttf",
+    "/System/Library/Fonts/Thonburi.ttc",
+    "/System/Library/Fonts/Kohinoor.ttc",
+    "/System/Library/Fonts/AppleSDGothicNeo.ttc",
+    "/System/Library/Fonts/Hiragino Sans GB.ttc",
+    "/System/Library/Fonts/Supplemental/Arial Unicode.ttf",
     // Windows.
     "C:\\Windows\\Fonts\\arial.ttf",
     "C:\\Windows\\Fonts\\tahoma.ttf",
+    "C:\\Windows\\Fonts\\Nirmala.ttf",
+    "C:\\Windows\\Fonts\\mangal.ttf",
+    "C:\\Windows\\Fonts\\malgun.ttf",
+    "C:\\Windows\\Fonts\\msyh.ttc",
+    "C:\\Windows\\Fonts\\simsun.ttc",
 ];
 
 /// A font file read, and which of the wanted letters it has.
@@ -41,7 +86,7 @@ pub struct Fallback {
 /// and at most one per letter.
 pub fn find(candidates: &[impl AsRef<Path>]) -> Vec<Fallback> {
     let mut found = Vec::new();
-    let mut missing: Vec<char> = WANTED.to_vec();
+    let mut missing = wanted();
     for path in candidates {
         if missing.is_empty() {
             break;
@@ -59,6 +104,9 @@ pub fn find(candidates: &[impl AsRef<Path>]) -> Vec<Fallback> {
             path: path.to_owned(),
             bytes,
         });
+    }
+    for (script, _) in SCRIPTS.iter().filter(|(_, c)| missing.contains(c)) {
+        tracing::debug!("no font with {script} letters found: they are drawn as boxes");
     }
     found
 }
@@ -131,11 +179,12 @@ mod tests {
         let too_large = dir.path().join("large.ttf");
         std::fs::write(&too_large, vec![0u8; (MAX_FONT_BYTES + 1) as usize]).unwrap();
         assert!(find(&[not_a_font, missing, too_large, dir.path().to_owned()]).is_empty());
-        assert!(letters_in(b"", &WANTED).is_empty());
+        assert!(letters_in(b"", &wanted()).is_empty());
     }
 
-    /// With one of the usual fonts on the machine (CI installs DejaVu), egui draws Arabic and
-    /// Hebrew letters once it is installed, where it had none.
+    /// With the usual fonts on the machine, egui draws each script's letters once they are
+    /// installed, where it had none. CI installs a font for every script (DejaVu, Loma,
+    /// Lohit Devanagari, WenQuanYi Micro Hei): there every one must be found.
     #[test]
     fn a_system_font_gives_egui_the_letters() {
         let found = find(CANDIDATES);
@@ -150,6 +199,19 @@ mod tests {
         // Found once, not once per letter.
         let twice = find(&[CANDIDATES, CANDIDATES].concat());
         assert_eq!(twice.len(), found.len());
+        let covered: Vec<(&str, char, bool)> = SCRIPTS
+            .iter()
+            .map(|(script, c)| {
+                let has = found
+                    .iter()
+                    .any(|f| !letters_in(&f.bytes, &[*c]).is_empty());
+                (*script, *c, has)
+            })
+            .collect();
+        if std::env::var_os("CI").is_some() {
+            let missing: Vec<_> = covered.iter().filter(|s| !s.2).map(|s| s.0).collect();
+            assert!(missing.is_empty(), "no font found for {missing:?}");
+        }
         let ctx = egui::Context::default();
         let font = egui::FontId::proportional(14.0);
         let has = |ctx: &egui::Context, c: char| ctx.fonts_mut(|f| f.has_glyph(&font, c));
@@ -160,10 +222,14 @@ mod tests {
                 .clear();
         };
         frame(&ctx);
-        assert!(!has(&ctx, WANTED[0]) && !has(&ctx, WANTED[1]));
+        for (script, c) in SCRIPTS {
+            assert!(!has(&ctx, c), "egui's own fonts have {script}");
+        }
         install(&ctx, found);
         frame(&ctx);
-        assert!(has(&ctx, WANTED[0]) && has(&ctx, WANTED[1]));
+        for (script, c, found) in covered {
+            assert_eq!(has(&ctx, c), found, "{script}");
+        }
         // egui's own letters still come from its own font.
         assert!(has(&ctx, 'a'));
     }
