@@ -57,6 +57,25 @@ pub fn single_line(s: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// A JSON string's text as the JSON view shows it: in quotes, with a quote and a backslash
+/// escaped, and a line break, a tab or a character [`risky`] escapes as in [`single_line`].
+/// Every other letter is kept as it is: Rust's `{:?}`, used before, also escaped combining
+/// marks, so Hindi's "हिन्दी" read "हिन\u{94d}दी", and a Thai tone mark or an emoji's
+/// variation selector the same.
+pub fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c => out.push_str(&single_line(c.encode_utf8(&mut [0; 4]))),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// A name for a sentence or a heading: on one line ([`single_line`]) and at most `max`
 /// characters, cut with "…" (a webhook named with a whole page filled the Service panel's
 /// status line).
@@ -803,6 +822,23 @@ fn raw_control(text: &str, line: usize, column: usize) -> (String, usize) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_quoted_string_keeps_every_letter_and_escapes_what_would_mislead() {
+        use super::quoted;
+        // Combining marks, which `{:?}` escaped: a virama, Thai vowel and tone marks, Hebrew
+        // points, an emoji's variation selector and a family joined by ZWJ.
+        for text in ["हिन्दी", "ที่นี่", "שָׁלוֹם", "❤️", "👨‍👩‍👧", "中文 한국어"]
+        {
+            assert_eq!(quoted(text), format!("\"{text}\""));
+        }
+        assert_eq!(quoted(r#"say "hi" \n"#), r#""say \"hi\" \\n""#);
+        assert_eq!(
+            quoted("a\nb\tc\u{1b}[2J\u{202e}d"),
+            r#""a\nb\tc\u{1b}[2J\u{202e}d""#
+        );
+        assert_eq!(quoted(""), r#""""#);
+    }
+
     #[test]
     fn the_example_http_date_is_tomorrow_and_reads_as_one() {
         let example = super::example_http_date();

@@ -4105,6 +4105,37 @@ fn the_json_tab_calls_a_body_nested_too_deep_well_formed() {
     );
 }
 
+/// The JSON tab shows a string's letters as they are: Hindi's virama, Thai's tone marks and an
+/// emoji's variation selector read as written (they had read "हिन\u{94d}दी"), while a quote,
+/// a line break and a control character are still escaped.
+#[test]
+fn the_json_tab_keeps_combining_marks_and_escapes_controls() {
+    let mut rig = start();
+    // The system's fonts for these letters, as the window takes them (CI installs them);
+    // where a machine has none, the letters are drawn as boxes, and the text is the same.
+    use hookscope::app::fonts;
+    fonts::install(&rig.harness.ctx, fonts::find(fonts::CANDIDATES));
+    rig.harness.step();
+    let font = egui::FontId::proportional(14.0);
+    let drawn = ['ह', 'ท']
+        .iter()
+        .all(|c| rig.harness.ctx.fonts_mut(|f| f.has_glyph(&font, *c)));
+    if !drawn {
+        eprintln!("no font for Devanagari or Thai here: drawn as boxes");
+        rig.harness
+            .ctx
+            .set_missing_glyph_policy(egui::MissingGlyphPolicy::Tofu);
+    }
+    let body = r#"[{"body":"हिन्दी ที่นี่ ❤️","note":"a \"b\"\n\u001b"}]"#;
+    rig.send_body_and_click("dlv-marks", body.as_bytes().to_vec());
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.get_by_label("JSON").click();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label("\"हिन्दी ที่นี่ ❤️\"");
+    rig.harness.get_by_label(r#""a \"b\"\n\u{1b}""#);
+}
+
 /// A webhook named with a line break and a whole page of text reads on one line, cut in the
 /// status line and the list (at the panel's edge, the full name on hover), not filling the
 /// Service panel.

@@ -56,11 +56,8 @@ fn scalar(v: &Value, p: &Palette) -> (RichText, Option<String>) {
     // out whole on every frame.
     if let Value::String(s) = v {
         let (head, rest) = crate::text::head_chars(s, MAX_STRING);
-        let text = RichText::new(if rest == 0 {
-            format!("{head:?}")
-        } else {
-            format!("{head:?}…")
-        });
+        let quoted = crate::text::quoted(head);
+        let text = RichText::new(if rest == 0 { quoted } else { quoted + "…" });
         let note =
             (rest > 0).then(|| format!("{rest} more characters; the Raw body tab has them all"));
         return (text.color(p.string).monospace(), note);
