@@ -749,7 +749,11 @@ impl ApiClient {
 
     /// The service answers 200 with an empty body; anything else in the body but JSON (a
     /// login page, a proxy's HTML) means this was not the service, and nothing was deleted.
+    /// Delete webhook `id`. The service answers a delete with an empty 200, which any web
+    /// server may give: the webhook is read first, so a URL that is not the service (or an id
+    /// it does not have) is an error, not "deleted".
     pub async fn delete_webhook(&self, id: u64) -> Result<(), ApiError> {
+        self.get_webhook(id).await?;
         let url = self.url(&format!("/webhooks/{id}"));
         let (status, body) = self.send(self.http.delete(&url), &url).await?;
         let blank = body.iter().all(u8::is_ascii_whitespace);
