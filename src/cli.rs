@@ -782,6 +782,12 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         _ => printed.load(std::sync::atomic::Ordering::Relaxed),
     };
     store.fold_before_exit().await;
+    drop(quitter);
+    // Closed, when nothing else holds it (a stalled connection may): SQLite then removes the
+    // -wal and -shm beside the file, which a process ending with its connections open leaves.
+    let closed =
+        tokio::task::spawn_blocking(move || store.close_within(std::time::Duration::from_secs(2)));
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), closed).await;
     eprintln!(
         "Stopped. {} recorded in this run.",
         crate::text::count(count, "call", "calls")

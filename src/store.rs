@@ -1048,6 +1048,10 @@ fn checkpoint_loop(
     }
     // The writer is gone: fold the WAL into the database and trim it.
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)");
+    // Closed before `done` goes (parameters drop in reverse order, `done` first): the writer
+    // waits for that to close its own connection last, alone.
+    drop(conn);
+    drop(done);
 }
 
 /// The writer's side of checkpointing.
@@ -1234,6 +1238,13 @@ fn writer_loop(
         checkpoints.after_commit(&conn);
         idle_since = std::time::Instant::now();
     }
+    // The checkpoint thread folds the log and closes its connection first, and this one closes
+    // last, alone: SQLite removes the -wal and -shm only when the connection closing is the
+    // only one open, and two closing at once each saw the other and left them.
+    let Checkpoints { wake, done, .. } = checkpoints;
+    drop(wake);
+    while done.recv().is_ok() {}
+    drop(conn);
 }
 
 /// Why a commit failed, in words a person can act on: a full disk is named with what to do,
@@ -1489,8 +1500,10 @@ pub struct Cancel {
 #[derive(Clone)]
 pub struct Store {
     dir: PathBuf,
-    writer: Option<mpsc::Sender<(Op, Ack)>>,
+    // Before the writer: a store dropped closes its reading connection first, so the writer's
+    // closes last, alone, and SQLite removes the log files (see `writer_loop`).
     reader: Arc<Mutex<Connection>>,
+    writer: Option<mpsc::Sender<(Op, Ack)>>,
     /// The writer's and checkpointer's threads, joined by [`Store::close`].
     threads: Arc<Mutex<Vec<std::thread::JoinHandle<()>>>>,
 }
@@ -1630,16 +1643,30 @@ impl Store {
     /// way, but on the writer's own thread, a moment later: another process looking at the
     /// directory meanwhile still sees the log files.) Blocks: not for the UI thread.
     pub fn close(self) {
+        self.close_within(std::time::Duration::ZERO);
+    }
+
+    /// [`Store::close`], waiting up to `wait` for the store's other handles to go first (at a
+    /// stop, the receiver's last connections let go of theirs a moment after it has stopped).
+    pub fn close_within(self, wait: std::time::Duration) {
         let Store {
             writer,
             reader,
-            threads,
+            mut threads,
             ..
         } = self;
-        drop(writer);
         drop(reader);
-        let Ok(threads) = Arc::try_unwrap(threads) else {
-            return;
+        drop(writer);
+        let deadline = std::time::Instant::now() + wait;
+        let threads = loop {
+            match Arc::try_unwrap(threads) {
+                Ok(threads) => break threads,
+                Err(_) if std::time::Instant::now() >= deadline => return,
+                Err(shared) => {
+                    threads = shared;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+            }
         };
         let threads = threads.into_inner().unwrap_or_else(|e| e.into_inner());
         for thread in threads {

@@ -93,13 +93,21 @@ pub type Waker = Arc<dyn Fn() + Send + Sync>;
 pub struct ReceiverStopper(Arc<tokio::sync::Mutex<Option<Running>>>, Store);
 
 impl ReceiverStopper {
-    /// Then the store's log is folded into its file, so the file alone holds every call.
+    /// Then the store's log is folded into its file, so the file alone holds every call, and
+    /// the store is closed.
     pub async fn stop(self) {
         let running = self.0.lock().await.take();
         if let Some(r) = running {
             r.shutdown().await;
         }
         self.1.fold_before_exit().await;
+        // Closed too, once the window's other handles have gone (within a bound): SQLite
+        // then removes the -wal and -shm beside the file.
+        let store = self.1;
+        let _ = tokio::task::spawn_blocking(move || {
+            store.close_within(std::time::Duration::from_secs(2))
+        })
+        .await;
     }
 }
 
