@@ -2298,6 +2298,43 @@ fn too_narrow_for_three_columns_the_service_panel_is_a_drawer_over_the_list() {
         !rig.harness.state().state.show_service,
         "Escape puts it away"
     );
+    // But an Escape in one of its fields only leaves the field (egui takes the focus before
+    // the frame begins), and one meant for Settings in front of it is not the drawer's.
+    service_button(&rig);
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness
+        .get_by_role_and_label(egui::accesskit::Role::TextInput, "Text")
+        .focus();
+    rig.harness.step();
+    rig.harness
+        .get_by_role_and_label(egui::accesskit::Role::TextInput, "Text")
+        .type_text("hi");
+    rig.harness.step();
+    assert!(rig.harness.ctx.egui_wants_keyboard_input(), "typing");
+    rig.harness.key_press(egui::Key::Escape);
+    rig.harness.step();
+    rig.harness.step();
+    assert!(
+        !rig.harness.ctx.egui_wants_keyboard_input(),
+        "the field is left"
+    );
+    assert!(
+        rig.harness.state().state.show_service,
+        "an Escape in a field keeps the drawer"
+    );
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.step();
+    rig.harness.key_press(egui::Key::Escape);
+    rig.harness.step();
+    rig.harness.step();
+    assert!(
+        rig.harness.state().state.show_service,
+        "an Escape with Settings in front keeps the drawer"
+    );
+    rig.harness.state_mut().state.show_settings = false;
+    service_button(&rig);
+    rig.harness.step();
     // At 1.5 (853 points) there is room for it beside the list: docked, no Close.
     service_button(&rig);
     rig.harness.step();

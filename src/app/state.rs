@@ -734,6 +734,10 @@ pub struct AppState {
     /// A text field had the keyboard when this frame began: its Enter (which also gives the
     /// focus up) is the field's, not the list's "open".
     pub typing: bool,
+    /// A text field had the keyboard when the last frame ended. egui takes the focus from a
+    /// field on Escape before the frame begins, so this is how an Escape is known to have
+    /// been the field's (it leaves the field, and closes nothing).
+    pub typed_last_frame: bool,
     pub settings: Settings,
     pub data_dir: std::path::PathBuf,
     pub listening: Listening,
@@ -804,6 +808,7 @@ impl AppState {
     pub fn new(settings: Settings, data_dir: std::path::PathBuf) -> Self {
         AppState {
             typing: false,
+            typed_last_frame: false,
             form: AnswerForm::from_answer(&settings.answer),
             port_text: settings.port.to_string(),
             any_port_this_session: false,

@@ -201,6 +201,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     answer::confirm_modal(ui.ctx(), app);
     rules::rules_editor_window(ui.ctx(), app);
     app.state.first_frame = false;
+    app.state.typed_last_frame = ui.ctx().egui_wants_keyboard_input();
 }
 
 /// The Service panel over the left of the list and the detail, from below the top bar to the
@@ -222,9 +223,12 @@ fn service_drawer(ctx: &egui::Context, app: &mut HookscopeApp, below_bar: egui::
                 service::service_ui(ui, app, true);
             });
         });
-    // Escape, unless a field is being typed in or a dialog is open (Escape is theirs).
+    // Escape, unless it is a field's (leaving it), a dialog's, or meant for a window in front
+    // (Settings, the rules).
     let modal = ctx.memory(|m| m.top_modal_layer().is_some());
-    if !app.state.typing && !modal && ctx.input(|i| i.key_pressed(egui::Key::Escape)) {
+    let field = app.state.typing || app.state.typed_last_frame;
+    let in_front = app.state.show_settings || app.state.rules.open;
+    if !field && !modal && !in_front && ctx.input(|i| i.key_pressed(egui::Key::Escape)) {
         app.state.show_service = false;
     }
 }
