@@ -4275,3 +4275,38 @@ fn the_zoom_stops_at_two() {
     assert!((z - 2.0).abs() < 0.01, "A+: zoom {z}");
     assert!((rig.harness.state().state.settings.zoom - 2.0).abs() < 0.01);
 }
+
+/// At zoom 2 on a laptop's 1280×800 (the detail panel at its least, its tabs on two rows), the
+/// detail's content, its first line with Copy as curl the first, is below the list, not
+/// under it: the content had run past the panel's foot, and egui moved the panel up under
+/// the list, which covered that line.
+#[test]
+fn at_zoom_2_the_detail_header_is_below_the_list() {
+    let mut rig = start();
+    rig.harness.ctx.set_zoom_factor(2.0);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    send_many(&mut rig, "dlv-head", 12);
+    rig.until("the rows load", |app| app.state.list.row(0).is_some());
+    let id = rig.harness.state().state.list.row(0).unwrap().id;
+    rig.harness.state_mut().select(id);
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    let bottom = rig.harness.ctx.content_rect().bottom();
+    for tab in ["Timeline", "Messages (1)", "JSON", "Raw body", "Headers"] {
+        rig.harness.get_by_label(tab).click();
+        for _ in 0..3 {
+            rig.harness.step();
+        }
+        let laid = rig.harness.state().state.laid_out;
+        let header = rig.harness.get_by_label("Copy as curl").rect();
+        assert!(
+            laid.list.bottom() <= laid.detail.top() && laid.detail.top() <= header.top(),
+            "{tab}: the list reaches {}, over the detail's content from {} (its first line at {})",
+            laid.list.bottom(),
+            laid.detail.top(),
+            header.top()
+        );
+        assert!(laid.detail.bottom() <= bottom, "{tab}: {laid:?}");
+    }
+}

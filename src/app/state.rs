@@ -728,6 +728,15 @@ pub struct Anchor {
     pub frames: u8,
 }
 
+/// Where panels were laid out, in points.
+#[derive(Clone, Copy, Debug)]
+pub struct LaidOut {
+    /// The list's panel, in the middle.
+    pub list: egui::Rect,
+    /// The detail panel's content, below the list.
+    pub detail: egui::Rect,
+}
+
 /// Everything the window shows.
 #[derive(Debug)]
 pub struct AppState {
@@ -738,6 +747,8 @@ pub struct AppState {
     /// field on Escape before the frame begins, so this is how an Escape is known to have
     /// been the field's (it leaves the field, and closes nothing).
     pub typed_last_frame: bool,
+    /// Where the list and the detail were laid out in the last frame.
+    pub laid_out: LaidOut,
     pub settings: Settings,
     pub data_dir: std::path::PathBuf,
     pub listening: Listening,
@@ -809,6 +820,10 @@ impl AppState {
         AppState {
             typing: false,
             typed_last_frame: false,
+            laid_out: LaidOut {
+                list: egui::Rect::NOTHING,
+                detail: egui::Rect::NOTHING,
+            },
             form: AnswerForm::from_answer(&settings.answer),
             port_text: settings.port.to_string(),
             any_port_this_session: false,

@@ -154,9 +154,13 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         raw_ui(ui, s.id, &s.inv.body);
         return;
     }
+    // No taller than the room left under the header and the tabs: a scroll area keeps 64
+    // points at least, and at zoom 2 (the tabs on two rows) that ran past the panel's foot,
+    // which egui then moved up over the list's, its header hidden under the list.
     scroll
         .id_salt("detail_scroll")
         .auto_shrink([false, false])
+        .min_scrolled_height(ui.available_height().max(0.0))
         .show(ui, |ui| match app.state.detail_tab {
             DetailTab::Messages => messages_ui(ui, &s, json.as_deref()),
             DetailTab::Json => json_tab_ui(ui, &s, json.as_deref()),
@@ -873,6 +877,7 @@ fn raw_ui(ui: &mut egui::Ui, id: i64, body: &[u8]) {
     egui::ScrollArea::both()
         .id_salt(("raw_scroll", id))
         .auto_shrink([false, false])
+        .min_scrolled_height(ui.available_height().max(0.0))
         .show_rows(ui, height, count, |ui, range| {
             for i in range {
                 let line = match text {

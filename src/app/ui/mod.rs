@@ -189,10 +189,14 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             // A panel remembers the height its content used: claim all of it, or a tab with
             // little to show (no findings) would shrink the panel for good.
             ui.set_min_height(ui.max_rect().height());
+            app.state.laid_out.detail = ui.max_rect();
             detail::detail_ui(ui, app);
         },
     );
-    egui::CentralPanel::default().show(ui, |ui| list::list_ui(ui, app));
+    app.state.laid_out.list = egui::CentralPanel::default()
+        .show(ui, |ui| list::list_ui(ui, app))
+        .response
+        .rect;
     if drawer {
         service_drawer(ui.ctx(), app, below_bar, left.min(width * 0.45));
     }
