@@ -580,6 +580,41 @@ fn a_late_answer_s_retry_after_is_never_read_and_the_what_if_counts_from_the_tim
         .get_by_label_contains("188 retries, 189 attempts in all");
 }
 
+/// A narrow window at zoom 1.6: the note "not in force: Apply to use it" that an edited custom
+/// answer shows goes under its heading, on a line kept for it (the form does not move as it
+/// comes), where it widened the Answer panel past the window's edge (its labels against the
+/// panel's left edge, "use it" and the scroll bar cut off).
+#[test]
+fn the_not_in_force_note_wraps_and_keeps_the_answer_panel_in_the_window() {
+    let mut rig = start_sized([850.0, 800.0]);
+    rig.harness.ctx.set_zoom_factor(1.6);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    let left = rig.answer_panel_left();
+    let field = rig.harness.get_by_label("Status code").rect();
+    rig.harness.state_mut().state.form.code = "503".into();
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    assert_eq!(
+        rig.harness.get_by_label("Status code").rect(),
+        field,
+        "the form moved as the note came"
+    );
+    let right = rig.harness.ctx.content_rect().right();
+    let note = rig
+        .harness
+        .get_by_label("not in force: Apply to use it")
+        .rect();
+    assert!(
+        note.right() <= right,
+        "the note runs to {} of {right}",
+        note.right()
+    );
+    assert_eq!(rig.answer_panel_left(), left, "the Answer panel widened");
+}
+
 /// Typing a Retry-After the form refuses, with the Answer panel scrolled to its end: the error
 /// that replaces the preview is shorter, and the panel's content moved down under the pointer,
 /// so a click aimed at the Delay field landed in Status code.

@@ -378,23 +378,37 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let current = &app.state.settings.answer;
     let custom_in_force = !crate::app::state::Preset::gives(current);
     let matches = app.state.form.answer().is_ok_and(|a| a == *current);
-    ui.horizontal(|ui| {
-        ui.strong("Custom answer");
-        // Like a preset's card: whether this is the answer in force.
-        match (matches, custom_in_force) {
-            (true, true) if app.state.rules.catch_all.is_some() && app.state.rules.in_force > 0 => {
-                ui.weak("chosen, unused");
-            }
-            (true, true) => {
-                ui.label("chosen");
-            }
-            (false, _) => {
-                ui.weak("not in force: Apply to use it");
-            }
-            // A preset's answer: its card says it is chosen.
-            (true, false) => {}
+    // Like a preset's card: whether this is the answer in force.
+    const NOT_IN_FORCE: &str = "not in force: Apply to use it";
+    let note = match (matches, custom_in_force) {
+        (true, true) if app.state.rules.catch_all.is_some() && app.state.rules.in_force > 0 => {
+            Some(RichText::new("chosen, unused").weak())
         }
-    });
+        (true, true) => Some(RichText::new("chosen")),
+        (false, _) => Some(RichText::new(NOT_IN_FORCE).weak()),
+        // A preset's answer: its card says it is chosen.
+        (true, false) => None,
+    };
+    // Beside the heading when the longest note fits there; otherwise on a line of its own
+    // under it, kept (empty) while there is no note, so the form below does not move down
+    // under the pointer as typing brings the note (on one line it widened the panel past
+    // the window's edge).
+    let heading = RichText::new("Custom answer").strong();
+    let beside = super::widest_text(ui, egui::TextStyle::Body, ["Custom answer"])
+        + ui.spacing().item_spacing.x
+        + super::widest_text(ui, egui::TextStyle::Body, [NOT_IN_FORCE, "chosen, unused"])
+        <= ui.available_width();
+    if beside {
+        ui.horizontal(|ui| {
+            ui.label(heading);
+            if let Some(note) = note {
+                ui.label(note);
+            }
+        });
+    } else {
+        ui.label(heading);
+        ui.add(egui::Label::new(note.unwrap_or_else(|| RichText::new(" "))).wrap());
+    }
     let form = &mut app.state.form;
     let mut edited = false;
     // Enter in a one-line field applies the answer, as in a form.
