@@ -1,8 +1,8 @@
 //! Letters egui's own fonts do not have, from the system's fonts: a message in Arabic, Hebrew,
 //! Chinese, Japanese, Korean, Thai or Hindi drew as a row of empty boxes. The fonts found are
-//! added after egui's, so they draw only what egui's cannot. (egui does not shape text: joined
-//! Arabic letters and Devanagari conjuncts are drawn one by one, which still reads better than
-//! boxes.)
+//! added after egui's, so they draw only what egui's cannot (egui shapes each run of one font,
+//! so Devanagari conjuncts and Arabic joining work within a word; see [`install`] for whole
+//! right-to-left phrases).
 
 use std::path::{Path, PathBuf};
 
@@ -133,9 +133,64 @@ fn letters_in(bytes: &[u8], letters: &[char]) -> Vec<char> {
         .collect()
 }
 
-/// Add `fonts` to `ctx` after egui's own, for text and monospace alike.
+/// The family a stretch of right-to-left letters is laid out in (see [`install`]).
+pub const RTL_FAMILY: &str = "hookscope-right-to-left";
+
+/// [`RTL_FAMILY`] as egui names it.
+pub fn rtl_family() -> egui::FontFamily {
+    egui::FontFamily::Name(RTL_FAMILY.into())
+}
+
+/// Whether `ctx` has [`RTL_FAMILY`] (laying text out in a family it lacks panics).
+pub fn has_rtl_family(ctx: &egui::Context) -> bool {
+    let family = rtl_family();
+    ctx.fonts(|f| f.families().contains(&family))
+}
+
+/// Add `fonts` to `ctx` after egui's own, for text and monospace alike. Those with Arabic or
+/// Hebrew letters also make [`RTL_FAMILY`], ahead of egui's fonts: a right-to-left stretch laid
+/// out in it takes its spaces and punctuation from the same font as its letters, so egui
+/// shapes the stretch as one run, right to left, its words in their order and Arabic letters
+/// joined (egui shapes each run of one font apart, and its own font's spaces cut a sentence
+/// into words laid out left to right: "ל ק" read "ק ל").
 pub fn install(ctx: &egui::Context, fonts: Vec<Fallback>) {
     use egui::epaint::text::{FontInsert, FontPriority, InsertFontFamily};
+    let right_to_left: Vec<Vec<u8>> = fonts
+        .iter()
+        .filter(|f| !letters_in(&f.bytes, &[SCRIPTS[0].1, SCRIPTS[1].1]).is_empty())
+        .map(|f| f.bytes.clone())
+        .collect();
+    let rtl = |priority| {
+        vec![InsertFontFamily {
+            family: rtl_family(),
+            priority,
+        }]
+    };
+    if !right_to_left.is_empty() {
+        for (i, bytes) in right_to_left.into_iter().enumerate().rev() {
+            ctx.add_font(FontInsert::new(
+                &format!("system-right-to-left-{i}"),
+                egui::FontData::from_owned(bytes),
+                rtl(FontPriority::Highest),
+            ));
+        }
+        // Then egui's own, for whatever else the stretch holds (an emoji, say).
+        let own = egui::FontDefinitions::default();
+        let names = own
+            .families
+            .get(&egui::FontFamily::Proportional)
+            .cloned()
+            .unwrap_or_default();
+        for name in names {
+            if let Some(data) = own.font_data.get(&name) {
+                ctx.add_font(FontInsert::new(
+                    &format!("right-to-left-{name}"),
+                    (**data).clone(),
+                    rtl(FontPriority::Lowest),
+                ));
+            }
+        }
+    }
     for (i, f) in fonts.into_iter().enumerate() {
         let families = [egui::FontFamily::Proportional, egui::FontFamily::Monospace]
             .into_iter()

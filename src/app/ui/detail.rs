@@ -517,7 +517,7 @@ fn finding_ui(ui: &mut egui::Ui, f: &crate::contract::Finding, dark: bool) {
             egui::FontSelection::Default,
             egui::Align::Center,
         );
-    super::split_directions(&mut job);
+    super::split_directions(ui.ctx(), &mut job);
     ui.add(egui::Label::new(job).wrap());
 }
 

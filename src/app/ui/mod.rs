@@ -486,13 +486,16 @@ pub fn bidi_safe(ui: &egui::Ui, text: egui::RichText) -> egui::WidgetText {
         ui.text_valign(),
     );
     let mut job = std::sync::Arc::unwrap_or_clone(job);
-    split_directions(&mut job);
+    split_directions(ui.ctx(), &mut job);
     egui::WidgetText::LayoutJob(std::sync::Arc::new(job))
 }
 
-/// Each section of `job` cut into its [`direction_runs`] (see [`bidi_safe`]).
-pub fn split_directions(job: &mut egui::text::LayoutJob) {
+/// Each section of `job` cut into its [`direction_runs`] (see [`bidi_safe`]); a right-to-left
+/// stretch is laid out in the fonts' right-to-left family when `ctx` has one
+/// ([`crate::app::fonts::install`]), so its words read right to left too.
+pub fn split_directions(ctx: &egui::Context, job: &mut egui::text::LayoutJob) {
     use egui::text::ByteIndex;
+    let rtl_family = crate::app::fonts::has_rtl_family(ctx).then(crate::app::fonts::rtl_family);
     let sections = std::mem::take(&mut job.sections);
     for s in sections {
         let (start, end) = (s.byte_range.start.0, s.byte_range.end.0);
@@ -501,10 +504,16 @@ pub fn split_directions(job: &mut egui::text::LayoutJob) {
             continue;
         };
         for (i, run) in direction_runs(text).into_iter().enumerate() {
+            let mut format = s.format.clone();
+            if let Some(family) = &rtl_family
+                && text[run.clone()].chars().any(right_to_left)
+            {
+                format.font_id.family = family.clone();
+            }
             job.sections.push(egui::text::LayoutSection {
                 leading_space: if i == 0 { s.leading_space } else { 0.0 },
                 byte_range: ByteIndex(start + run.start)..ByteIndex(start + run.end),
-                format: s.format.clone(),
+                format,
             });
         }
     }
@@ -665,13 +674,64 @@ mod tests {
             egui::Color32::WHITE,
         );
         let mut split = plain.clone();
-        super::split_directions(&mut split);
+        super::split_directions(&ctx, &mut split);
         assert_eq!(split.sections.len(), 2);
         assert_eq!(order(split), "4821");
         // What egui does with the text whole (this test fails here once it lays out
         // bidirectional text itself: the split may then go).
         let whole = order(plain);
         assert!(whole.contains("1284"), "{whole}");
+    }
+
+    /// With a system font for Hebrew and Arabic installed, a right-to-left phrase's words read
+    /// right to left on screen: "ל ק" puts ק on the left (egui had laid each word out apart,
+    /// left to right, since the spaces came from its own font), and "رمز التحقق" puts رمز on
+    /// the right; the digits after it keep their order.
+    #[test]
+    fn the_words_of_a_right_to_left_phrase_read_right_to_left() {
+        use crate::app::fonts;
+        let ctx = egui::Context::default();
+        let frame = |ctx: &egui::Context| {
+            ctx.run_ui(Default::default(), |_| {})
+                .textures_delta
+                .clear();
+        };
+        frame(&ctx);
+        fonts::install(&ctx, fonts::find(fonts::CANDIDATES));
+        frame(&ctx);
+        if !fonts::has_rtl_family(&ctx) {
+            eprintln!("skipped: no system font with Hebrew and Arabic letters here");
+            return;
+        }
+        // Each character's x on screen, in the text's order.
+        let xs = |text: &str| -> Vec<(char, f32)> {
+            let mut job = egui::text::LayoutJob::simple_singleline(
+                text.to_owned(),
+                egui::FontId::proportional(14.0),
+                egui::Color32::WHITE,
+            );
+            super::split_directions(&ctx, &mut job);
+            let galley = ctx.fonts_mut(|f| f.layout_job(job));
+            galley
+                .rows
+                .iter()
+                .flat_map(|r| r.glyphs.iter().map(|g| (g.chr, g.pos.x)))
+                .collect()
+        };
+        let x_of = |glyphs: &[(char, f32)], c: char| {
+            glyphs
+                .iter()
+                .find(|(g, _)| *g == c)
+                .map(|(_, x)| *x)
+                .unwrap_or_else(|| panic!("{c} is not laid out: {glyphs:?}"))
+        };
+        let hebrew = xs("ל ק");
+        assert!(x_of(&hebrew, 'ק') < x_of(&hebrew, 'ל'), "{hebrew:?}");
+        let arabic = xs("رمز التحقق 4821");
+        // رمز's first letter (ر) right of التحقق's last (ق), and the code after both.
+        assert!(x_of(&arabic, 'ر') > x_of(&arabic, 'ق'), "{arabic:?}");
+        assert!(x_of(&arabic, '4') > x_of(&arabic, 'ر'), "{arabic:?}");
+        assert!(x_of(&arabic, '4') < x_of(&arabic, '1'), "{arabic:?}");
     }
 
     #[test]
