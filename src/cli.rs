@@ -226,13 +226,22 @@ fn read_body_file(path: &Path) -> Result<String, CliError> {
     let mut bytes = Vec::new();
     let limit = MAX_BODY_FILE + 1;
     if path.as_os_str() == "-" {
-        std::io::stdin()
+        use std::io::IsTerminal;
+        let stdin = std::io::stdin();
+        // Typed by hand, it waits for the end of the text: said, not a silent wait.
+        if stdin.is_terminal() {
+            eprintln!("Reading the answer's body from standard input: end it with Ctrl-D.");
+        }
+        stdin
             .lock()
             .take(limit)
             .read_to_end(&mut bytes)
             .map_err(fail)?;
     } else {
         let file = std::fs::File::open(path).map_err(fail)?;
+        // Its size up front: a buffer doubling as it reads held up to twice the file.
+        let size = file.metadata().map_or(0, |m| m.len().min(limit));
+        bytes.reserve_exact(usize::try_from(size).unwrap_or(0));
         file.take(limit).read_to_end(&mut bytes).map_err(fail)?;
     }
     if bytes.len() as u64 > MAX_BODY_FILE {
@@ -892,11 +901,11 @@ fn log_in(dir: &std::path::Path, args: &LogArgs) -> Result<(), CliError> {
     let rows = store.page_each(&Filter::default(), 0, args.limit)?;
     let mut out = std::io::stdout().lock();
     if rows.is_empty() && !args.json {
-        writeln!(
-            out,
+        // On stderr: a script reading the list's lines gets none, not the words of a sentence.
+        eprintln!(
             "No invocations stored in {} yet.",
             crate::text::escape_control(&dir.display().to_string())
-        )?;
+        );
         return Ok(());
     }
     // A record changed by hand is named on stderr in its place; the others are still listed.
