@@ -495,6 +495,11 @@ pub fn bidi_safe(ui: &egui::Ui, text: egui::RichText) -> egui::WidgetText {
 /// ([`crate::app::fonts::install`]), so its words read right to left too.
 pub fn split_directions(ctx: &egui::Context, job: &mut egui::text::LayoutJob) {
     use egui::text::ByteIndex;
+    // Most text (every finding, on every frame) has nothing to split, and asking the fonts
+    // for the family is not free.
+    if !job.text.chars().any(right_to_left) {
+        return;
+    }
     let rtl_family = crate::app::fonts::has_rtl_family(ctx).then(crate::app::fonts::rtl_family);
     let sections = std::mem::take(&mut job.sections);
     for s in sections {
