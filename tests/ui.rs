@@ -1663,6 +1663,54 @@ fn a_webhook_left_behind_by_a_port_change_says_so_and_is_pointed_back() {
     );
 }
 
+/// At zoom 1.4 the Service panel is too narrow for a webhook's id, name, scope and state on one
+/// line: the name goes whole on a line of its own under the id, where squeezed beside it it read
+/// "h…", and a RECEIVED webhook's "…" was drawn over its scope.
+#[test]
+fn a_webhook_name_that_does_not_fit_beside_its_id_goes_whole_on_its_own_line() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    let name = "inbound replies for the desk";
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    {
+        let form = &mut rig.harness.state_mut().state.service.form;
+        form.name = name.into();
+        form.scope = hookscope::contract::TriggerScope::Received;
+    }
+    rig.harness.step();
+    rig.harness.get_by_label("Create").click();
+    rig.until("the webhook is listed", |app| {
+        app.state.service.webhooks.len() == 1
+    });
+    // Zoomed in, the panel steps aside for the list; its button brings it back.
+    rig.harness.ctx.set_zoom_factor(1.4);
+    rig.harness.step();
+    if rig.harness.query_by_label("RECEIVED").is_none() {
+        service_button(&rig);
+    }
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    let id = rig.harness.state().state.service.webhooks[0].id.to_string();
+    let id = rig.harness.get_by_label(&id).rect();
+    let scope = rig.harness.get_by_label("RECEIVED").rect();
+    let listed = rig.harness.get_by_label(name).rect();
+    let font = egui::TextStyle::Body.resolve(&rig.harness.ctx.global_style());
+    let whole = rig.harness.ctx.fonts_mut(|f| {
+        f.layout_no_wrap(name.to_owned(), font, egui::Color32::WHITE)
+            .size()
+            .x
+    });
+    assert!(listed.top() >= id.bottom(), "{listed:?} under {id:?}");
+    assert!(!listed.intersects(scope), "{listed:?} clear of {scope:?}");
+    assert!(
+        listed.width() >= whole - 0.5,
+        "the name shows whole: {} of {whole} points",
+        listed.width()
+    );
+}
+
 #[test]
 fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highlighted() {
     let mut rig = start();

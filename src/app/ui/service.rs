@@ -214,28 +214,7 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         let moved = app.moved_url(&w.url);
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.set_width(ui.available_width());
-            // One line whatever the name's length: the scope and the state at the right, the
-            // id and the name in what is left, cut with "…" and shown whole on hover (a long
-            // name wrapped to several lines in a narrow panel).
-            let row = egui::vec2(ui.available_width(), ui.spacing().interact_size.y);
-            let right_to_left = egui::Layout::right_to_left(egui::Align::Center);
-            ui.allocate_ui_with_layout(row, right_to_left, |ui| {
-                let (text, color) = if w.active {
-                    ("active", crate::contract::Outcome::Succeeded)
-                } else {
-                    ("inactive", crate::contract::Outcome::WebhookCancelled)
-                };
-                let color = super::outcome_color(color, ui.visuals().dark_mode);
-                ui.label(RichText::new(text).color(color));
-                ui.label(w.trigger_scope.as_str());
-                ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
-                    // The id whole (cut, it reads as another id), the name in what is left.
-                    ui.label(RichText::new(w.id.to_string()).strong());
-                    let name = crate::text::short_name(&w.name, NAME_ON_HOVER);
-                    let text = RichText::new(name).strong();
-                    ui.add(egui::Label::new(super::bidi_safe(ui, text)).truncate());
-                });
-            });
+            webhook_heading(ui, w);
             ui.label(RichText::new(&w.url).monospace().small());
             if let Some(to) = &moved {
                 ui.label(
@@ -289,6 +268,47 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     if app.state.service.form_open {
         form_ui(ui, app);
+    }
+}
+
+/// A webhook's id, name, scope and state. On one line when all of it fits: the scope and the
+/// state at the right, the id and the name at the left. In a narrow panel (a large zoom) the
+/// name goes on a line of its own under them, cut with "…" only if that line is too short too
+/// and shown whole on hover: squeezed in beside the id it had read "h…", and a RECEIVED
+/// webhook's "…" was drawn over its scope.
+fn webhook_heading(ui: &mut egui::Ui, w: &crate::api::model::Webhook) {
+    let (state, color) = if w.active {
+        ("active", crate::contract::Outcome::Succeeded)
+    } else {
+        ("inactive", crate::contract::Outcome::WebhookCancelled)
+    };
+    let color = super::outcome_color(color, ui.visuals().dark_mode);
+    let id = w.id.to_string();
+    let scope = w.trigger_scope.as_str();
+    let name = crate::text::short_name(&w.name, NAME_ON_HOVER);
+    let body = egui::TextStyle::Body;
+    let width = |t: &str| super::widest_text(ui, body.clone(), [t]);
+    let wanted = width(&id) + width(&name) + width(scope) + width(state);
+    let one_line = wanted + 3.0 * ui.spacing().item_spacing.x <= ui.available_width();
+    let name_label = |ui: &mut egui::Ui| {
+        let text = RichText::new(name.as_str()).strong();
+        ui.add(egui::Label::new(super::bidi_safe(ui, text)).truncate());
+    };
+    let row = egui::vec2(ui.available_width(), ui.spacing().interact_size.y);
+    let right_to_left = egui::Layout::right_to_left(egui::Align::Center);
+    ui.allocate_ui_with_layout(row, right_to_left, |ui| {
+        ui.label(RichText::new(state).color(color));
+        ui.label(scope);
+        ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+            // The id whole: cut, it would read as another id.
+            ui.label(RichText::new(&id).strong());
+            if one_line {
+                name_label(ui);
+            }
+        });
+    });
+    if !one_line {
+        name_label(ui);
     }
 }
 
