@@ -921,10 +921,13 @@ async fn handle(
     }
 
     let answer = decision.answer;
-    let mut sent = sent_answer(&answer);
-    // HTTP sends no body with an answer to HEAD (hyper drops it): the record says what was sent.
-    if parts.method == axum::http::Method::HEAD {
-        sent.body.clear();
+    let sent = sent_answer(&answer);
+    // The response keeps the body, so an answer to HEAD says the Content-Length a GET would get
+    // (it said 0); the record says what reached the caller, which is no body when HTTP sends
+    // none (hyper drops it).
+    let mut recorded = sent.clone();
+    if !sends_body(&parts.method, sent.status) {
+        recorded.body.clear();
     }
     let inv = Invocation {
         received_at,
@@ -944,7 +947,7 @@ async fn handle(
         messages: validation.messages.map(|n| n.min(u32::MAX as usize) as u32),
         registration_check: validation.registration_check,
         findings: validation.findings,
-        answer: sent.clone(),
+        answer: recorded,
         took_us: 0,
         rule: decision.rule,
     };
@@ -1219,6 +1222,16 @@ fn request_target(uri: &axum::http::Uri) -> &str {
     }
 }
 
+/// Whether HTTP sends an answer's body to this request: not to HEAD, not with a 2xx to CONNECT
+/// (which opens a tunnel), not with 1xx, 204 or 304, as hyper does.
+fn sends_body(method: &axum::http::Method, status: u16) -> bool {
+    let success = (200..300).contains(&status);
+    !(method == axum::http::Method::HEAD
+        || method == axum::http::Method::CONNECT && success
+        || status < 200
+        || matches!(status, 204 | 304))
+}
+
 fn header_pairs(map: &axum::http::HeaderMap) -> Vec<(&str, &[u8])> {
     map.iter()
         .map(|(n, v)| (n.as_str(), v.as_bytes()))
@@ -1291,6 +1304,25 @@ mod tests {
     /// An answer's body is shared by the record of every call it answers and by the response
     /// itself, never copied: a 20 MiB `--body-file` answering 40 calls at once had held two
     /// copies per call (1.7 GB).
+    #[test]
+    fn a_body_is_sent_unless_http_sends_none() {
+        use axum::http::Method;
+        for (method, status, sent) in [
+            (Method::POST, 200, true),
+            (Method::GET, 503, true),
+            (Method::HEAD, 200, false),
+            (Method::HEAD, 404, false),
+            (Method::CONNECT, 200, false),
+            (Method::CONNECT, 299, false),
+            (Method::CONNECT, 403, true),
+            (Method::POST, 204, false),
+            (Method::POST, 304, false),
+            (Method::POST, 101, false),
+        ] {
+            assert_eq!(sends_body(&method, status), sent, "{method} {status}");
+        }
+    }
+
     #[tokio::test]
     async fn an_answer_body_is_shared_not_copied_per_call() {
         let text: std::sync::Arc<str> = "x".repeat(1 << 20).into();

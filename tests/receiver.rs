@@ -238,7 +238,7 @@ async fn wrong_content_type_and_get_are_recorded() {
 }
 
 #[tokio::test]
-async fn a_head_request_is_recorded_with_the_empty_body_http_sends() {
+async fn head_and_connect_are_recorded_with_the_empty_body_http_sends() {
     let rig = Rig::start(Answer {
         body: Some("hello".into()),
         ..Answer::status(200)
@@ -246,9 +246,26 @@ async fn a_head_request_is_recorded_with_the_empty_body_http_sends() {
     .await;
     let resp = rig.client.head(rig.url("/h")).send().await.unwrap();
     assert_eq!(resp.status(), 200);
+    // The Content-Length a GET would get, as HTTP asks of an answer to HEAD (it said 0).
+    assert_eq!(
+        resp.headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok()),
+        Some("5")
+    );
     assert!(resp.bytes().await.unwrap().is_empty());
     let s = last(&rig).await;
     assert_eq!(s.inv.method, "HEAD");
+    assert!(s.inv.answer.body.is_empty(), "recorded as sent: no body");
+    // A 2xx to CONNECT opens a tunnel: no body is sent, and none is recorded.
+    let head = raw_call(
+        rig.running.addr,
+        b"CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n",
+    )
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let s = last(&rig).await;
+    assert_eq!(s.inv.method, "CONNECT");
     assert!(s.inv.answer.body.is_empty(), "recorded as sent: no body");
     // A GET gets the body, and its record says so.
     let resp = rig.client.get(rig.url("/g")).send().await.unwrap();
