@@ -1239,7 +1239,10 @@ pub fn render_show(s: &Stored) -> String {
         t += &format!("  {}: {}{note}\n", e(n), e(v));
     }
     if !a.body.is_empty() {
-        t += &indent(&body_text(&a.body));
+        // Its size first, as the request's body has: a long one is seen for what it is
+        // before its text scrolls by.
+        t += &format!("  Body ({})\n", human_size(a.body.len() as u64));
+        t += &indent(&indent(&body_text(&a.body)));
     }
     t
 }
@@ -1885,6 +1888,28 @@ mod tests {
             rows[100].starts_with("  attempt 102  retry 101  at "),
             "{}",
             rows[100]
+        );
+    }
+
+    #[test]
+    fn show_gives_the_answer_body_its_size_then_its_text() {
+        let mut inv = crate::store::Invocation::synthetic(1, b"[]");
+        inv.answer.body = bytes::Bytes::from(vec![b'x'; 3000]);
+        let t = render_show(&Stored { id: 1, inv });
+        let answer = &t[t.find("\nAnswer\n").expect("an Answer section")..];
+        let xs = "x".repeat(3000);
+        assert!(
+            answer.contains(&format!("  Body (2.9 KiB)\n    {xs}\n")),
+            "{answer}"
+        );
+        // No body sent, no body heading.
+        let t = render_show(&Stored {
+            id: 2,
+            inv: crate::store::Invocation::synthetic(2, b"[]"),
+        });
+        assert!(
+            !t[t.find("\nAnswer\n").unwrap_or(0)..].contains("Body ("),
+            "{t}"
         );
     }
 

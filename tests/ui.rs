@@ -3734,6 +3734,38 @@ fn the_answer_sent_tab_says_a_retry_after_was_ignored() {
         .get_by_label("(ignored by the service with this answer: only 503 and 429 count)");
 }
 
+/// The Answer sent tab gives the body's size, then the body a row in sight at a time, as the
+/// Raw body tab does: 20,000 lines answered were one label laid out whole on every frame.
+#[test]
+fn the_answer_sent_tab_gives_the_body_size_and_lays_out_only_the_rows_in_sight() {
+    let mut rig = start();
+    let body: String = (0..20_000).map(|i| format!("answer row {i}\n")).collect();
+    let rules = serde_json::json!({
+        "rules": [{"name": "long", "answer": {"status": 200, "body": body}}]
+    });
+    assert!(
+        rig.harness
+            .state_mut()
+            .apply_rules(&rules.to_string(), "test")
+    );
+    rig.send_and_open("status-report", "dlv-long-answer");
+    rig.harness.get_by_label("Answer sent").click();
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    rig.harness.get_by_label(&format!(
+        "Body ({})",
+        hookscope::text::human_size(body.len() as u64)
+    ));
+    rig.harness.get_by_label("answer row 0");
+    assert!(rig.harness.query_by_label("answer row 19999").is_none());
+    let shown = rig
+        .harness
+        .query_all_by_label_contains("answer row ")
+        .count();
+    assert!((1..200).contains(&shown), "{shown} rows laid out");
+}
+
 /// A registration check carries only a note, which the list does not count: nor does its
 /// Findings tab; its Timeline says why it has none, in plain words.
 #[test]

@@ -151,7 +151,12 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     if app.state.detail_tab == DetailTab::Raw {
         // Its own scroll area, which lays out only the rows in sight.
-        raw_ui(ui, s.id, &s.inv.body);
+        raw_ui(ui, ("request", s.id), &s.inv.body);
+        return;
+    }
+    if app.state.detail_tab == DetailTab::Answer {
+        // Its body in a scroll area of its own, as the Raw body tab's.
+        answer_sent_ui(ui, &s);
         return;
     }
     // No taller than the room left under the header and the tabs: a scroll area keeps 64
@@ -167,7 +172,7 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             DetailTab::Headers => headers_ui(ui, &s),
             DetailTab::Raw => {}
             DetailTab::Findings => findings_ui(ui, &s, &delivery_findings),
-            DetailTab::Answer => answer_sent_ui(ui, &s),
+            DetailTab::Answer => {}
             DetailTab::Delivery => {
                 let webhook = s.inv.webhook_id.as_deref();
                 let clock = if app.from_builtin_emulator(webhook) {
@@ -836,7 +841,7 @@ fn not_kept_sentence(inv: &crate::store::Invocation) -> String {
 
 /// The body whole, text or hex dump, in a scroll area that lays out only the rows in sight:
 /// a body of megabytes costs the rows on screen, not a galley of millions of glyphs.
-fn raw_ui(ui: &mut egui::Ui, id: i64, body: &[u8]) {
+fn raw_ui(ui: &mut egui::Ui, id: impl std::hash::Hash + std::fmt::Debug + Copy, body: &[u8]) {
     if body.is_empty() {
         ui.label("(empty body)");
         return;
@@ -918,7 +923,33 @@ fn findings_ui(ui: &mut egui::Ui, s: &Stored, delivery: &[crate::contract::Findi
     }
 }
 
+/// What was answered: its code and meaning, when, chosen by what, its headers, then its body
+/// with its size, laid out a row in sight at a time as the Raw body tab's (a body file of
+/// megabytes had been one label, laid out whole on every frame).
 fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
+    let a = &s.inv.answer;
+    // The sentences scroll on their own when a large zoom makes them taller than half the
+    // room, so the body keeps the rest.
+    let room = ui.available_height();
+    let head = egui::ScrollArea::vertical()
+        .id_salt("answer_head")
+        .auto_shrink([false, true]);
+    let head = if a.body.is_empty() {
+        head.max_height(room)
+    } else {
+        head.max_height(room / 2.0)
+    };
+    head.show(ui, |ui| answer_head_ui(ui, s));
+    if !a.body.is_empty() {
+        ui.strong(format!(
+            "Body ({})",
+            crate::text::human_size(a.body.len() as u64)
+        ));
+        raw_ui(ui, ("answer", s.id), &a.body);
+    }
+}
+
+fn answer_head_ui(ui: &mut egui::Ui, s: &Stored) {
     let a = &s.inv.answer;
     let outcome = s.inv.outcome();
     // A 200 the service never got in time is not a success: said before what it means.
@@ -951,9 +982,6 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
                 ui.weak(format!("({note})"));
             }
         });
-    }
-    if !a.body.is_empty() {
-        ui.label(RichText::new(String::from_utf8_lossy(&a.body)).monospace());
     }
 }
 
