@@ -151,7 +151,8 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     if app.state.detail_tab == DetailTab::Raw {
         // Its own scroll area, which lays out only the rows in sight.
-        raw_ui(ui, ("request", s.id), &s.inv.body);
+        let room = ui.available_height().max(0.0);
+        raw_ui(ui, ("request", s.id), &s.inv.body, room);
         return;
     }
     if app.state.detail_tab == DetailTab::Answer {
@@ -840,8 +841,14 @@ fn not_kept_sentence(inv: &crate::store::Invocation) -> String {
 }
 
 /// The body whole, text or hex dump, in a scroll area that lays out only the rows in sight:
-/// a body of megabytes costs the rows on screen, not a galley of millions of glyphs.
-fn raw_ui(ui: &mut egui::Ui, id: impl std::hash::Hash + std::fmt::Debug + Copy, body: &[u8]) {
+/// a body of megabytes costs the rows on screen, not a galley of millions of glyphs. It is
+/// `height` points tall.
+fn raw_ui(
+    ui: &mut egui::Ui,
+    id: impl std::hash::Hash + std::fmt::Debug + Copy,
+    body: &[u8],
+    height: f32,
+) {
     if body.is_empty() {
         ui.label("(empty body)");
         return;
@@ -878,12 +885,13 @@ fn raw_ui(ui: &mut egui::Ui, id: impl std::hash::Hash + std::fmt::Debug + Copy, 
         Some(_) => rows.len(),
         None => body.len().div_ceil(per_line),
     };
-    let height = ui.text_style_height(&egui::TextStyle::Monospace);
+    let row_height = ui.text_style_height(&egui::TextStyle::Monospace);
     egui::ScrollArea::both()
         .id_salt(("raw_scroll", id))
         .auto_shrink([false, false])
-        .min_scrolled_height(ui.available_height().max(0.0))
-        .show_rows(ui, height, count, |ui, range| {
+        .max_height(height)
+        .min_scrolled_height(height)
+        .show_rows(ui, row_height, count, |ui, range| {
             for i in range {
                 let line = match text {
                     Some(t) => t[rows[i].clone()].to_owned(),
@@ -928,25 +936,44 @@ fn findings_ui(ui: &mut egui::Ui, s: &Stored, delivery: &[crate::contract::Findi
 /// megabytes had been one label, laid out whole on every frame).
 fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
     let a = &s.inv.answer;
-    // The sentences scroll on their own when a large zoom makes them taller than half the
-    // room, so the body keeps the rest.
-    let room = ui.available_height();
-    let head = egui::ScrollArea::vertical()
-        .id_salt("answer_head")
-        .auto_shrink([false, true]);
-    let head = if a.body.is_empty() {
-        head.max_height(room)
-    } else {
-        head.max_height(room / 2.0)
-    };
-    head.show(ui, |ui| answer_head_ui(ui, s));
-    if !a.body.is_empty() {
+    // Never taller than the room left, however short (a scroll area keeps 64 points unless
+    // told, which at zoom 2 ran past the panel's foot and pushed the panel up under the list).
+    let room = ui.available_height().max(0.0);
+    let line = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    let heading = |ui: &mut egui::Ui| {
         ui.strong(format!(
             "Body ({})",
             crate::text::human_size(a.body.len() as u64)
         ));
-        raw_ui(ui, ("answer", s.id), &a.body);
+    };
+    if a.body.is_empty() || room < 8.0 * line {
+        // No body, or too little room to share (a large zoom on a laptop): one scroll area,
+        // the sentences first, then the body in a box as tall as the room.
+        egui::ScrollArea::vertical()
+            .id_salt("answer_sent")
+            .auto_shrink([false, false])
+            .max_height(room)
+            .min_scrolled_height(room)
+            .show(ui, |ui| {
+                answer_head_ui(ui, s);
+                if !a.body.is_empty() {
+                    heading(ui);
+                    raw_ui(ui, ("answer", s.id), &a.body, room);
+                }
+            });
+        return;
     }
+    // The sentences take at most half the room and scroll on their own past it; the body,
+    // under its heading, takes the rest.
+    egui::ScrollArea::vertical()
+        .id_salt("answer_head")
+        .auto_shrink([false, true])
+        .max_height(room / 2.0)
+        .min_scrolled_height(room / 2.0)
+        .show(ui, |ui| answer_head_ui(ui, s));
+    heading(ui);
+    let rest = ui.available_height().max(0.0);
+    raw_ui(ui, ("answer", s.id), &a.body, rest);
 }
 
 fn answer_head_ui(ui: &mut egui::Ui, s: &Stored) {
