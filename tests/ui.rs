@@ -1880,7 +1880,7 @@ fn connect_to_a_service_listing(rig: &mut UiRig, list: &str) -> Rig {
     }));
     rig.test_connection(&service.url("/v1"), "demo");
     rig.until_service_error();
-    rig.harness.run();
+    rig.harness.run_steps(3);
     service
 }
 
@@ -2124,7 +2124,7 @@ fn the_list_names_each_retry_as_the_filter_does() {
     rig.harness
         .get_by_role_and_label(egui::accesskit::Role::ComboBox, "Outcome:")
         .click();
-    rig.harness.run();
+    rig.harness.run_steps(3);
     rig.harness
         .get_by_role_and_label(egui::accesskit::Role::Button, "retry (other)")
         .click();
@@ -3207,16 +3207,16 @@ fn a_clock_speed_typed_in_its_box_applies_on_enter_not_at_each_keystroke() {
             n.role() == egui::accesskit::Role::SpinButton && n.numeric_value() == Some(before.0)
         })
         .click();
-    rig.harness.run();
+    rig.harness.run_steps(3);
     for c in ["6", "0", "0"] {
         rig.harness.event(egui::Event::Text(c.to_owned()));
-        rig.harness.run();
+        rig.harness.run_steps(3);
     }
     // Typed, not yet applied: neither the setting nor the emulator's clock moved on the way
     // (to 6, then 60).
     assert_eq!(speed_now(&rig), before, "box showed {shown}");
     rig.harness.key_press(egui::Key::Enter);
-    rig.harness.run();
+    rig.harness.run_steps(3);
     assert_eq!(speed_now(&rig), (600.0, Some(600.0)));
     rig.harness
         .get_by_label_contains("At 600×, the first retry (90 s) comes after 150 ms");
