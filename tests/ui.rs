@@ -2434,6 +2434,52 @@ fn too_narrow_for_three_columns_the_service_panel_is_a_drawer_over_the_list() {
     );
 }
 
+/// At zoom 2 the top bar takes two rows: Settings opens under it, not over its buttons (A− and
+/// A+ among them), and stays under it when dragged up.
+#[test]
+fn at_zoom_2_settings_opens_under_the_top_bar() {
+    let mut rig = start();
+    rig.harness.ctx.set_zoom_factor(2.0);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    rig.harness.state_mut().state.show_settings = true;
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    let window = |rig: &UiRig| {
+        rig.harness
+            .get_by_role_and_label(egui::accesskit::Role::Window, "Settings")
+            .rect()
+    };
+    let settings = window(&rig);
+    for button in ["A+", "A−", "Light theme"] {
+        let b = rig.harness.get_by_label(button).rect();
+        assert!(!b.intersects(settings), "{button} {b:?} under {settings:?}");
+    }
+    assert!(settings.top() >= rig.harness.get_by_label("A+").rect().bottom());
+    // It can be dragged by its title (down, here), but not up over the bar.
+    let drag = |rig: &mut UiRig, by: f32| {
+        let title = window(rig).center_top() + egui::vec2(0.0, 12.0);
+        rig.harness.drag_at(title);
+        rig.harness.step();
+        rig.harness.hover_at(title + egui::vec2(0.0, by));
+        rig.harness.step();
+        rig.harness.drop_at(title + egui::vec2(0.0, by));
+        for _ in 0..3 {
+            rig.harness.step();
+        }
+        window(rig)
+    };
+    let lowered = drag(&mut rig, 30.0);
+    assert!(lowered.top() > settings.top() + 20.0, "{lowered:?}");
+    let dragged = drag(&mut rig, -200.0);
+    assert!(
+        dragged.top() >= rig.harness.get_by_label("A+").rect().bottom(),
+        "{dragged:?}"
+    );
+}
+
 #[test]
 fn the_detail_panel_keeps_its_height_on_a_short_tab_and_while_a_call_loads() {
     let mut rig = start();

@@ -735,6 +735,8 @@ pub struct LaidOut {
     pub list: egui::Rect,
     /// The detail panel's content, below the list.
     pub detail: egui::Rect,
+    /// All of the window under the top bar, whose height grows with the zoom.
+    pub below_bar: egui::Rect,
 }
 
 /// Everything the window shows.
@@ -823,6 +825,7 @@ impl AppState {
             laid_out: LaidOut {
                 list: egui::Rect::NOTHING,
                 detail: egui::Rect::NOTHING,
+                below_bar: egui::Rect::NOTHING,
             },
             form: AnswerForm::from_answer(&settings.answer),
             port_text: settings.port.to_string(),

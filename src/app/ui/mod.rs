@@ -110,6 +110,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 
     egui::Panel::top("top_bar").show(ui, |ui| top_bar::top_bar_ui(ui, app));
     let below_bar = ui.available_rect_before_wrap();
+    app.state.laid_out.below_bar = below_bar;
     let width = ui.max_rect().width();
     // Too narrow for both side panels and a list to read (a small window, a large zoom): the
     // Service panel steps aside, once, as the window becomes that narrow; the Service button

@@ -26,15 +26,22 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         draft.rebase(base, &app.state.settings);
         *base = app.state.settings.clone();
     }
-    // Under the Settings button (top right), not over the listening URL.
+    // Under the Settings button (top right), not over the listening URL; kept under the top
+    // bar, however tall the zoom makes it (at zoom 2 it covered the bar's buttons, A− and A+
+    // with them), where it may be dragged.
     let screen = ctx.content_rect();
-    // No taller than the screen leaves below its top: past that its content scrolls. (Grown
-    // past the screen's foot, at zoom 2, egui moved the whole window up as each note appeared,
-    // and the field being typed in with it.)
+    let below_bar = match app.state.laid_out.below_bar {
+        r if r.is_positive() && screen.contains_rect(r) => r,
+        _ => screen,
+    };
+    // No taller than the room under the bar: past that its content scrolls. (Grown past the
+    // screen's foot, at zoom 2, egui moved the whole window up as each note appeared, and the
+    // field being typed in with it.)
     egui::Window::new("Settings")
         .pivot(egui::Align2::RIGHT_TOP)
-        .default_pos([screen.right() - 12.0, screen.top() + 40.0])
-        .max_height((screen.height() - 60.0).max(120.0))
+        .default_pos([below_bar.right() - 12.0, below_bar.top() + 4.0])
+        .constrain_to(below_bar)
+        .max_height((below_bar.height() - 10.0).max(120.0))
         .vscroll(true)
         .open(&mut open)
         .resizable(false)
