@@ -2458,22 +2458,23 @@ fn at_zoom_2_settings_opens_under_the_top_bar() {
         assert!(!b.intersects(settings), "{button} {b:?} under {settings:?}");
     }
     assert!(settings.top() >= rig.harness.get_by_label("A+").rect().bottom());
-    // It can be dragged by its title (down, here), but not up over the bar.
-    let drag = |rig: &mut UiRig, by: f32| {
+    // It can be dragged by its title (to the left, here: it is as tall as the room), but not
+    // up over the bar.
+    let drag = |rig: &mut UiRig, by: egui::Vec2| {
         let title = window(rig).center_top() + egui::vec2(0.0, 12.0);
         rig.harness.drag_at(title);
         rig.harness.step();
-        rig.harness.hover_at(title + egui::vec2(0.0, by));
+        rig.harness.hover_at(title + by);
         rig.harness.step();
-        rig.harness.drop_at(title + egui::vec2(0.0, by));
+        rig.harness.drop_at(title + by);
         for _ in 0..3 {
             rig.harness.step();
         }
         window(rig)
     };
-    let lowered = drag(&mut rig, 30.0);
-    assert!(lowered.top() > settings.top() + 20.0, "{lowered:?}");
-    let dragged = drag(&mut rig, -200.0);
+    let moved = drag(&mut rig, egui::vec2(-100.0, 0.0));
+    assert!(moved.left() < settings.left() - 80.0, "{moved:?}");
+    let dragged = drag(&mut rig, egui::vec2(0.0, -200.0));
     assert!(
         dragged.top() >= rig.harness.get_by_label("A+").rect().bottom(),
         "{dragged:?}"
