@@ -1031,6 +1031,50 @@ fn the_messages_table_keeps_numbers_statuses_and_dates_whole() {
     }
 }
 
+/// A message id cut short ("10000…") is no use: it is shown whole or left out (named in the
+/// note), and a panel with too little room for all gives what the id would have taken to the
+/// body, which had read "Your par…" beside a cut id.
+#[test]
+fn a_message_id_is_whole_or_left_out_and_its_room_goes_to_the_body() {
+    let id = "1000000000000000123";
+    for (size, zoom) in [([1280.0, 800.0], 1.0), ([1600.0, 900.0], 1.0)] {
+        let mut rig = start_sized(size);
+        rig.harness.ctx.set_zoom_factor(zoom);
+        rig.harness.step();
+        rig.send_body_and_click("dlv-long-id", status_report_body(id));
+        rig.until("the detail loads", |app| app.state.detail.is_some());
+        rig.harness.step();
+        rig.harness.get_by_label("Messages (1)").click();
+        rig.harness.step();
+        rig.harness.step();
+        match rig.harness.query_by_label(id) {
+            Some(shown) => {
+                let whole = text_width(&rig, id);
+                assert!(
+                    shown.rect().width() + 0.5 >= whole,
+                    "the id is cut at {size:?}: {} of {whole} points",
+                    shown.rect().width()
+                );
+            }
+            None => {
+                let note = rig
+                    .harness
+                    .get_by_label_contains("left out to fit the panel")
+                    .value()
+                    .unwrap_or_default();
+                assert!(note.contains("Message id"), "{note}");
+                let body = rig
+                    .harness
+                    .get_by_label_contains("Your parcel")
+                    .rect()
+                    .width();
+                // About twice the 65 points it had beside the cut id.
+                assert!(body > 110.0, "the body has {body} points at {size:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_filter_that_hides_the_selected_call_says_so_in_its_detail() {
     use hookscope::store::EventFilter;

@@ -573,9 +573,10 @@ const MESSAGE_COLUMNS: [(&str, &[&str], f32, f32); 9] = [
 ];
 
 /// The Messages table's columns (indices into its list) that step aside first when the panel is
-/// too narrow for all of them at their narrowest. The id goes before the date: cut short, an
-/// opaque id is no use, and its room lets the body show more.
-const DROPPED_FIRST: [usize; 5] = [5, 6, 4, 8, 7];
+/// too narrow for all of them at their narrowest. The id, kept whole or not at all (cut short,
+/// an opaque id is no use), goes before the short Type and the date: its room lets the body
+/// show more.
+const DROPPED_FIRST: [usize; 5] = [5, 6, 8, 4, 7];
 
 fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     let Some(Value::Array(items)) = json else {
@@ -592,10 +593,11 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     }
     // What a reader looks for first comes first; the widths shrink together to the panel's, so
     // every column is in sight (a cut cell shows the whole value on hover).
-    // A status, a phone number or a date cut short is no use to read ("+27001…", "2026-11…"):
-    // these columns keep room for their longest value (FAILED.HANDSET_ERROR, an international
-    // number, a timestamp), up to a limit, and step aside whole rather than be cut.
-    const WHOLE: [usize; 4] = [0, 1, 2, 7];
+    // A status, a phone number, a date or an id cut short is no use to read ("+27001…",
+    // "2026-11…", "10000…"): these columns keep room for their longest value
+    // (FAILED.HANDSET_ERROR, an international number, a timestamp, a message id), up to a
+    // limit, and step aside whole rather than be cut.
+    const WHOLE: [usize; 5] = [0, 1, 2, 7, 8];
     let whole_width: Vec<(usize, f32)> = WHOLE
         .iter()
         .map(|&i| {
@@ -636,9 +638,15 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     // table scrolls sideways, as the list does, rather than cut them.
     let sideways = needed(&shown_cols) > room;
     let room = room.max(needed(&shown_cols));
+    // A column kept whole is designed as wide as its widest value: room it would not use is
+    // the body's to show more (a short "To" had kept 40 points of blank while the body read
+    // "Your par…").
     let designed: Vec<f32> = shown_cols
         .iter()
-        .map(|&i| MESSAGE_COLUMNS[i].2.max(least_of(i)))
+        .map(|&i| match whole_width.iter().find(|(w, _)| *w == i) {
+            Some(_) => least_of(i),
+            None => MESSAGE_COLUMNS[i].2,
+        })
         .collect();
     let least: Vec<f32> = shown_cols.iter().map(|&i| least_of(i)).collect();
     let gaps = spacing * (shown_cols.len() + 2) as f32;
