@@ -4536,3 +4536,47 @@ fn at_zoom_2_the_detail_header_is_below_the_list() {
         assert!(laid.detail.bottom() <= bottom, "{tab}: {laid:?}");
     }
 }
+
+/// In a narrow window at zoom 1.4 no tab widens the detail panel past the list's width: the
+/// Timeline's table of attempts scrolls sideways in its own area. It had widened the panel,
+/// whose top edge, the line under the list, ran on into the Answer panel.
+#[test]
+fn no_detail_tab_widens_its_panel_into_the_answer_panel() {
+    let mut rig = start_sized([760.0, 800.0]);
+    rig.harness.ctx.set_zoom_factor(1.4);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    send_many(&mut rig, "dlv-wide", 3);
+    rig.until("the rows load", |app| app.state.list.row(0).is_some());
+    let id = rig.harness.state().state.list.row(0).unwrap().id;
+    rig.harness.state_mut().select(id);
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.until("its delivery is read", |app| app.state.delivery.is_some());
+    let tabs = [
+        "Timeline",
+        "Messages (1)",
+        "JSON",
+        "Raw body",
+        "Headers",
+        "Findings",
+        "Answer sent",
+    ];
+    for tab in tabs {
+        rig.harness.get_by_label(tab).click();
+        for _ in 0..3 {
+            rig.harness.step();
+        }
+        let left = rig.answer_panel_left();
+        let panel = rig.harness.state().state.laid_out.detail_panel;
+        assert!(
+            panel.right() <= left,
+            "{tab}: the detail panel reaches {}, into the Answer panel from {left}",
+            panel.right()
+        );
+    }
+    // The attempts are all there, a scroll away.
+    rig.harness.get_by_label("Timeline").click();
+    rig.harness.step();
+    rig.harness.get_by_label("Arrived");
+}

@@ -737,6 +737,8 @@ pub struct LaidOut {
     pub detail: egui::Rect,
     /// All of the window under the top bar, whose height grows with the zoom.
     pub below_bar: egui::Rect,
+    /// The detail panel whole, its top edge (the line under the list) included.
+    pub detail_panel: egui::Rect,
 }
 
 /// Everything the window shows.
@@ -826,6 +828,7 @@ impl AppState {
                 list: egui::Rect::NOTHING,
                 detail: egui::Rect::NOTHING,
                 below_bar: egui::Rect::NOTHING,
+                detail_panel: egui::Rect::NOTHING,
             },
             form: AnswerForm::from_answer(&settings.answer),
             port_text: settings.port.to_string(),

@@ -201,6 +201,39 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         });
 }
 
+/// A delivery's attempts, one row each: its number, when it came, the gap before it, the
+/// answer and what it meant.
+fn attempts_grid(ui: &mut egui::Ui, d: &crate::deliveries::Delivery, speed: f64, dark: bool) {
+    egui::Grid::new("attempts_grid")
+        .striped(true)
+        .num_columns(5)
+        .show(ui, |ui| {
+            for h in ["Attempt", "Arrived", "Gap", "Answer", "Outcome"] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for a in &d.attempts {
+                match a.number {
+                    Some(n) => ui.label(n.to_string()),
+                    None => ui.label("—").on_hover_text(NO_NUMBER_HOVER),
+                };
+                ui.label(
+                    a.at.with_timezone(&chrono::Local)
+                        .format("%H:%M:%S%.3f")
+                        .to_string(),
+                );
+                ui.label(a.gap_text(speed).unwrap_or_else(|| "—".into()));
+                // With the Retry-After that moved the next attempt, when the service honours it.
+                ui.label(a.answer_text());
+                ui.label(
+                    RichText::new(super::list::list_label(a.outcome))
+                        .color(super::outcome_color(a.outcome, dark)),
+                );
+                ui.end_row();
+            }
+        });
+}
+
 /// The Timeline's heading while the receiver holds the delivery's next attempt: `attempt 3
 /// came at 14:03:05 and waits for its answer: 503 in 27 s (stored when answered)`.
 fn held_heading(h: &crate::receiver::Held) -> String {
@@ -438,34 +471,12 @@ fn delivery_ui(
         };
         super::timeline::timeline_ui(ui, first.at, end.max(first.at), scale, &marks, Some(now));
     }
-    egui::Grid::new("attempts_grid")
-        .striped(true)
-        .num_columns(5)
-        .show(ui, |ui| {
-            for h in ["Attempt", "Arrived", "Gap", "Answer", "Outcome"] {
-                ui.strong(h);
-            }
-            ui.end_row();
-            for a in &d.attempts {
-                match a.number {
-                    Some(n) => ui.label(n.to_string()),
-                    None => ui.label("—").on_hover_text(NO_NUMBER_HOVER),
-                };
-                ui.label(
-                    a.at.with_timezone(&chrono::Local)
-                        .format("%H:%M:%S%.3f")
-                        .to_string(),
-                );
-                ui.label(a.gap_text(speed).unwrap_or_else(|| "—".into()));
-                // With the Retry-After that moved the next attempt, when the service honours it.
-                ui.label(a.answer_text());
-                ui.label(
-                    RichText::new(super::list::list_label(a.outcome))
-                        .color(super::outcome_color(a.outcome, dark)),
-                );
-                ui.end_row();
-            }
-        });
+    // Sideways in its own scroll area when the panel is narrower than its five columns (a
+    // large zoom): it had widened the detail panel, whose top edge then ran on into the
+    // Answer panel.
+    egui::ScrollArea::horizontal()
+        .id_salt("attempts_sideways")
+        .show(ui, |ui| attempts_grid(ui, d, speed, dark));
     for f in &d.findings {
         finding_ui(ui, f, dark);
     }

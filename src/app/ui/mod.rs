@@ -176,7 +176,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let tallest = (height * 0.55)
         .min(height - LIST_MIN_HEIGHT)
         .max(DETAIL_MIN_HEIGHT);
-    kept_size(
+    app.state.laid_out.detail_panel = kept_size(
         ui,
         egui::Panel::bottom(("detail_panel", zoom)),
         ("detail_panel", zoom),
@@ -267,7 +267,7 @@ fn kept_size(
     key: impl std::hash::Hash + std::fmt::Debug,
     sizes: PanelSizes,
     add: impl FnOnce(&mut egui::Ui),
-) {
+) -> egui::Rect {
     let most = sizes.most;
     let panel = panel
         .resizable(true)
@@ -283,7 +283,8 @@ fn kept_size(
         }
         _ => panel,
     };
-    let shown = (sizes.measure)(&panel.show(ui, add).response.rect);
+    let rect = panel.show(ui, add).response.rect;
+    let shown = (sizes.measure)(&rect);
     let dragging = ui.input(|i| i.pointer.primary_down());
     let wanted = match last {
         Some(s) if dragging && (s.most - most).abs() < 0.5 && (s.shown - shown).abs() >= 0.5 => {
@@ -302,6 +303,7 @@ fn kept_size(
             },
         )
     });
+    rect
 }
 
 const SERVICE_MIN: f32 = 220.0;
