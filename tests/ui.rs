@@ -4580,3 +4580,38 @@ fn no_detail_tab_widens_its_panel_into_the_answer_panel() {
     rig.harness.step();
     rig.harness.get_by_label("Arrived");
 }
+
+/// The rules editor fits a 760-point window at zoom 1.4: under the top bar, inside the window,
+/// its file buttons wrapped in reach (it ran past both edges, Save as… out of reach).
+#[test]
+fn the_rules_editor_fits_a_small_window_at_a_large_zoom() {
+    let mut rig = start_sized([760.0, 800.0]);
+    rig.harness.ctx.set_zoom_factor(1.4);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    rig.harness.state_mut().state.rules.open = true;
+    for _ in 0..4 {
+        rig.harness.step();
+    }
+    let screen = rig.harness.ctx.content_rect();
+    let window = rig
+        .harness
+        .get_by_role_and_label(egui::accesskit::Role::Window, "Answer rules")
+        .rect();
+    assert!(screen.contains_rect(window), "{window:?} in {screen:?}");
+    let bar = rig.harness.get_by_label("A+").rect();
+    assert!(window.top() >= bar.bottom(), "{window:?} under {bar:?}");
+    for button in ["Apply", "Load", "Save", "Open…", "Save as…"] {
+        let b = rig
+            .harness
+            .get_by_role_and_label(egui::accesskit::Role::Button, button)
+            .rect();
+        assert!(window.contains_rect(b), "{button} {b:?} in {window:?}");
+    }
+    let text = rig
+        .harness
+        .get_by_role_and_label(egui::accesskit::Role::Label, "Rules (JSON or TOML)")
+        .rect();
+    assert!(window.contains_rect(text), "{text:?} in {window:?}");
+}

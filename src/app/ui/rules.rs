@@ -202,25 +202,39 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     let mut open = app.state.rules.open;
     let mut apply = false;
     let (mut load, mut save, mut browse_load, mut browse_save) = (false, false, false, false);
-    // In the middle of the window, over the list, not over the top bar.
+    // In the middle of the window, over the list, kept under the top bar and inside the
+    // window however small it is or large the zoom (at 760 points and zoom 1.4 it ran past
+    // both edges, its Save as… out of reach).
+    let screen = ctx.content_rect();
+    let room = match app.state.laid_out.below_bar {
+        r if r.is_positive() && screen.contains_rect(r) => r,
+        _ => screen,
+    };
     egui::Window::new("Answer rules")
         .pivot(egui::Align2::CENTER_CENTER)
-        .default_pos(ctx.content_rect().center())
+        .default_pos(room.center())
+        .constrain_to(room)
         .open(&mut open)
-        .default_size([560.0, 460.0])
+        .default_size([
+            560.0_f32.min(room.width() - 24.0),
+            460.0_f32.min(room.height() - 60.0),
+        ])
+        .max_width(room.width() - 16.0)
+        .max_height((room.height() - 50.0).max(120.0))
         .show(ctx, |ui| {
             ui.label(
                 "Each rule has a name, the calls it takes (when: every condition given must hold; none takes every call), the answer it gives, and how many times it answers before it retires (times, optional). The first rule that matches answers. JSON or TOML ([[rules]] tables); a file is saved in the format its name ends with (.json or .toml).",
             );
             fields_reference_ui(ui);
-            ui.horizontal(|ui| {
+            // Wrapped onto a second row where the window is narrow, not run past its edge.
+            ui.horizontal_wrapped(|ui| {
                 apply = ui.button("Apply").clicked();
                 ui.separator();
                 let l = ui.label("File");
                 ui.add(
                     egui::TextEdit::singleline(&mut app.state.rules.path_text)
                         .hint_text("/path/to/rules.json or .toml")
-                        .desired_width(220.0),
+                        .desired_width(220.0_f32.min(ui.available_width() - 8.0).max(80.0)),
                 )
                 .labelled_by(l.id);
                 let typed = !app.state.rules.path_text.trim().is_empty();
