@@ -575,7 +575,9 @@ const MESSAGE_COLUMNS: [(&str, &[&str], f32, f32); 9] = [
     ("Status", &["status", "id"], 150.0, 60.0),
     ("From", &["from"], 110.0, 56.0),
     ("To", &["to"], 110.0, 56.0),
-    ("Body", &["body"], 230.0, 60.0),
+    // A body cut under 140 points ("Hooksco…") says nothing: the other columns step aside
+    // first.
+    ("Body", &["body"], 230.0, 140.0),
     ("Type", &["type"], 75.0, 40.0),
     ("Parts", &["numberOfParts"], 45.0, 36.0),
     ("Credits", &["creditCost"], 55.0, 40.0),
@@ -604,11 +606,11 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     }
     // What a reader looks for first comes first; the widths shrink together to the panel's, so
     // every column is in sight (a cut cell shows the whole value on hover).
-    // A status, a phone number, a date or an id cut short is no use to read ("+27001…",
-    // "2026-11…", "10000…"): these columns keep room for their longest value
-    // (FAILED.HANDSET_ERROR, an international number, a timestamp, a message id), up to a
-    // limit, and step aside whole rather than be cut.
-    const WHOLE: [usize; 5] = [0, 1, 2, 7, 8];
+    // A status, a phone number, a type, a date or an id cut short is no use to read
+    // ("+27001…", "RECEIV…", "2026-11…", "10000…"): these columns keep room for their longest
+    // value (FAILED.HANDSET_ERROR, an international number, RECEIVED, a timestamp, a message
+    // id), up to a limit, and step aside whole rather than be cut.
+    const WHOLE: [usize; 6] = [0, 1, 2, 4, 7, 8];
     let whole_width: Vec<(usize, f32)> = WHOLE
         .iter()
         .map(|&i| {
