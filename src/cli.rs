@@ -1238,6 +1238,10 @@ pub fn render_show(s: &Stored) -> String {
         };
         t += &format!("  {}: {}{note}\n", e(n), e(v));
     }
+    if let Some(why) = crate::receiver::no_body_sent(&inv.method, a.status) {
+        // Not a body lost: none is sent, whatever was chosen.
+        t += &format!("  no body: {why}\n");
+    }
     if !a.body.is_empty() {
         // Its size first, as the request's body has: a long one is seen for what it is
         // before its text scrolls by.
@@ -1909,6 +1913,17 @@ mod tests {
         });
         assert!(
             !t[t.find("\nAnswer\n").unwrap_or(0)..].contains("Body ("),
+            "{t}"
+        );
+        assert!(!t.contains("no body:"), "{t}");
+        // An answer to HEAD says why it has none, so a chosen body does not look lost.
+        let mut head = crate::store::Invocation::synthetic(3, b"");
+        head.method = "HEAD".into();
+        let t = render_show(&Stored { id: 3, inv: head });
+        assert!(
+            t.contains(
+                "  no body: an answer to HEAD carries no body: HTTP sends its headers only\n"
+            ),
             "{t}"
         );
     }

@@ -921,7 +921,12 @@ async fn handle(
     }
 
     let answer = decision.answer;
-    let sent = sent_answer(&answer);
+    let mut sent = sent_answer(&answer);
+    // A tunnel's opening has no body, so no type for one either.
+    if parts.method == axum::http::Method::CONNECT && (200..300).contains(&sent.status) {
+        sent.headers
+            .retain(|(n, _)| !n.eq_ignore_ascii_case("content-type"));
+    }
     // The response keeps the body, so an answer to HEAD says the Content-Length a GET would get
     // (it said 0); the record says what reached the caller, which is no body when HTTP sends
     // none (hyper drops it).
@@ -1222,14 +1227,22 @@ fn request_target(uri: &axum::http::Uri) -> &str {
     }
 }
 
-/// Whether HTTP sends an answer's body to this request: not to HEAD, not with a 2xx to CONNECT
-/// (which opens a tunnel), not with 1xx, 204 or 304, as hyper does.
+/// Why HTTP sends no body in this answer, whatever was chosen: to HEAD, with a 2xx to CONNECT
+/// (which opens a tunnel), with 1xx, 204 or 304, as hyper does. `None`: the body is sent.
+pub fn no_body_sent(method: &str, status: u16) -> Option<&'static str> {
+    match (method, status) {
+        ("HEAD", _) => Some("an answer to HEAD carries no body: HTTP sends its headers only"),
+        ("CONNECT", 200..=299) => {
+            Some("a 2xx answer to CONNECT opens a tunnel and carries no body")
+        }
+        (_, 0..=199) => Some("an informational answer carries no body"),
+        (_, 204 | 304) => Some("HTTP sends no body with this code"),
+        _ => None,
+    }
+}
+
 fn sends_body(method: &axum::http::Method, status: u16) -> bool {
-    let success = (200..300).contains(&status);
-    !(method == axum::http::Method::HEAD
-        || method == axum::http::Method::CONNECT && success
-        || status < 200
-        || matches!(status, 204 | 304))
+    no_body_sent(method.as_str(), status).is_none()
 }
 
 fn header_pairs(map: &axum::http::HeaderMap) -> Vec<(&str, &[u8])> {
@@ -1321,6 +1334,11 @@ mod tests {
         ] {
             assert_eq!(sends_body(&method, status), sent, "{method} {status}");
         }
+        assert_eq!(
+            no_body_sent("CONNECT", 200),
+            Some("a 2xx answer to CONNECT opens a tunnel and carries no body")
+        );
+        assert_eq!(no_body_sent("POST", 503), None);
     }
 
     #[tokio::test]

@@ -267,6 +267,16 @@ async fn head_and_connect_are_recorded_with_the_empty_body_http_sends() {
     let s = last(&rig).await;
     assert_eq!(s.inv.method, "CONNECT");
     assert!(s.inv.answer.body.is_empty(), "recorded as sent: no body");
+    // Nor a type for a body it does not have.
+    assert!(
+        !s.inv
+            .answer
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("content-type")),
+        "{:?}",
+        s.inv.answer.headers
+    );
     // A GET gets the body, and its record says so.
     let resp = rig.client.get(rig.url("/g")).send().await.unwrap();
     assert_eq!(resp.text().await.unwrap(), "hello");

@@ -4642,3 +4642,29 @@ fn the_rules_editor_fits_a_small_window_at_a_large_zoom() {
         .rect();
     assert!(window.contains_rect(text), "{text:?} in {window:?}");
 }
+
+/// An answer to HEAD says in its Answer sent tab why it has no body, so a chosen body does not
+/// look lost.
+#[test]
+fn the_answer_sent_tab_says_why_a_head_answer_has_no_body() {
+    let mut rig = start();
+    let url = rig.url("/h");
+    let status = rig.rt.block_on(async {
+        rig.client
+            .head(url)
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+    });
+    assert_eq!(status.ok(), Some(200));
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    let id = rig.harness.state().state.list.row(0).unwrap().id;
+    rig.harness.state_mut().select(id);
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("Answer sent").click();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness
+        .get_by_label("No body: an answer to HEAD carries no body: HTTP sends its headers only.");
+}

@@ -1031,6 +1031,10 @@ fn answer_head_ui(ui: &mut egui::Ui, s: &Stored) {
             }
         });
     }
+    if let Some(why) = crate::receiver::no_body_sent(&s.inv.method, a.status) {
+        // Not a body lost: none is sent, whatever was chosen.
+        ui.weak(format!("No body: {why}."));
+    }
 }
 
 /// Text quoted for bash and zsh: in plain quotes, or, when it holds a control character or an
