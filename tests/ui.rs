@@ -4562,6 +4562,9 @@ fn at_zoom_2_the_detail_header_is_below_the_list() {
         );
         assert!(laid.detail.bottom() <= bottom, "{tab}: {laid:?}");
     }
+    // With so little room the answer's 40 lines scroll with the tab's sentences, all laid out,
+    // not in a box of a line and a half inside it.
+    rig.harness.get_by_label("answer line 39");
 }
 
 /// In a narrow window at zoom 1.4 no tab widens the detail panel past the list's width: the

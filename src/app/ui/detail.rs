@@ -969,7 +969,20 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
     };
     if a.body.is_empty() || room < 8.0 * line {
         // No body, or too little room to share (a large zoom on a laptop): one scroll area,
-        // the sentences first, then the body in a box as tall as the room.
+        // the sentences first, then the body, in a box as tall as its rows when they are a
+        // few hundred or fewer, so it scrolls with the rest rather than inside a keyhole of
+        // a line and a half; a longer one in a box as tall as the room.
+        let rows = match std::str::from_utf8(&a.body) {
+            Ok(text) => text.lines().count().max(1),
+            Err(_) => a.body.len().div_ceil(8),
+        };
+        let row = ui.text_style_height(&egui::TextStyle::Monospace) + ui.spacing().item_spacing.y;
+        let bar = ui.spacing().scroll.bar_width + ui.spacing().scroll.bar_outer_margin;
+        let body_height = if rows <= 300 {
+            rows as f32 * row + bar
+        } else {
+            room
+        };
         egui::ScrollArea::vertical()
             .id_salt("answer_sent")
             .auto_shrink([false, false])
@@ -979,7 +992,7 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
                 answer_head_ui(ui, s);
                 if !a.body.is_empty() {
                     heading(ui);
-                    raw_ui(ui, ("answer", s.id), &a.body, room);
+                    raw_ui(ui, ("answer", s.id), &a.body, body_height);
                 }
             });
         return;
