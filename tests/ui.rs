@@ -133,6 +133,23 @@ impl UiRig {
         });
     }
 
+    /// Select the list's first row through the app (its label may be cut in a narrow list, or
+    /// out of sight), and wait for its detail.
+    fn select_first_row(&mut self) {
+        self.until("a row is listed", |app| app.state.list.row(0).is_some());
+        let id = self.harness.state().state.list.row(0).map(|r| r.id);
+        self.harness.state_mut().select(id.expect("a row"));
+        self.until("the detail loads", |app| app.state.detail.is_some());
+    }
+
+    /// Click the detail's `tab` and give it the frames to lay out.
+    fn show_tab(&mut self, tab: &str) {
+        self.harness.get_by_label(tab).click();
+        for _ in 0..3 {
+            self.harness.step();
+        }
+    }
+
     /// Step until the service panel reports an error.
     /// Switch the service panel to a real service at `base` as user demo, type `password` and
     /// press *Test connection*.
@@ -4533,10 +4550,7 @@ fn at_zoom_2_the_detail_header_is_below_the_list() {
             .apply_rules(&rules.to_string(), "test")
     );
     send_many(&mut rig, "dlv-head", 12);
-    rig.until("the rows load", |app| app.state.list.row(0).is_some());
-    let id = rig.harness.state().state.list.row(0).unwrap().id;
-    rig.harness.state_mut().select(id);
-    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.select_first_row();
     let bottom = rig.harness.ctx.content_rect().bottom();
     let tabs = [
         "Timeline",
@@ -4547,10 +4561,7 @@ fn at_zoom_2_the_detail_header_is_below_the_list() {
         "Answer sent",
     ];
     for tab in tabs {
-        rig.harness.get_by_label(tab).click();
-        for _ in 0..3 {
-            rig.harness.step();
-        }
+        rig.show_tab(tab);
         let laid = rig.harness.state().state.laid_out;
         let header = rig.harness.get_by_label("Copy as curl").rect();
         assert!(
@@ -4578,10 +4589,7 @@ fn no_detail_tab_widens_its_panel_into_the_answer_panel() {
         rig.harness.step();
     }
     send_many(&mut rig, "dlv-wide", 3);
-    rig.until("the rows load", |app| app.state.list.row(0).is_some());
-    let id = rig.harness.state().state.list.row(0).unwrap().id;
-    rig.harness.state_mut().select(id);
-    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.select_first_row();
     rig.until("its delivery is read", |app| app.state.delivery.is_some());
     let tabs = [
         "Timeline",
@@ -4593,10 +4601,7 @@ fn no_detail_tab_widens_its_panel_into_the_answer_panel() {
         "Answer sent",
     ];
     for tab in tabs {
-        rig.harness.get_by_label(tab).click();
-        for _ in 0..3 {
-            rig.harness.step();
-        }
+        rig.show_tab(tab);
         let left = rig.answer_panel_left();
         let panel = rig.harness.state().state.laid_out.detail_panel;
         assert!(
@@ -4660,14 +4665,9 @@ fn the_answer_sent_tab_says_why_a_head_answer_has_no_body() {
             .map(|r| r.status().as_u16())
     });
     assert_eq!(status.ok(), Some(200));
-    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
-    let id = rig.harness.state().state.list.row(0).unwrap().id;
-    rig.harness.state_mut().select(id);
-    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.select_first_row();
     rig.harness.step();
-    rig.harness.get_by_label("Answer sent").click();
-    rig.harness.step();
-    rig.harness.step();
+    rig.show_tab("Answer sent");
     rig.harness
         .get_by_label("No body: an answer to HEAD carries no body: HTTP sends its headers only.");
 }
