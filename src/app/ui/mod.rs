@@ -209,6 +209,16 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     app.state.typed_last_frame = ui.ctx().egui_wants_keyboard_input();
 }
 
+/// Where a window (Settings, the rules) may be: the window's area under the top bar, as last
+/// laid out, or the whole window before the bar has been.
+pub fn room_under_bar(ctx: &egui::Context, app: &HookscopeApp) -> egui::Rect {
+    let screen = ctx.content_rect();
+    match app.state.laid_out.below_bar {
+        r if r.is_positive() && screen.contains_rect(r) => r,
+        _ => screen,
+    }
+}
+
 /// The Service panel over the left of the list and the detail, from below the top bar to the
 /// window's foot, `width` wide: shown when the window is too narrow for it beside the list.
 /// Its Close button, the top bar's Service button and Escape put it away.

@@ -205,11 +205,7 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     // In the middle of the window, over the list, kept under the top bar and inside the
     // window however small it is or large the zoom (at 760 points and zoom 1.4 it ran past
     // both edges, its Save as… out of reach).
-    let screen = ctx.content_rect();
-    let room = match app.state.laid_out.below_bar {
-        r if r.is_positive() && screen.contains_rect(r) => r,
-        _ => screen,
-    };
+    let room = super::room_under_bar(ctx, app);
     egui::Window::new("Answer rules")
         .pivot(egui::Align2::CENTER_CENTER)
         .default_pos(room.center())

@@ -29,11 +29,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     // Under the Settings button (top right), not over the listening URL; kept under the top
     // bar, however tall the zoom makes it (at zoom 2 it covered the bar's buttons, A− and A+
     // with them), where it may be dragged.
-    let screen = ctx.content_rect();
-    let below_bar = match app.state.laid_out.below_bar {
-        r if r.is_positive() && screen.contains_rect(r) => r,
-        _ => screen,
-    };
+    let below_bar = super::room_under_bar(ctx, app);
     // No taller than the room under the bar: past that its content scrolls. (Grown past the
     // screen's foot, at zoom 2, egui moved the whole window up as each note appeared, and the
     // field being typed in with it.)
