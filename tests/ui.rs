@@ -2340,6 +2340,74 @@ fn the_top_bar_and_the_list_stay_readable_in_a_narrow_window_and_at_a_large_zoom
     }
 }
 
+/// A small window at zoom 2 (760 × 600 pixels, 380 points) had its detail drawn over the
+/// list's filters and its title run into the bar's buttons: the zoom is kept to what the window
+/// has room for (1.4 there), A+ says why it does no more, and the zoom asked for comes back
+/// as the window grows.
+#[test]
+fn a_small_window_keeps_the_zoom_it_has_room_for() {
+    use egui_kittest::kittest::NodeT;
+    let mut rig = start_sized([760.0, 600.0]);
+    send_many(&mut rig, "dlv-room", 2);
+    rig.harness.ctx.set_zoom_factor(2.0);
+    rig.harness.run_steps(4);
+    let zoom = rig.harness.ctx.zoom_factor();
+    assert!(
+        (zoom - 1.4).abs() < 0.01,
+        "zoom {zoom} in a 760 x 600 window"
+    );
+    assert!((rig.harness.state().state.settings.zoom - 2.0).abs() < 0.01);
+    let plus = rig.harness.get_by_label("A+");
+    assert!(
+        plus.accesskit_node().is_disabled(),
+        "A+ is enabled at the window's limit"
+    );
+    // Laid out as at any zoom the window has room for: the filters above the detail, the
+    // title left of the buttons.
+    let follow = rig.harness.get_by_label("Follow newest").rect();
+    let detail = rig.harness.state().state.laid_out.detail_panel;
+    assert!(
+        follow.max.y * zoom <= detail.min.y * zoom + 1.0,
+        "the detail panel (top {}) runs over the filters (foot {})",
+        detail.min.y,
+        follow.max.y
+    );
+    let title = rig.harness.get_by_label("Hookscope").rect();
+    let service = rig
+        .harness
+        .query_all_by_label("Service")
+        .min_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
+        .expect("the Service button")
+        .rect();
+    assert!(
+        title.max.x < service.min.x,
+        "the title runs into the Service button"
+    );
+    // The window made larger (the harness takes a size in points at the zoom in force): the
+    // zoom asked for is back.
+    rig.harness.set_size(egui::vec2(1280.0, 800.0) / zoom);
+    rig.harness.run_steps(4);
+    let zoom = rig.harness.ctx.zoom_factor();
+    assert!(
+        (zoom - 2.0).abs() < 0.01,
+        "zoom {zoom} in a 1280 x 800 window"
+    );
+    // Small again, and Ctrl − from there steps down from the zoom shown.
+    rig.harness.set_size(egui::vec2(760.0, 600.0) / zoom);
+    rig.harness.run_steps(4);
+    let zoom = rig.harness.ctx.zoom_factor();
+    assert!(
+        (zoom - 1.4).abs() < 0.01,
+        "zoom {zoom} in a 760 x 600 window again"
+    );
+    rig.harness
+        .key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Minus);
+    rig.harness.run_steps(4);
+    let zoom = rig.harness.ctx.zoom_factor();
+    assert!((zoom - 1.3).abs() < 0.01, "zoom {zoom} after Ctrl − at 1.4");
+    assert!((rig.harness.state().state.settings.zoom - 1.3).abs() < 0.01);
+}
+
 #[test]
 fn zooming_in_and_out_lays_the_list_out_afresh() {
     let mut rig = start();

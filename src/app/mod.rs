@@ -90,6 +90,9 @@ impl HookscopeApp {
             .responder
             .set_pass_registration_check(state.settings.pass_registration_check);
         apply_look(ctx, &state.settings);
+        if (MIN_ZOOM..=MAX_ZOOM).contains(&state.settings.zoom) {
+            ctx.set_zoom_factor(state.settings.zoom);
+        }
         if !state.settings.rules_json.trim().is_empty() {
             match crate::rules::RuleSet::parse("saved rules", &state.settings.rules_json) {
                 Ok(rules) => {
@@ -855,6 +858,20 @@ pub const SMALL_TEXT: f32 = 10.5;
 pub const MIN_ZOOM: f32 = 0.5;
 pub const MAX_ZOOM: f32 = 2.0;
 
+/// The least room, in points, the layout is made for: the top bar, the Answer panel beside a
+/// list of a few rows, and a detail panel of a few lines. A small window at a large zoom (760
+/// pixels at zoom 2, 380 points) had its detail drawn over the list's filters and the title
+/// run into the bar's buttons.
+pub const LEAST_ROOM: egui::Vec2 = egui::vec2(520.0, 360.0);
+
+/// The largest zoom a window of `window` points at zoom 1 has room for ([`LEAST_ROOM`]), in
+/// steps of 0.1 as A+ and Ctrl + take, between 1 and [`MAX_ZOOM`]: a 1280 × 800 laptop
+/// window keeps zoom 2, the smallest window (720 × 480) gets 1.3.
+pub fn largest_zoom(window: egui::Vec2) -> f32 {
+    let fits = (window.x / LEAST_ROOM.x).min(window.y / LEAST_ROOM.y);
+    ((fits * 10.0 + 1e-3).floor() / 10.0).clamp(1.0, MAX_ZOOM)
+}
+
 /// The most of a webhook's or a rule's name a sentence quotes, in characters.
 pub const NAME_IN_SENTENCE: usize = 60;
 
@@ -864,7 +881,8 @@ pub const LIGHT_WEAK_ALPHA: f32 = 0.85;
 /// The grey of the dark theme's ordinary text (egui's is 140).
 pub const DARK_TEXT_GRAY: u8 = 150;
 
-/// Theme, zoom and text sizes from the settings.
+/// Theme and text sizes from the settings (the zoom is set at start, and then kept by the
+/// window's layout to what it has room for).
 pub fn apply_look(ctx: &egui::Context, s: &Settings) {
     ctx.all_styles_mut(|style| {
         style.text_styles.insert(
@@ -888,9 +906,6 @@ pub fn apply_look(ctx: &egui::Context, s: &Settings) {
     } else {
         egui::Theme::Light
     });
-    if (MIN_ZOOM..=MAX_ZOOM).contains(&s.zoom) {
-        ctx.set_zoom_factor(s.zoom);
-    }
 }
 
 /// The name of the rule that answers every call, if one does.
@@ -982,7 +997,29 @@ fn first_few(items: &[String], n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{first_few, in_window_words};
+    use super::{first_few, in_window_words, largest_zoom};
+
+    #[test]
+    fn a_window_gets_the_largest_zoom_it_has_room_for() {
+        for (window, zoom) in [
+            // A laptop's window keeps the largest zoom, for a demo.
+            ([1280.0, 800.0], 2.0),
+            ([1280.0, 740.0], 2.0),
+            ([1920.0, 1080.0], 2.0),
+            // Narrow or short: the zoom its width or height has room for, in A+'s steps.
+            ([760.0, 600.0], 1.4),
+            ([1280.0, 600.0], 1.6),
+            ([1040.0, 720.0], 2.0),
+            ([1039.0, 720.0], 1.9),
+            // The smallest window the app opens at.
+            ([720.0, 480.0], 1.3),
+            // Smaller still (a window manager's choice): zoom 1 is left alone.
+            ([400.0, 300.0], 1.0),
+        ] {
+            let got = largest_zoom(egui::vec2(window[0], window[1]));
+            assert!((got - zoom).abs() < 1e-4, "{window:?}: {got}, not {zoom}");
+        }
+    }
 
     #[test]
     fn the_panel_names_a_few_unreadable_webhooks_and_counts_the_rest() {

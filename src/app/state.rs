@@ -779,6 +779,11 @@ pub struct AppState {
     /// The Service panel stepped aside for a narrow window (not closed by the user): it comes
     /// back when the window is wide enough again.
     pub service_aside: bool,
+    /// The zoom the last frame was drawn at: the one asked for (kept in the settings), or less
+    /// when the window has no room for it ([`crate::app::largest_zoom`]).
+    pub zoom_shown: f32,
+    /// The largest zoom the window had room for in the last frame.
+    pub zoom_room: f32,
     /// How wide the top bar's receiver status and its buttons were in the last frame, to lay
     /// it out on one line or two.
     pub top_bar_widths: [f32; 2],
@@ -850,6 +855,8 @@ impl AppState {
             first_frame: true,
             was_narrow: false,
             service_aside: false,
+            zoom_shown: 0.0,
+            zoom_room: crate::app::MAX_ZOOM,
             top_bar_widths: [0.0; 2],
             settings_draft: None,
             settings_draft_base: None,

@@ -88,14 +88,7 @@ pub fn fit_columns(designed: &[f32], least: &[f32], room: f32) -> Vec<f32> {
 }
 
 pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
-    // The zoom is changed with Ctrl +/- (egui, which goes up to 5) or the top bar; kept within
-    // the range the layout is made for, and for the next start.
-    let zoom = ui.ctx().zoom_factor();
-    let kept = zoom.clamp(crate::app::MIN_ZOOM, crate::app::MAX_ZOOM);
-    if (kept - zoom).abs() > 1e-3 {
-        app.pointer.zoom_to(ui.ctx(), kept);
-    }
-    app.state.settings.zoom = kept;
+    keep_zoom(ui.ctx(), app);
     app.state.typing = ui.ctx().egui_wants_keyboard_input();
     // A rule whose `times` are used up no longer answers: the top bar and What-if say so.
     let in_force = app.engine.responder.rules_in_force();
@@ -207,6 +200,31 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     rules::rules_editor_window(ui.ctx(), app);
     app.state.first_frame = false;
     app.state.typed_last_frame = ui.ctx().egui_wants_keyboard_input();
+}
+
+/// The zoom is changed with Ctrl +/- (egui, which goes up to 5), the top bar's A+ and A−, and
+/// the settings: kept within the range the layout is made for, and to what the window has room
+/// for ([`crate::app::largest_zoom`]). The zoom asked for is the one kept for the next start,
+/// and comes back as the window grows again.
+fn keep_zoom(ctx: &egui::Context, app: &mut HookscopeApp) {
+    use crate::app::{MAX_ZOOM, MIN_ZOOM, largest_zoom};
+    let zoom = ctx.zoom_factor();
+    // A zoom other than the one this function left was asked for (by the keyboard, a button,
+    // the settings at start); the same one is the zoom kept from before.
+    let asked = if (zoom - app.state.zoom_shown).abs() > 1e-3 {
+        zoom
+    } else {
+        app.state.settings.zoom
+    };
+    let wanted = asked.clamp(MIN_ZOOM, MAX_ZOOM);
+    let room = largest_zoom(ctx.content_rect().size() * zoom);
+    let shown = wanted.min(room);
+    if (shown - zoom).abs() > 1e-3 {
+        app.pointer.zoom_to(ctx, shown);
+    }
+    app.state.settings.zoom = wanted;
+    app.state.zoom_shown = shown;
+    app.state.zoom_room = room;
 }
 
 /// Where a window (Settings, the rules) may be: the window's area under the top bar, as last

@@ -270,7 +270,17 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, room: f32) -> f32 {
         }
         z.clamp(crate::app::MIN_ZOOM, crate::app::MAX_ZOOM)
     };
-    let plus = ui.button("A+").on_hover_text("Larger text (Ctrl +)");
+    // No larger zoom than the window has room for (or than the layout is made for): A+ says
+    // so rather than doing nothing.
+    let larger = ui.ctx().zoom_factor() + 0.05 < app.state.zoom_room;
+    let plus = ui
+        .add_enabled(larger, egui::Button::new("A+"))
+        .on_hover_text("Larger text (Ctrl +)")
+        .on_disabled_hover_text(if app.state.zoom_room < crate::app::MAX_ZOOM {
+            "The window has no room for larger text: make it larger first"
+        } else {
+            "The text is as large as it goes"
+        });
     let middle = plus.rect.center().y;
     if plus.clicked() {
         let z = zoom_clicked(ui, true);
