@@ -2590,6 +2590,46 @@ fn too_narrow_for_three_columns_the_service_panel_is_a_drawer_over_the_list() {
     );
 }
 
+/// Scroll bars have room of their own: at zoom 2 Settings scrolls, and its fields and its
+/// widest line end left of its scroll bar (they ran under it), which is in sight.
+#[test]
+fn the_settings_fields_end_before_the_scroll_bar() {
+    use egui_kittest::kittest::Queryable;
+    let mut rig = start();
+    rig.harness.ctx.set_zoom_factor(2.0);
+    rig.harness.run_steps(3);
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.run_steps(4);
+    let window = rig
+        .harness
+        .get_by_role_and_label(egui::accesskit::Role::Window, "Settings")
+        .rect();
+    let data_dir = rig.harness.state().state.data_dir.display().to_string();
+    let right = [
+        "Public URL",
+        "Bind address",
+        "Brand word",
+        data_dir.as_str(),
+    ]
+    .into_iter()
+    .flat_map(|label| {
+        rig.harness
+            .query_all_by_label(label)
+            .map(|n| n.rect().right())
+            .collect::<Vec<_>>()
+    })
+    .fold(f32::MIN, f32::max);
+    let scroll = rig.harness.ctx.global_style().spacing.scroll;
+    // The bar's 6 points and its margin of 4, inside the window's frame.
+    let frame = f32::from(rig.harness.ctx.global_style().spacing.window_margin.right);
+    assert!(
+        right <= window.right() - frame - 10.0,
+        "a field ends at {right}, under the scroll bar of the window ending at {}",
+        window.right()
+    );
+    assert!(!scroll.floating && scroll.dormant_handle_opacity > 0.0);
+}
+
 /// At zoom 2 the top bar takes two rows: Settings opens under it, not over its buttons (A− and
 /// A+ among them), and stays under it when dragged up.
 #[test]

@@ -889,6 +889,14 @@ pub fn apply_look(ctx: &egui::Context, s: &Settings) {
             egui::TextStyle::Small,
             egui::FontId::proportional(SMALL_TEXT),
         );
+        // Scroll bars with room of their own, always in sight: egui's float over the content
+        // (fields and text ran under them) and show only under the pointer, so nothing told a
+        // viewer a panel had more below.
+        style.spacing.scroll = egui::style::ScrollStyle {
+            dormant_handle_opacity: 0.5,
+            dormant_background_opacity: 0.2,
+            ..egui::style::ScrollStyle::solid()
+        };
     });
     // egui's light theme draws secondary text at about 3:1 against white, too faint to read
     // on a projector or a laptop in daylight; this makes it about 5:1.

@@ -35,14 +35,6 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     let held = working_in(ui);
     scroll.show(ui, |ui| {
-            // Room for the scroll bar beside the cards, not over their right edge.
-            // (The bar widens when the pointer is over it: its floating width counts too.)
-            let scroll = ui.spacing().scroll;
-            let bar = scroll.bar_width.max(scroll.floating_allocated_width)
-                + scroll.bar_inner_margin
-                + scroll.bar_outer_margin
-                + 2.0;
-            ui.set_max_width(ui.available_width() - bar);
             for preset in Preset::ALL {
                 let outcome = preset.outcome();
                 let chosen = current == preset.answer();

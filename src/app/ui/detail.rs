@@ -882,7 +882,7 @@ fn raw_ui(
         .layout_no_wrap("0123456789".into(), font, egui::Color32::WHITE)
         .size()
         .x;
-    let bar = ui.spacing().scroll.bar_width + ui.spacing().scroll.bar_outer_margin;
+    let bar = ui.spacing().scroll.allocated_width();
     let per_row = raw_row_chars(ui.available_width() - bar, ten / 10.0);
     // The rows of a text body, worked out once per call and width (a pass over the whole body).
     type Rows = std::sync::Arc<Vec<std::ops::Range<usize>>>;
@@ -977,7 +977,7 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
             Err(_) => a.body.len().div_ceil(8),
         };
         let row = ui.text_style_height(&egui::TextStyle::Monospace) + ui.spacing().item_spacing.y;
-        let bar = ui.spacing().scroll.bar_width + ui.spacing().scroll.bar_outer_margin;
+        let bar = ui.spacing().scroll.allocated_width();
         let body_height = if rows <= 300 {
             rows as f32 * row + bar
         } else {

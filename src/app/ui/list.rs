@@ -9,6 +9,9 @@ use egui::{Key, RichText};
 use egui_extras::{Column, TableBuilder};
 
 const ROW_HEIGHT: f32 = 20.0;
+const HEADER_HEIGHT: f32 = 22.0;
+/// The room between two of the list's columns.
+const COLUMN_GAP: f32 = 6.0;
 
 fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let mut changed = false;
@@ -282,11 +285,15 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         return;
     }
 
-    let gaps = ui.spacing().item_spacing.x * (COLUMNS.len() - 1) as f32;
-    let narrowest = COLUMNS.iter().map(|(_, _, least)| least).sum::<f32>() + gaps;
     // In a scope of its own: the table draws its column lines down to the bottom of the Ui it
     // is in, and this one holds the box of held calls under the list.
     ui.scope(|ui| {
+        // Columns a little closer than egui's 8 points, so that the table's scroll bar, which
+        // has room of its own beside the rows, costs the delivery id nothing at 1024 points.
+        ui.spacing_mut().item_spacing.x = COLUMN_GAP;
+        // The gaps between the columns, and the room the table keeps for its scroll bar.
+        let gaps = COLUMN_GAP * (COLUMNS.len() - 1) as f32 + ui.spacing().scroll.allocated_width();
+        let narrowest = COLUMNS.iter().map(|(_, _, least)| least).sum::<f32>() + gaps;
         if ui.available_width() < narrowest {
             // Too narrow for every column even at its narrowest (a small window with both
             // side panels open): the table scrolls sideways, so no column is out of reach.
@@ -423,7 +430,7 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
     let mut clicked: Option<i64> = None;
     let selected = app.state.list.selected;
     table
-        .header(22.0, |mut h| {
+        .header(HEADER_HEIGHT, |mut h| {
             for (title, short_title, _) in COLUMNS {
                 h.col(|ui| {
                     let header = if short {
@@ -646,7 +653,7 @@ const COLUMNS: [(&str, &str, f32); 8] = [
 const DELIVERY: usize = 2;
 /// The columns' widths as designed: every column, findings included, fits the list at the
 /// default window size with both side panels open, with room left for the delivery id.
-const DESIGNED: [f32; 8] = [72.0, 112.0, 0.0, 54.0, 62.0, 50.0, 100.0, 62.0];
+const DESIGNED: [f32; 8] = [72.0, 112.0, 0.0, 54.0, 62.0, 50.0, 90.0, 62.0];
 /// The columns of numbers (attempt, messages, answer code, findings), the first to shrink.
 const NUMBERS: [usize; 4] = [3, 4, 5, 7];
 /// What the delivery id keeps at least before the other columns shrink.

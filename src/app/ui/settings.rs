@@ -39,6 +39,9 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         .constrain_to(below_bar)
         .max_height((below_bar.height() - 10.0).max(120.0))
         .vscroll(true)
+        // Its scroll bar has room of its own: kept in sight, so that a note that makes the
+        // content scroll does not widen the window and move Apply under the pointer.
+        .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
         .open(&mut open)
         .resizable(false)
         .collapsible(false)
