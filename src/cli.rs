@@ -417,6 +417,9 @@ fn line_at(s: &Summary, time_format: &str) -> String {
     let opt = |v: &Option<String>| escape_control(v.as_deref().unwrap_or("-"));
     let event = if s.registration_check {
         "registration-check".to_owned()
+    } else if s.method.is_empty() {
+        // Bytes with no request line: the HTTP layer refused them.
+        "not-http".to_owned()
     } else {
         opt(&s.event)
     };
@@ -425,8 +428,16 @@ fn line_at(s: &Summary, time_format: &str) -> String {
         s.received_at
             .with_timezone(&chrono::Local)
             .format(time_format),
-        escape_control(&s.method),
-        escape_control(&s.path),
+        if s.method.is_empty() {
+            "-".to_owned()
+        } else {
+            escape_control(&s.method)
+        },
+        if s.path.is_empty() {
+            "-".to_owned()
+        } else {
+            escape_control(&s.path)
+        },
         event,
         opt(&s.delivery),
         s.attempt.map_or("-".to_owned(), |a| a.to_string()),
@@ -1157,9 +1168,8 @@ pub fn render_show(s: &Stored) -> String {
         e(inv.peer.as_deref().unwrap_or("?"))
     );
     t += &format!(
-        "{} {}{}\n",
-        e(&inv.method),
-        e(&inv.path),
+        "{}{}\n",
+        e(&crate::store::request_phrase(&inv.method, &inv.path)),
         inv.query
             .as_deref()
             .map_or(String::new(), |q| format!("?{}", e(q)))
@@ -1168,6 +1178,9 @@ pub fn render_show(s: &Stored) -> String {
         t += "This is the registration check the service makes before it accepts a URL.\n";
     }
     t += "\nHeaders\n";
+    if inv.not_http() {
+        t += "  none read: the HTTP layer refused the request, whose bytes are the body below\n";
+    }
     for h in &inv.headers {
         t += &format!("  {}: {}", e(&h.name), e(&h.value));
         if let Some(hex) = &h.bytes_hex {

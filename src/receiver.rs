@@ -5,7 +5,7 @@
 use crate::contract::{Brand, Finding, Severity, validate};
 use crate::responder::{Answer, CallInfo, Responder};
 use crate::store::{
-    CALLER_HUNG_UP, Header, Invocation, QUIT_BEFORE_ANSWER, SentAnswer, Store, Summary,
+    CALLER_HUNG_UP, Header, Invocation, NOT_HTTP, QUIT_BEFORE_ANSWER, SentAnswer, Store, Summary,
 };
 use axum::Router;
 use axum::body::Body;
@@ -653,11 +653,18 @@ fn serve(
         held: held.clone(),
         held_count: Default::default(),
     });
+    // Requests hyper refuses reach no handler: the connections' taps hand them here.
+    let (refused_tx, refused_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(record_refused(shared.clone(), refused_rx));
     let app = Router::new().fallback(handle).with_state(shared);
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
+        let listener = tap::TappedListener {
+            listener,
+            refused: Some(refused_tx),
+        };
         let serve = axum::serve(
-            tap::TappedListener(listener),
+            listener,
             app.into_make_service_with_connect_info::<tap::Conn>(),
         )
         .with_graceful_shutdown(async {
@@ -677,6 +684,120 @@ fn serve(
         store,
         task,
         held,
+    }
+}
+
+/// Records each request hyper refused, as its connection ends, until every connection (and
+/// the listener) is gone.
+async fn record_refused(
+    shared: Arc<Shared>,
+    mut refused: tokio::sync::mpsc::UnboundedReceiver<tap::Refused>,
+) {
+    while let Some(r) = refused.recv().await {
+        let inv = refused_invocation(r);
+        let summary = (shared.events.receiver_count() > 0).then(|| Summary::of(0, &inv));
+        let stored = match shared.store.submit(inv) {
+            Ok(committing) => committing.await,
+            Err(e) => Err(e),
+        };
+        match stored {
+            Ok(id) => {
+                if let Some(summary) = summary {
+                    let _ = shared.events.send(Arc::new(Recorded {
+                        summary: Summary { id, ..summary },
+                    }));
+                }
+            }
+            Err(e) => tracing::warn!("a request that was not HTTP could not be stored: {e}"),
+        }
+    }
+}
+
+/// The method, path and query of a request line that reads as one (`POST /hook?x=1
+/// HTTP/1.1`), or empty ones for bytes that do not.
+fn request_line(bytes: &[u8]) -> (String, String, Option<String>) {
+    let line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let mut parts = line.split(|b| *b == b' ');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(method), Some(target), Some(version), None)
+            if version.starts_with(b"HTTP/")
+                && (1..=32).contains(&method.len())
+                && method.iter().all(u8::is_ascii_graphic) =>
+        {
+            let target = String::from_utf8_lossy(target);
+            let (path, query) = match target.split_once('?') {
+                Some((p, q)) => (p.to_owned(), Some(q.to_owned())),
+                None => (target.into_owned(), None),
+            };
+            (String::from_utf8_lossy(method).into_owned(), path, query)
+        }
+        _ => (String::new(), String::new(), None),
+    }
+}
+
+/// The record of a request hyper refused before any handler ran: what arrived of it is its
+/// body (head included), and a finding says why it could not be read and what was answered.
+fn refused_invocation(r: tap::Refused) -> Invocation {
+    let (method, path, query) = request_line(&r.bytes);
+    let kept = if r.bytes.len() >= 64 << 10 {
+        "its first 64 KiB are kept as the body, head included".to_owned()
+    } else {
+        format!(
+            "what arrived ({}) is kept as the body, head included",
+            crate::text::count(r.bytes.len() as u64, "byte", "bytes")
+        )
+    };
+    let answered = match r.answered {
+        Some(code) => format!(
+            "The HTTP layer answered it {code} before Hookscope could choose an answer, and closed the connection"
+        ),
+        None => "The connection ended before any answer was sent".to_owned(),
+    };
+    let mut findings = vec![Finding {
+        severity: Severity::Error,
+        code: NOT_HTTP.into(),
+        message: format!(
+            "The request could not be read as HTTP: {}. {answered}; {kept}.",
+            r.why
+        ),
+    }];
+    if r.answered.is_none() {
+        findings.push(Finding {
+            severity: Severity::Warning,
+            code: CALLER_HUNG_UP.into(),
+            message: format!(
+                "The caller closed the connection before the HTTP layer answered: it got no answer. {}",
+                crate::store::unanswered_consequence(false)
+            ),
+        });
+    }
+    Invocation {
+        received_at: r.at,
+        method,
+        path,
+        query,
+        headers: Vec::new(),
+        body_size: r.bytes.len() as u64,
+        body: r.bytes,
+        declared_size: None,
+        body_kept: true,
+        peer: Some(r.peer.to_string()),
+        event: None,
+        delivery: None,
+        attempt: None,
+        webhook_id: None,
+        messages: None,
+        registration_check: false,
+        findings,
+        answer: SentAnswer {
+            status: r.answered.unwrap_or(400),
+            headers: Vec::new(),
+            body: Default::default(),
+            delay_ms: 0,
+        },
+        took_us: 0,
+        rule: None,
     }
 }
 
@@ -1313,6 +1434,62 @@ fn plain(status: StatusCode, text: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_request_keeps_its_request_line_when_it_has_one() {
+        assert_eq!(
+            request_line(b"POST /hook?x=1 HTTP/1.1\r\nX\x1b: 1\r\n\r\n"),
+            ("POST".into(), "/hook".into(), Some("x=1".into()))
+        );
+        assert_eq!(
+            request_line(b"GET / HTTP/1.1"),
+            ("GET".into(), "/".into(), None)
+        );
+        // TLS, a line that is not a request line, a method of control characters: none.
+        for bytes in [
+            &b"\x16\x03\x01\x02\x00"[..],
+            b"hello there\r\n",
+            b"PO\x01ST / HTTP/1.1\r\n",
+            b"",
+        ] {
+            assert_eq!(request_line(bytes), (String::new(), String::new(), None));
+        }
+    }
+
+    #[test]
+    fn a_refused_request_is_recorded_with_what_arrived_and_what_was_answered() {
+        let refused = |bytes: &[u8], answered| tap::Refused {
+            at: Utc::now(),
+            peer: SocketAddr::from(([127, 0, 0, 1], 5000)),
+            bytes: bytes.to_vec(),
+            why: "a header's name has a character HTTP does not allow in one".into(),
+            answered,
+        };
+        let bytes = b"POST /hook HTTP/1.1\r\nX\x1b: 1\r\n\r\n";
+        let inv = refused_invocation(refused(bytes, Some(400)));
+        assert_eq!((inv.method.as_str(), inv.path.as_str()), ("POST", "/hook"));
+        assert_eq!(inv.body, bytes);
+        assert_eq!(inv.body_size, bytes.len() as u64);
+        assert_eq!(inv.answer.status, 400);
+        assert!(inv.not_http() && inv.headers.is_empty());
+        assert_eq!(inv.findings.len(), 1);
+        assert_eq!(
+            inv.findings[0].message,
+            "The request could not be read as HTTP: a header's name has a character HTTP does not allow in one. The HTTP layer answered it 400 before Hookscope could choose an answer, and closed the connection; what arrived (30 bytes) is kept as the body, head included."
+        );
+        assert_eq!(inv.outcome(), crate::contract::Outcome::FailedPermanently);
+        // Nothing answered: the caller got no answer, and the service would retry.
+        let inv = refused_invocation(refused(bytes, None));
+        assert!(inv.unanswered().is_some(), "{:?}", inv.findings);
+        assert_eq!(inv.outcome(), crate::contract::Outcome::RetryTemporary);
+        // A long one: only its start is kept, and it says so.
+        let inv = refused_invocation(refused(&vec![b'a'; 64 << 10], Some(431)));
+        assert!(
+            inv.findings[0]
+                .message
+                .contains("its first 64 KiB are kept")
+        );
+    }
 
     /// HTTP sends no body to HEAD, with a 2xx to CONNECT, with 1xx, 204 or 304; the record
     /// follows it.

@@ -363,6 +363,18 @@ pub fn unanswered_consequence(registration_check: bool) -> &'static str {
 
 /// The finding of a call whose caller hung up before the answer was sent.
 pub const CALLER_HUNG_UP: &str = "caller-hung-up";
+/// The finding of a request the HTTP layer refused before Hookscope could read it.
+pub const NOT_HTTP: &str = "not-http";
+
+/// A call's request as one short phrase: `POST /hook`, or *not HTTP* for bytes that had no
+/// request line (a TLS handshake sent to the plain-HTTP port, say).
+pub fn request_phrase(method: &str, path: &str) -> String {
+    if method.is_empty() {
+        "not HTTP".to_owned()
+    } else {
+        format!("{method} {path}")
+    }
+}
 
 /// The finding of a call stored just before Hookscope quit at once (a second Ctrl-C), whose
 /// answer was never sent.
@@ -501,6 +513,12 @@ impl Invocation {
     /// Why the chosen answer was no answer for the service, if it was not: the caller never got
     /// it, or got it after the service stops waiting (a caller that waits longer still reads
     /// it, but the service would not).
+    /// The HTTP layer refused the request before Hookscope could read it: no method, headers
+    /// or body of its own, only the bytes that arrived.
+    pub fn not_http(&self) -> bool {
+        self.findings.iter().any(|f| f.code == NOT_HTTP)
+    }
+
     pub fn unanswered(&self) -> Option<&'static str> {
         if self.findings.iter().any(|f| f.code == CALLER_HUNG_UP) {
             Some("the caller hung up before it was sent")

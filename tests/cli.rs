@@ -16,6 +16,16 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_hookscope"))
 }
 
+/// `hookscope ARGS --data-dir DIR`, run to its end.
+fn run_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    bin()
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
 /// A child process that is killed (SIGKILL) and reaped when dropped, even if a test panics.
 struct Killed {
     child: Child,
@@ -721,12 +731,7 @@ async fn log_escapes_a_hostile_path() {
     // The JSON of `log` and `show` too: JSON itself leaves C1 controls raw.
     let newest = rig.store.last_id().unwrap().unwrap().to_string();
     for args in [&["log", "--json"][..], &["show", "--json", &newest]] {
-        let out = bin()
-            .args(args)
-            .arg("--data-dir")
-            .arg(rig.dir.path())
-            .output()
-            .unwrap();
+        let out = run_in(rig.dir.path(), args);
         assert!(out.status.success(), "{args:?}");
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(!text.contains('\u{9b}'), "{args:?}: {text:?}");
@@ -739,6 +744,64 @@ async fn log_escapes_a_hostile_path() {
             .unwrap();
         assert_eq!(first["delivery"], "evil\u{9b}id", "{args:?}");
     }
+}
+
+/// Requests HTTP refused are listed by `log` (`not-http` where the event goes, `-` for a
+/// method and path they do not have) and shown by `show` with their bytes, escaped: an ESC in a
+/// refused header never reaches the terminal.
+#[tokio::test]
+async fn log_and_show_read_back_requests_http_refused() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rig = Rig::start(Answer::status(200)).await;
+    for bytes in [
+        &b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"[..],
+        b"POST /esc HTTP/1.1\r\nHost: x\r\nX-Bad\x1b[2J: 1\r\n\r\n",
+    ] {
+        let mut s = tokio::net::TcpStream::connect(rig.running.addr)
+            .await
+            .unwrap();
+        s.write_all(bytes).await.unwrap();
+        let mut answer = Vec::new();
+        s.read_to_end(&mut answer).await.unwrap();
+        assert!(answer.starts_with(b"HTTP/1.1 400"));
+        eventually(
+            Duration::from_secs(20),
+            "the refused request is stored",
+            || {
+                let id = rig.store.last_id().unwrap()?;
+                rig.store.get(id).unwrap().filter(|s| s.inv.body == bytes)
+            },
+        )
+        .await;
+    }
+    let run = |args: &[&str]| {
+        let out = run_in(rig.dir.path(), args);
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let log = run(&["log"]);
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert!(lines[0].contains("POST   /esc  -  delivery=-"), "{log}");
+    assert!(lines[1].contains("-      -  not-http  delivery=-"), "{log}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.contains("-> 400 failed-permanently  findings=1")),
+        "{log}"
+    );
+    let tls = run(&["show", "1"]);
+    assert!(tls.contains("\nnot HTTP\n"), "{tls}");
+    assert!(
+        tls.contains("none read: the HTTP layer refused the request"),
+        "{tls}"
+    );
+    assert!(tls.contains("00000000  16 03 01 02"), "{tls}");
+    assert!(tls.contains("it is a TLS handshake"), "{tls}");
+    let esc = run(&["show", "2"]);
+    assert!(esc.contains("\nPOST /esc\n"), "{esc}");
+    assert!(!esc.contains('\u{1b}'), "{esc:?}");
+    assert!(esc.contains("X-Bad\\u{1b}[2J: 1"), "{esc}");
 }
 
 /// What `listen` prints is safe for a terminal, and its flags reach the receiver: `--bind`, and

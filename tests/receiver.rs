@@ -412,6 +412,73 @@ async fn a_call_with_no_headers_and_odd_bytes_is_recorded() {
     assert!(finding_codes(&rig, s.id).contains(&"malformed-header".to_owned()));
 }
 
+/// Requests that HTTP itself refuses (hyper answers 400 or 431 before any handler runs) are
+/// recorded all the same: what arrived as the body, head included, why it could not be read,
+/// and hyper's answer. A call on the same receiver afterwards is recorded as usual.
+#[tokio::test]
+async fn requests_http_refuses_are_recorded_with_what_arrived_and_why() {
+    let rig = Rig::start(Answer::status(202)).await;
+    let mut many = b"POST /many HTTP/1.1\r\nHost: x\r\n".to_vec();
+    for i in 0..101 {
+        many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
+    }
+    many.extend_from_slice(b"\r\n");
+    let cases: [(&[u8], &str, &str, &str, &str); 5] = [
+        (
+            b"POST /esc HTTP/1.1\r\nHost: x\r\nX-Bad\x1b: 1\r\nContent-Length: 2\r\n\r\n[]",
+            "400",
+            "POST",
+            "/esc",
+            "a header's name has a character HTTP does not allow",
+        ),
+        (
+            b"POST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+            "400",
+            "POST",
+            "/two",
+            "two different Content-Lengths",
+        ),
+        (&many, "431", "POST", "/many", "more than 100 headers"),
+        // A TLS ClientHello's first bytes: https:// used for this plain-HTTP port.
+        (
+            b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\x9a\x5c",
+            "400",
+            "",
+            "",
+            "a TLS handshake",
+        ),
+        (
+            b"GET /bad version\r\nHost: x\r\n\r\n",
+            "400",
+            "",
+            "",
+            "not a method, a target and an HTTP version",
+        ),
+    ];
+    for (bytes, code, method, path, why) in cases {
+        let status = raw_call(rig.running.addr, bytes).await;
+        assert!(status.starts_with(&format!("HTTP/1.1 {code}")), "{status}");
+        let s = eventually(Duration::from_secs(20), why, || {
+            let id = rig.store.last_id().unwrap()?;
+            rig.store.get(id).unwrap().filter(|s| s.inv.body == bytes)
+        })
+        .await;
+        assert_eq!((s.inv.method.as_str(), s.inv.path.as_str()), (method, path));
+        assert_eq!(s.inv.answer.status.to_string(), code);
+        assert!(s.inv.headers.is_empty());
+        assert_eq!(finding_codes(&rig, s.id), ["not-http"], "{why}");
+        let said = &s.inv.findings[0].message;
+        assert!(said.contains(why), "{said}");
+        assert!(said.contains(&format!("answered it {code}")), "{said}");
+    }
+    // The receiver goes on recording calls as they are.
+    let status = raw_call(rig.running.addr, b"POST /fine HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    assert!(status.starts_with("HTTP/1.1 202"), "{status}");
+    let s = last(&rig).await;
+    assert_eq!(s.inv.path, "/fine");
+    assert!(!s.inv.not_http());
+}
+
 /// A request whose target is not a path (CONNECT's host:port, a proxy's absolute URL, `*`) is
 /// recorded with the target it named.
 #[tokio::test]

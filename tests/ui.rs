@@ -2340,6 +2340,42 @@ fn the_top_bar_and_the_list_stay_readable_in_a_narrow_window_and_at_a_large_zoom
     }
 }
 
+/// A TLS handshake sent to the plain-HTTP receiver (https:// in the webhook's URL) is listed as
+/// *not HTTP*; its detail says the HTTP layer refused it and offers no curl command, which
+/// could not send it again.
+#[test]
+fn a_request_http_refused_is_listed_and_explained() {
+    let mut rig = start();
+    let addr = match &rig.harness.state().state.listening {
+        Listening::On(addr) => *addr,
+        other => panic!("not listening: {other:?}"),
+    };
+    rig.rt.block_on(async {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        s.read_to_end(&mut answer).await.unwrap();
+        assert!(answer.starts_with(b"HTTP/1.1 400"));
+    });
+    rig.until("the refused request is listed", |app| {
+        app.state.list.row(0).is_some()
+    });
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("not HTTP").click();
+    rig.until("its detail is read", |app| app.state.detail.is_some());
+    rig.show_tab("Timeline");
+    rig.harness.get_by_label_contains(
+        "The HTTP layer refused this request before its headers could be read",
+    );
+    assert!(rig.harness.query_by_label("Copy as curl").is_none());
+    rig.show_tab("Findings (1)");
+    rig.harness
+        .get_by_label_contains("it is a TLS handshake: the caller used https://");
+}
+
 /// A small window at zoom 2 (760 × 600 pixels, 380 points) had its detail drawn over the
 /// list's filters and its title run into the bar's buttons: the zoom is kept to what the window
 /// has room for (1.4 there), A+ says why it does no more, and the zoom asked for comes back

@@ -13,6 +13,12 @@
 //! and number of headers); on any doubt (a head the tap could not parse, an upgraded
 //! connection, framing it could not follow) the tap stops for that connection and the
 //! headers are taken from hyper's map instead: nothing is ever attributed to the wrong call.
+//!
+//! A request hyper refuses before any handler runs (a control character in a header, two
+//! different `Content-Length`s, a head past hyper's limit, a TLS handshake sent to this plain
+//! HTTP port) reaches no handler, so the tap keeps what it read of it and why it could not be
+//! read ([`Refused`]). If no handler takes a head after it (hyper refused it too, and answered
+//! 400 or 431), it is handed to the receiver when the connection ends, to be recorded.
 
 use std::collections::VecDeque;
 use std::io;
@@ -29,9 +35,35 @@ use crate::store::Header;
 /// more room.
 const MAX_HEADERS: usize = 100;
 /// A head that has not ended after this many bytes is not followed: hyper refuses a head
-/// past about 400 KiB (its buffer's limit), so this only bounds what one connection can make
-/// the tap hold and parse.
-const MAX_HEAD: usize = 512 << 10;
+/// this long (its read buffer's limit: 8 KiB and 100 × 4 KiB), so this is also the most one
+/// connection can make the tap hold and parse.
+const MAX_HEAD: usize = 8192 + 4096 * 100;
+/// How much of a refused request is kept for its record.
+const KEPT: usize = 64 << 10;
+
+/// A request the HTTP layer refused before any handler saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// When the bytes that could not be read arrived.
+    pub at: chrono::DateTime<chrono::Utc>,
+    pub peer: SocketAddr,
+    /// What arrived of it, head included, up to 64 KiB.
+    pub bytes: Vec<u8>,
+    /// Why it could not be read as HTTP, as a clause ("a header's name has …").
+    pub why: String,
+    /// The status the HTTP layer answered it with, if it answered before the connection ended.
+    pub answered: Option<u16>,
+}
+
+/// What the tap knows of a refusal while the connection lasts.
+#[derive(Debug)]
+struct Refusal {
+    at: chrono::DateTime<chrono::Utc>,
+    bytes: Vec<u8>,
+    why: String,
+    /// The start of what the server wrote after it (its status line), up to 32 bytes.
+    reply: Vec<u8>,
+}
 
 /// One request head as it arrived.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,7 +89,7 @@ enum State {
     ChunkEnd,
     /// The trailer section after the last chunk (the length of the current line).
     Trailers(usize),
-    /// The tap gave up on this connection.
+    /// The tap gave up on this connection (or the connection left HTTP: a tunnel, an upgrade).
     Off,
 }
 
@@ -68,6 +100,8 @@ pub struct Tap {
     /// A head that has begun to arrive.
     partial: Vec<u8>,
     heads: VecDeque<RawHead>,
+    /// A head that could not be read, unless a handler took a request after it.
+    refusal: Option<Refusal>,
 }
 
 impl Default for Tap {
@@ -76,6 +110,7 @@ impl Default for Tap {
             state: State::Head,
             partial: Vec::new(),
             heads: VecDeque::new(),
+            refusal: None,
         }
     }
 }
@@ -84,7 +119,32 @@ impl Default for Tap {
 enum Parsed {
     Partial,
     Complete(usize, RawHead, State),
-    Invalid,
+    /// Not a head HTTP/1 allows: why, as a clause.
+    Invalid(String),
+    /// Not HTTP/1 by design (HTTP/2's preface): nothing to record.
+    Other,
+}
+
+/// Why a request head is not HTTP, in words; `bytes` are what arrived.
+fn invalid_why(e: httparse::Error, bytes: &[u8]) -> String {
+    if let [0x16, 0x03, ..] = bytes {
+        return "it is a TLS handshake: the caller used https:// for this plain http:// receiver (put a tunnel such as cloudflared or ngrok in front of it for an https address)".into();
+    }
+    match e {
+        httparse::Error::HeaderName => "a header's name has a character HTTP does not allow in one",
+        httparse::Error::HeaderValue => {
+            "a header's value has a control character in it (HTTP allows none but the tab)"
+        }
+        httparse::Error::NewLine => "a line of its head does not end as HTTP lines end (CR LF)",
+        httparse::Error::Token | httparse::Error::Version => {
+            "its request line is not a method, a target and an HTTP version (POST /hook HTTP/1.1)"
+        }
+        httparse::Error::TooManyHeaders => {
+            "it has more than 100 headers, the most the HTTP layer reads"
+        }
+        httparse::Error::Status => "its head could not be read as HTTP",
+    }
+    .into()
 }
 
 fn parse_head(bytes: &[u8]) -> Parsed {
@@ -93,10 +153,12 @@ fn parse_head(bytes: &[u8]) -> Parsed {
     let n = match req.parse(bytes) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Parsed::Partial,
-        Err(_) => return Parsed::Invalid,
+        // hyper serves HTTP/2 on the same port when a client opens with its preface.
+        Err(_) if bytes.starts_with(b"PRI * HTTP/2.0") => return Parsed::Other,
+        Err(e) => return Parsed::Invalid(invalid_why(e, bytes)),
     };
     let (Some(method), Some(target)) = (req.method, req.path) else {
-        return Parsed::Invalid;
+        return Parsed::Invalid("its head could not be read as HTTP".into());
     };
     let mut chunked = None;
     let mut length = None;
@@ -111,19 +173,40 @@ fn parse_head(bytes: &[u8]) -> Parsed {
                 .ok()
                 .and_then(|v| v.trim().parse::<u64>().ok());
             match (parsed, length) {
-                (None, _) => return Parsed::Invalid,
-                (Some(a), Some(b)) if a != b => return Parsed::Invalid,
+                (None, _) => {
+                    return Parsed::Invalid(
+                        "its Content-Length is not a whole number of bytes".into(),
+                    );
+                }
+                (Some(a), Some(b)) if a != b => {
+                    return Parsed::Invalid(format!(
+                        "it declares two different Content-Lengths ({b} and {a}), so where its body ends cannot be known"
+                    ));
+                }
                 (Some(a), _) => length = Some(a),
             }
         }
     }
+    // After a tunnel's opening (CONNECT) or a protocol switch (Upgrade), what follows on the
+    // connection is not HTTP.
+    let leaves_http = method.eq_ignore_ascii_case("CONNECT")
+        || req
+            .headers
+            .iter()
+            .any(|h| h.name.eq_ignore_ascii_case("upgrade"));
     let next = match (chunked, length) {
+        _ if leaves_http => State::Off,
         (Some(true), _) => State::ChunkSize {
             size: 0,
             digits: 0,
             ext: false,
         },
-        (Some(false), _) => return Parsed::Invalid,
+        (Some(false), _) => {
+            return Parsed::Invalid(
+                "its Transfer-Encoding does not end with chunked, so where its body ends cannot be known"
+                    .into(),
+            );
+        }
         (None, Some(n)) if n > 0 => State::Body(n),
         (None, _) => State::Head,
     };
@@ -169,12 +252,22 @@ impl Tap {
                             if self.partial.is_empty() {
                                 self.partial.extend_from_slice(input);
                             }
-                            if self.partial.len() > MAX_HEAD {
-                                self.stop();
+                            if self.partial.len() >= MAX_HEAD {
+                                let bytes = std::mem::take(&mut self.partial);
+                                self.refuse(
+                                    &bytes,
+                                    "its head is larger than the HTTP layer reads (408 KiB)".into(),
+                                );
                             }
                             return;
                         }
-                        Parsed::Invalid => {
+                        Parsed::Invalid(why) => {
+                            let partial = std::mem::take(&mut self.partial);
+                            let bytes = if partial.is_empty() { input } else { &partial };
+                            self.refuse(bytes, why);
+                            return;
+                        }
+                        Parsed::Other => {
                             self.stop();
                             return;
                         }
@@ -265,6 +358,20 @@ impl Tap {
         self.state = State::Off;
         self.partial = Vec::new();
         self.heads.clear();
+        self.refusal = None;
+    }
+
+    /// A head that is not HTTP: kept (its first 64 KiB) with why, and the tap stops. The heads
+    /// before it are still the requests hyper hands over first.
+    fn refuse(&mut self, bytes: &[u8], why: String) {
+        self.state = State::Off;
+        self.partial = Vec::new();
+        self.refusal = Some(Refusal {
+            at: chrono::Utc::now(),
+            bytes: bytes[..bytes.len().min(KEPT)].to_vec(),
+            why,
+            reply: Vec::new(),
+        });
     }
 
     /// The head of the request `method target` with `count` headers, if it is the one at the
@@ -276,10 +383,40 @@ impl Tap {
                 Some(h)
             }
             _ => {
+                // A request the tap did not follow reached a handler: whatever it could not
+                // read, hyper could, so it is not a refusal.
                 self.stop();
                 None
             }
         }
+    }
+
+    /// Bytes the server wrote on the connection: after a refusal, the start of each answer's
+    /// head, the last of which is hyper's to the refused request.
+    fn wrote(&mut self, bytes: &[u8]) {
+        if let Some(r) = self.refusal.as_mut()
+            && bytes.starts_with(b"HTTP/1.")
+        {
+            r.reply = bytes[..bytes.len().min(32)].to_vec();
+        }
+    }
+
+    /// The request the HTTP layer refused on this connection, if one was and no handler took a
+    /// request after it; for the connection's end.
+    fn refused(&mut self, peer: SocketAddr) -> Option<Refused> {
+        let r = self.refusal.take()?;
+        // "HTTP/1.1 400 Bad Request": the code after the first space.
+        let answered = std::str::from_utf8(&r.reply)
+            .ok()
+            .and_then(|line| line.split(' ').nth(1))
+            .and_then(|code| code.parse::<u16>().ok());
+        Some(Refused {
+            at: r.at,
+            peer,
+            bytes: r.bytes,
+            why: r.why,
+            answered,
+        })
     }
 }
 
@@ -295,10 +432,43 @@ pub fn lock(tap: &SharedTap) -> std::sync::MutexGuard<'_, Tap> {
     })
 }
 
+/// Where the requests hyper refused are sent, to be recorded.
+pub type RefusedSender = tokio::sync::mpsc::UnboundedSender<Refused>;
+
 /// A connection whose incoming bytes go through a [`Tap`].
 pub struct Tapped {
     io: TcpStream,
     tap: SharedTap,
+    peer: SocketAddr,
+    refused: Option<RefusedSender>,
+}
+
+impl Drop for Tapped {
+    /// The connection has ended: a request hyper refused on it is handed over.
+    fn drop(&mut self) {
+        let Some(tx) = &self.refused else {
+            return;
+        };
+        let mut tap = lock(&self.tap);
+        // hyper stops reading at the first byte it cannot take (its first read may be as short
+        // as HTTP/2's 24-byte preface): the rest of what the caller sent is still unread on the
+        // socket, kept too, up to the cap.
+        if let Some(r) = tap.refusal.as_mut() {
+            let mut buf = [0u8; 8192];
+            while r.bytes.len() < KEPT {
+                match self.io.try_read(&mut buf) {
+                    Ok(n) if n > 0 => {
+                        let room = KEPT - r.bytes.len();
+                        r.bytes.extend_from_slice(&buf[..n.min(room)]);
+                    }
+                    _ => break,
+                }
+            }
+        }
+        if let Some(r) = tap.refused(self.peer) {
+            let _ = tx.send(r);
+        }
+    }
 }
 
 impl AsyncRead for Tapped {
@@ -325,6 +495,7 @@ impl AsyncWrite for Tapped {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
+        lock(&self.tap).wrote(buf);
         Pin::new(&mut self.io).poll_write(cx, buf)
     }
 
@@ -333,6 +504,9 @@ impl AsyncWrite for Tapped {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        if let Some(first) = bufs.iter().find(|b| !b.is_empty()) {
+            lock(&self.tap).wrote(first);
+        }
         Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
     }
 
@@ -356,8 +530,12 @@ pub struct Conn {
     pub tap: SharedTap,
 }
 
-/// A TCP listener whose connections are [`Tapped`].
-pub struct TappedListener(pub TcpListener);
+/// A TCP listener whose connections are [`Tapped`], and where the requests hyper refuses on
+/// them go.
+pub struct TappedListener {
+    pub listener: TcpListener,
+    pub refused: Option<RefusedSender>,
+}
 
 impl axum::serve::Listener for TappedListener {
     type Io = Tapped;
@@ -365,14 +543,23 @@ impl axum::serve::Listener for TappedListener {
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         loop {
-            match self.0.accept().await {
+            match self.listener.accept().await {
                 Ok((io, peer)) => {
                     let tap = SharedTap::default();
                     let conn = Conn {
                         peer,
                         tap: tap.clone(),
                     };
-                    return (Tapped { io, tap }, conn);
+                    let refused = self.refused.clone();
+                    return (
+                        Tapped {
+                            io,
+                            tap,
+                            peer,
+                            refused,
+                        },
+                        conn,
+                    );
                 }
                 Err(e) => accept_failed(e).await,
             }
@@ -381,7 +568,7 @@ impl axum::serve::Listener for TappedListener {
 
     fn local_addr(&self) -> io::Result<Self::Addr> {
         Ok(Conn {
-            peer: self.0.local_addr()?,
+            peer: self.listener.local_addr()?,
             tap: SharedTap::default(),
         })
     }
@@ -458,6 +645,121 @@ mod tests {
         }
     }
 
+    fn peer() -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], 5000))
+    }
+
+    /// What a connection that ends after `bytes` hands over, hyper having answered `reply`.
+    fn refused_after(bytes: &[u8], reply: &[u8]) -> Option<Refused> {
+        let mut tap = Tap::default();
+        tap.feed(bytes);
+        tap.wrote(reply);
+        tap.refused(peer())
+    }
+
+    #[test]
+    fn a_head_http_refuses_is_kept_with_why_and_the_answer_hyper_gave() {
+        let bad = 400;
+        for (bytes, why) in [
+            (
+                &b"POST /h HTTP/1.1\r\nHost: a\r\nX-Bad\x1b: 1\r\n\r\n"[..],
+                "a header's name has a character HTTP does not allow",
+            ),
+            (
+                b"POST /h HTTP/1.1\r\nHost: a\r\nX-A: a\x1bb\r\n\r\n",
+                "a header's value has a control character",
+            ),
+            (
+                b"POST /h HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+                "two different Content-Lengths (1 and 2)",
+            ),
+            (
+                b"POST /h HTTP/1.1\r\nContent-Length: ten\r\n\r\n",
+                "Content-Length is not a whole number",
+            ),
+            (
+                b"POST /h HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+                "Transfer-Encoding does not end with chunked",
+            ),
+            (
+                b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+                "a TLS handshake: the caller used https://",
+            ),
+            (
+                b"POST /h\r\n\r\n",
+                "not a method, a target and an HTTP version",
+            ),
+        ] {
+            let r = refused_after(bytes, b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\n")
+                .unwrap_or_else(|| panic!("{:?} not kept", String::from_utf8_lossy(bytes)));
+            assert!(r.why.contains(why), "{} for {bytes:?}", r.why);
+            assert_eq!(r.bytes, bytes);
+            assert_eq!(r.answered, Some(bad));
+            assert_eq!(r.peer, peer());
+        }
+        // The connection ended before hyper answered.
+        let r = refused_after(b"GET / HTTP/1.1\r\nX\x01: y\r\n\r\n", b"").unwrap();
+        assert_eq!(r.answered, None);
+        // More than 100 headers (hyper answers 431).
+        let mut many = b"GET / HTTP/1.1\r\n".to_vec();
+        for i in 0..101 {
+            many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"\r\n");
+        let r = refused_after(&many, b"HTTP/1.1 431 Request Header Fields Too Large\r\n").unwrap();
+        assert!(r.why.contains("more than 100 headers"), "{}", r.why);
+        assert_eq!(r.answered, Some(431));
+    }
+
+    #[test]
+    fn a_head_past_what_hyper_reads_is_refused_and_its_start_kept() {
+        let mut tap = Tap::default();
+        tap.feed(b"GET / HTTP/1.1\r\nX-Long: ");
+        let filler = vec![b'a'; 64 << 10];
+        for _ in 0..7 {
+            tap.feed(&filler);
+        }
+        let r = tap.refused(peer()).expect("refused");
+        assert!(
+            r.why.contains("larger than the HTTP layer reads"),
+            "{}",
+            r.why
+        );
+        assert_eq!(r.bytes.len(), KEPT);
+        assert!(r.bytes.starts_with(b"GET / HTTP/1.1\r\nX-Long: aaa"));
+    }
+
+    #[test]
+    fn what_hyper_serves_after_all_is_not_a_refusal() {
+        // HTTP/2's preface: hyper serves HTTP/2 on the same port.
+        assert!(refused_after(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00", b"").is_none());
+        // A tunnel (CONNECT) or a protocol switch (Upgrade): what follows is not HTTP.
+        for opening in [
+            &b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"[..],
+            b"GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+        ] {
+            let mut tap = Tap::default();
+            tap.feed(opening);
+            tap.feed(b"\x16\x03\x01 tunnelled bytes");
+            assert_eq!(tap.heads.len(), 1);
+            assert!(tap.refused(peer()).is_none());
+        }
+        // A head the tap could not read but hyper handed to a handler all the same.
+        let mut tap = Tap::default();
+        tap.feed(b"GET /a HTTP/1.1\r\nX\x01: y\r\n\r\n");
+        assert!(tap.take("GET", &uri("/a"), 1).is_none());
+        assert!(tap.refused(peer()).is_none());
+        // The requests before a refused one are still handed over, and it is still kept.
+        let mut tap = Tap::default();
+        tap.feed(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\nX\x01: y\r\n\r\n");
+        assert!(tap.take("GET", &uri("/a"), 0).is_some());
+        tap.wrote(b"HTTP/1.1 200 OK\r\n");
+        tap.wrote(b"HTTP/1.1 400 Bad Request\r\n");
+        let r = tap.refused(peer()).expect("the second request is refused");
+        assert!(r.bytes.starts_with(b"GET /b"));
+        assert_eq!(r.answered, Some(400));
+    }
+
     #[test]
     fn a_head_it_cannot_follow_stops_the_tap_and_nothing_is_misattributed() {
         // Conflicting lengths: hyper refuses it; the tap gives up.
@@ -528,5 +830,6 @@ mod tests {
         }
         assert_eq!(tap.state, State::Off);
         assert!(tap.partial.capacity() == 0);
+        assert!(tap.refusal.as_ref().is_some_and(|r| r.bytes.len() == KEPT));
     }
 }

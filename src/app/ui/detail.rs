@@ -54,13 +54,16 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 Listening::On(addr) => format!("http://{addr}"),
                 _ => "http://127.0.0.1:8787".to_owned(),
             };
-            super::copy_button(
-                ui,
-                &mut app.state.copied,
-                "Copy as curl",
-                "A curl command that sends this call again to the receiver",
-                || curl_command(&s, &base),
-            );
+            // A request HTTP refused has no method and headers of its own to send again.
+            if !s.inv.not_http() {
+                super::copy_button(
+                    ui,
+                    &mut app.state.copied,
+                    "Copy as curl",
+                    "A curl command that sends this call again to the receiver",
+                    || curl_command(&s, &base),
+                );
+            }
             // One line whatever the call, cut with the whole of it on hover: a header that
             // wrapped for some calls moved the tabs under the pointer from call to call.
             ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
@@ -81,7 +84,7 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 if let Some(a) = s.inv.attempt {
                     parts.push(RichText::new(format!("attempt {a}")));
                 }
-                parts.push(RichText::new(format!("{} {}", s.inv.method, crate::text::head_chars(&s.inv.path, 200).0)).monospace());
+                parts.push(RichText::new(crate::store::request_phrase(&s.inv.method, crate::text::head_chars(&s.inv.path, 200).0)).monospace());
                 if let Some(d) = &s.inv.delivery {
                     parts.push(RichText::new(format!("delivery {d}")));
                 }
@@ -274,6 +277,8 @@ fn delivery_ui(
     let Some(d) = d else {
         ui.label(if s.inv.delivery.is_some() {
             "Reading the delivery…"
+        } else if s.inv.not_http() {
+            "The HTTP layer refused this request before its headers could be read (Findings says why), so it belongs to no delivery and has no retry timeline. What arrived is in Raw body."
         } else if s.inv.registration_check {
             "A registration check is never retried: the service asks it once, before it accepts the URL, so it has no retry timeline."
         } else {
@@ -786,7 +791,9 @@ fn headers_ui(ui: &mut egui::Ui, s: &Stored) {
                 ui.end_row();
             }
         });
-    if s.inv.headers.is_empty() {
+    if s.inv.not_http() {
+        ui.label("None read: the HTTP layer refused the request. Its bytes, head included, are in Raw body.");
+    } else if s.inv.headers.is_empty() {
         ui.label("The call had no headers.");
     }
     ui.add_space(6.0);

@@ -502,7 +502,7 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
                     } else {
                         s.event
                             .clone()
-                            .unwrap_or_else(|| format!("{} {}", s.method, s.path))
+                            .unwrap_or_else(|| crate::store::request_phrase(&s.method, &s.path))
                     };
                     // Whole in egui's tooltip when the column cuts it.
                     ui.label(ev);
