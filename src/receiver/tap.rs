@@ -34,10 +34,15 @@ use crate::store::Header;
 /// hyper refuses a request with more headers than this (its default), so the tap never needs
 /// more room.
 const MAX_HEADERS: usize = 100;
-/// A head that has not ended after this many bytes is not followed: hyper refuses a head
-/// this long (its read buffer's limit: 8 KiB and 100 × 4 KiB), so this is also the most one
-/// connection can make the tap hold and parse.
-const MAX_HEAD: usize = 8192 + 4096 * 100;
+/// hyper reads a request head into a buffer of at most this many bytes (8 KiB and 100 × 4
+/// KiB); a head that has not ended by then is refused (431), though a read may take it a little
+/// past this before hyper looks.
+const HYPER_HEAD: usize = 8192 + 4096 * 100;
+/// A head that has not ended after this many bytes is not followed (hyper has refused it by
+/// then): the most one connection can make the tap hold and parse.
+const MAX_HEAD: usize = 1 << 20;
+/// hyper refuses a target longer than this (414).
+const HYPER_TARGET: usize = u16::MAX as usize - 1;
 /// How much of a refused request is kept for its record.
 const KEPT: usize = 64 << 10;
 
@@ -61,8 +66,6 @@ struct Refusal {
     at: chrono::DateTime<chrono::Utc>,
     bytes: Vec<u8>,
     why: String,
-    /// The start of what the server wrote after it (its status line), up to 32 bytes.
-    reply: Vec<u8>,
 }
 
 /// One request head as it arrived.
@@ -72,6 +75,8 @@ pub struct RawHead {
     pub target: String,
     /// Every header line in order, the name spelt as sent.
     pub headers: Vec<Header>,
+    /// How many bytes the head took.
+    pub size: usize,
 }
 
 /// How the body after a head is framed, and how much of it is left to skip.
@@ -102,6 +107,9 @@ pub struct Tap {
     heads: VecDeque<RawHead>,
     /// A head that could not be read, unless a handler took a request after it.
     refusal: Option<Refusal>,
+    /// The start of the last answer head the server wrote since a handler last took a request,
+    /// while there is something it may be hyper's answer to (a refusal, a head not yet taken).
+    reply: Vec<u8>,
 }
 
 impl Default for Tap {
@@ -111,6 +119,7 @@ impl Default for Tap {
             partial: Vec::new(),
             heads: VecDeque::new(),
             refusal: None,
+            reply: Vec::new(),
         }
     }
 }
@@ -121,8 +130,6 @@ enum Parsed {
     Complete(usize, RawHead, State),
     /// Not a head HTTP/1 allows: why, as a clause.
     Invalid(String),
-    /// Not HTTP/1 by design (HTTP/2's preface): nothing to record.
-    Other,
 }
 
 /// Why a request head is not HTTP, in words; `bytes` are what arrived.
@@ -153,17 +160,33 @@ fn parse_head(bytes: &[u8]) -> Parsed {
     let n = match req.parse(bytes) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Parsed::Partial,
-        // hyper serves HTTP/2 on the same port when a client opens with its preface.
-        Err(_) if bytes.starts_with(b"PRI * HTTP/2.0") => return Parsed::Other,
+        // The receiver serves HTTP/1 only, as the service calls: hyper closes the connection.
+        Err(_) if bytes.starts_with(b"PRI * HTTP/2.0") => {
+            return Parsed::Invalid(
+                "it opens with HTTP/2's preface (an HTTP/2 client with prior knowledge): this receiver speaks HTTP/1.1, as the service does".into(),
+            );
+        }
         Err(e) => return Parsed::Invalid(invalid_why(e, bytes)),
     };
-    let (Some(method), Some(target)) = (req.method, req.path) else {
+    let (Some(method), Some(target), Some(version)) = (req.method, req.path, req.version) else {
         return Parsed::Invalid("its head could not be read as HTTP".into());
     };
+    if target.len() > HYPER_TARGET {
+        return Parsed::Invalid(format!(
+            "its target is {} long, more than the HTTP layer takes (64 KiB)",
+            crate::text::human_size(target.len() as u64)
+        ));
+    }
     let mut chunked = None;
     let mut length = None;
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            if version == 0 {
+                return Parsed::Invalid(
+                    "it is HTTP/1.0 and has a Transfer-Encoding, which HTTP/1.0 does not have"
+                        .into(),
+                );
+            }
             // The last coding decides (hyper refuses a request whose last coding is not
             // chunked, so such a head ends the tap below).
             let last = h.value.rsplit(|b| *b == b',').next().unwrap_or_default();
@@ -218,6 +241,7 @@ fn parse_head(bytes: &[u8]) -> Parsed {
             .iter()
             .map(|h| Header::new(h.name, h.value))
             .collect(),
+        size: n,
     };
     Parsed::Complete(n, head, next)
 }
@@ -254,10 +278,7 @@ impl Tap {
                             }
                             if self.partial.len() >= MAX_HEAD {
                                 let bytes = std::mem::take(&mut self.partial);
-                                self.refuse(
-                                    &bytes,
-                                    "its head is larger than the HTTP layer reads (408 KiB)".into(),
-                                );
+                                self.refuse(&bytes, TOO_LARGE.into());
                             }
                             return;
                         }
@@ -265,10 +286,6 @@ impl Tap {
                             let partial = std::mem::take(&mut self.partial);
                             let bytes = if partial.is_empty() { input } else { &partial };
                             self.refuse(bytes, why);
-                            return;
-                        }
-                        Parsed::Other => {
-                            self.stop();
                             return;
                         }
                         Parsed::Complete(n, head, next) => {
@@ -370,13 +387,13 @@ impl Tap {
             at: chrono::Utc::now(),
             bytes: bytes[..bytes.len().min(KEPT)].to_vec(),
             why,
-            reply: Vec::new(),
         });
     }
 
     /// The head of the request `method target` with `count` headers, if it is the one at the
     /// front of the queue. Anything else means the tap lost the thread: it stops.
     pub fn take(&mut self, method: &str, uri: &axum::http::Uri, count: usize) -> Option<RawHead> {
+        self.reply.clear();
         let head = self.heads.pop_front();
         match head {
             Some(h) if h.method == method && *uri == *h.target && h.headers.len() == count => {
@@ -391,32 +408,112 @@ impl Tap {
         }
     }
 
-    /// Bytes the server wrote on the connection: after a refusal, the start of each answer's
-    /// head, the last of which is hyper's to the refused request.
+    /// Bytes the server wrote on the connection: the start of an answer's head, while it may
+    /// be hyper's answer to a request no handler took.
     fn wrote(&mut self, bytes: &[u8]) {
-        if let Some(r) = self.refusal.as_mut()
-            && bytes.starts_with(b"HTTP/1.")
-        {
-            r.reply = bytes[..bytes.len().min(32)].to_vec();
+        let pending = self.refusal.is_some() || !self.heads.is_empty() || !self.partial.is_empty();
+        if pending && bytes.starts_with(b"HTTP/1.") {
+            self.reply.clear();
+            self.reply.extend_from_slice(&bytes[..bytes.len().min(64)]);
+        }
+    }
+
+    /// The status of the last answer written, and whether it is one of hyper's own refusals
+    /// (which close the connection: `connection: close` right under the status line).
+    fn replied(&self) -> (Option<u16>, bool) {
+        let head = String::from_utf8_lossy(&self.reply);
+        let status = head
+            .split(' ')
+            .nth(1)
+            .and_then(|code| code.parse::<u16>().ok());
+        let refusal = status.is_some_and(|s| s >= 400)
+            && head
+                .split("\r\n")
+                .nth(1)
+                .is_some_and(|l| l.eq_ignore_ascii_case("connection: close"));
+        (status, refusal)
+    }
+
+    /// Whether a refused request's bytes may still be unread on the socket (hyper stops
+    /// reading at the first byte it cannot take).
+    fn wants_rest(&self) -> bool {
+        self.refusal.as_ref().is_some_and(|r| r.bytes.len() < KEPT)
+            || (self.state == State::Head
+                && !self.partial.is_empty()
+                && self.partial.len() < HYPER_HEAD)
+    }
+
+    /// Bytes left unread on the socket when the connection ended, for a refused request.
+    fn rest(&mut self, bytes: &[u8]) {
+        if let Some(r) = self.refusal.as_mut() {
+            let room = KEPT.saturating_sub(r.bytes.len());
+            r.bytes.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        } else if self.state == State::Head && !self.partial.is_empty() {
+            let room = HYPER_HEAD.saturating_sub(self.partial.len());
+            self.partial
+                .extend_from_slice(&bytes[..bytes.len().min(room)]);
         }
     }
 
     /// The request the HTTP layer refused on this connection, if one was and no handler took a
-    /// request after it; for the connection's end.
+    /// request after it; for the connection's end. It is a head the tap could not read, one it
+    /// read but that reached no handler while hyper answered with a refusal of its own (a
+    /// target `http` does not take as a URI, say), or a head past hyper's limit.
     fn refused(&mut self, peer: SocketAddr) -> Option<Refused> {
-        let r = self.refusal.take()?;
-        // "HTTP/1.1 400 Bad Request": the code after the first space.
-        let answered = std::str::from_utf8(&r.reply)
-            .ok()
-            .and_then(|line| line.split(' ').nth(1))
-            .and_then(|code| code.parse::<u16>().ok());
+        let (answered, hypers) = self.replied();
+        let (at, bytes, why) = if let Some(r) = self.refusal.take() {
+            (r.at, r.bytes, r.why)
+        } else if let Some(head) = self.heads.front()
+            && (hypers || head.size >= HYPER_HEAD)
+        {
+            let why = if head.size >= HYPER_HEAD || answered == Some(431) {
+                TOO_LARGE.to_owned()
+            } else if let Err(e) = axum::http::Uri::try_from(head.target.as_str()) {
+                format!("its target is not a URI the HTTP layer takes ({e})")
+            } else {
+                format!(
+                    "the HTTP layer refused it ({})",
+                    answered.map_or("no answer".into(), |s| s.to_string())
+                )
+            };
+            let mut bytes = head.bytes();
+            bytes.truncate(KEPT);
+            (chrono::Utc::now(), bytes, why)
+        } else if self.state == State::Head
+            && !self.partial.is_empty()
+            && (answered == Some(431) || self.partial.len() >= HYPER_HEAD)
+        {
+            let mut bytes = std::mem::take(&mut self.partial);
+            bytes.truncate(KEPT);
+            (chrono::Utc::now(), bytes, TOO_LARGE.to_owned())
+        } else {
+            return None;
+        };
         Some(Refused {
-            at: r.at,
+            at,
             peer,
-            bytes: r.bytes,
-            why: r.why,
+            bytes,
+            why,
             answered,
         })
+    }
+}
+
+/// Why a head too long for hyper was refused.
+const TOO_LARGE: &str = "its head is larger than the HTTP layer reads (about 400 KiB)";
+
+impl RawHead {
+    /// The head as it arrived, near enough: its request line and header lines.
+    fn bytes(&self) -> Vec<u8> {
+        let mut b = format!("{} {} HTTP/1.1\r\n", self.method, self.target).into_bytes();
+        for h in &self.headers {
+            b.extend_from_slice(h.name.as_bytes());
+            b.extend_from_slice(b": ");
+            b.extend_from_slice(&h.bytes());
+            b.extend_from_slice(b"\r\n");
+        }
+        b.extend_from_slice(b"\r\n");
+        b
     }
 }
 
@@ -453,16 +550,11 @@ impl Drop for Tapped {
         // hyper stops reading at the first byte it cannot take (its first read may be as short
         // as HTTP/2's 24-byte preface): the rest of what the caller sent is still unread on the
         // socket, kept too, up to the cap.
-        if let Some(r) = tap.refusal.as_mut() {
-            let mut buf = [0u8; 8192];
-            while r.bytes.len() < KEPT {
-                match self.io.try_read(&mut buf) {
-                    Ok(n) if n > 0 => {
-                        let room = KEPT - r.bytes.len();
-                        r.bytes.extend_from_slice(&buf[..n.min(room)]);
-                    }
-                    _ => break,
-                }
+        let mut buf = [0u8; 8192];
+        while tap.wants_rest() {
+            match self.io.try_read(&mut buf) {
+                Ok(n) if n > 0 => tap.rest(&buf[..n]),
+                _ => break,
             }
         }
         if let Some(r) = tap.refused(self.peer) {
@@ -712,6 +804,59 @@ mod tests {
     }
 
     #[test]
+    fn heads_hyper_refuses_for_its_own_rules_are_kept_too() {
+        // A target past hyper's 64 KiB (414), and HTTP/1.0 with a Transfer-Encoding (400).
+        let mut long = b"GET /".to_vec();
+        long.extend(std::iter::repeat_n(b'a', 70_000));
+        long.extend_from_slice(b" HTTP/1.1\r\nHost: a\r\n\r\n");
+        let r =
+            refused_after(&long, b"HTTP/1.1 414 URI Too Long\r\nconnection: close\r\n").unwrap();
+        assert!(r.why.contains("its target is 68.4 KiB long"), "{}", r.why);
+        assert_eq!(r.bytes.len(), KEPT);
+        assert_eq!(r.answered, Some(414));
+        let old = b"POST /x HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+        let r = refused_after(old, b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\n").unwrap();
+        assert!(
+            r.why.contains("HTTP/1.0 and has a Transfer-Encoding"),
+            "{}",
+            r.why
+        );
+
+        // A head the tap read but no handler took, hyper having answered with a refusal of its
+        // own (its `connection: close`): kept as it was read.
+        let head = b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n";
+        let r = refused_after(
+            head,
+            b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n",
+        )
+        .expect("refused by hyper");
+        assert_eq!(r.bytes, head);
+        assert_eq!(r.why, "the HTTP layer refused it (400)");
+        // Not when the answer is one a handler chose for an earlier request, nor with none.
+        assert!(refused_after(head, b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n").is_none());
+        assert!(refused_after(head, b"").is_none());
+        // A whole head past hyper's limit that got no answer (its caller half-closed).
+        let mut big = b"POST /big HTTP/1.1\r\n".to_vec();
+        for i in 0..58 {
+            big.extend_from_slice(format!("X-{i}: {}\r\n", "a".repeat(8000)).as_bytes());
+        }
+        big.extend_from_slice(b"\r\n");
+        let r = refused_after(&big, b"").expect("too large");
+        assert_eq!(r.why, TOO_LARGE);
+        assert_eq!(r.answered, None);
+        assert!(r.bytes.starts_with(b"POST /big HTTP/1.1\r\nX-0: aaa"));
+        // A head cut short by hyper's 431, before it ended.
+        let r = refused_after(
+            &big[..200_000],
+            b"HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\n",
+        )
+        .expect("too large");
+        assert_eq!((r.why.as_str(), r.answered), (TOO_LARGE, Some(431)));
+        // A head cut short by its caller, with no answer: nothing to record.
+        assert!(refused_after(&big[..200_000], b"").is_none());
+    }
+
+    #[test]
     fn a_head_past_what_hyper_reads_is_refused_and_its_start_kept() {
         let mut tap = Tap::default();
         tap.feed(b"GET / HTTP/1.1\r\nX-Long: ");
@@ -730,9 +875,11 @@ mod tests {
     }
 
     #[test]
-    fn what_hyper_serves_after_all_is_not_a_refusal() {
-        // HTTP/2's preface: hyper serves HTTP/2 on the same port.
-        assert!(refused_after(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00", b"").is_none());
+    fn what_hyper_serves_after_all_is_not_a_refusal_and_http2_is() {
+        // HTTP/2's preface: the receiver speaks HTTP/1.1 only, and hyper closes the connection.
+        let r = refused_after(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00", b"").unwrap();
+        assert!(r.why.contains("HTTP/2's preface"), "{}", r.why);
+        assert_eq!(r.answered, None);
         // A tunnel (CONNECT) or a protocol switch (Upgrade): what follows is not HTTP.
         for opening in [
             &b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"[..],
