@@ -4760,39 +4760,67 @@ fn no_detail_tab_widens_its_panel_into_the_answer_panel() {
     rig.harness.get_by_label("Arrived");
 }
 
-/// The rules editor fits a 760-point window at zoom 1.4: under the top bar, inside the window,
-/// its file buttons wrapped in reach (it ran past both edges, Save as… out of reach).
+/// The rules editor fits a small window at a large zoom, its field reference open or not:
+/// under the top bar, inside the window, its file buttons wrapped in reach (at 760 points and
+/// zoom 1.4 it ran past both edges, Save as… out of reach; at zoom 2 the open reference grew it
+/// past the window, its title and ✕ under the top bar, its meanings cut at the left).
 #[test]
 fn the_rules_editor_fits_a_small_window_at_a_large_zoom() {
-    let mut rig = start_sized([760.0, 800.0]);
-    rig.harness.ctx.set_zoom_factor(1.4);
-    for _ in 0..3 {
-        rig.harness.step();
+    for (size, zoom) in [
+        ([760.0, 800.0], 1.4),
+        ([1280.0, 800.0], 2.0),
+        ([720.0, 480.0], 1.3),
+    ] {
+        let mut rig = start_sized(size);
+        rig.harness.ctx.set_zoom_factor(zoom);
+        rig.harness.run_steps(3);
+        rig.harness.state_mut().state.rules.open = true;
+        rig.harness.run_steps(4);
+        for fields in [false, true] {
+            let at = format!("{size:?} at zoom {zoom}, fields open {fields}");
+            if fields {
+                rig.harness.get_by_label("Fields").click();
+                rig.harness.run_steps(4);
+                rig.harness
+                    .get_by_label_contains("the rule retires after that many answers");
+            }
+            let screen = rig.harness.ctx.content_rect();
+            let window = rig
+                .harness
+                .get_by_role_and_label(egui::accesskit::Role::Window, "Answer rules")
+                .rect();
+            assert!(
+                screen.contains_rect(window),
+                "{at}: {window:?} in {screen:?}"
+            );
+            let bar = rig.harness.get_by_label("A+").rect();
+            assert!(
+                window.top() >= bar.bottom(),
+                "{at}: {window:?} under {bar:?}"
+            );
+            for button in ["Apply", "Load", "Save", "Open…", "Save as…"] {
+                let b = rig
+                    .harness
+                    .get_by_role_and_label(egui::accesskit::Role::Button, button)
+                    .rect();
+                assert!(
+                    window.contains_rect(b),
+                    "{at}: {button} {b:?} in {window:?}"
+                );
+            }
+            // The reference's lines wrap inside the window.
+            if fields {
+                let line = rig
+                    .harness
+                    .get_by_label_contains("the rule retires after that many answers")
+                    .rect();
+                assert!(
+                    line.left() >= window.left() && line.right() <= window.right(),
+                    "{at}: {line:?} in {window:?}"
+                );
+            }
+        }
     }
-    rig.harness.state_mut().state.rules.open = true;
-    for _ in 0..4 {
-        rig.harness.step();
-    }
-    let screen = rig.harness.ctx.content_rect();
-    let window = rig
-        .harness
-        .get_by_role_and_label(egui::accesskit::Role::Window, "Answer rules")
-        .rect();
-    assert!(screen.contains_rect(window), "{window:?} in {screen:?}");
-    let bar = rig.harness.get_by_label("A+").rect();
-    assert!(window.top() >= bar.bottom(), "{window:?} under {bar:?}");
-    for button in ["Apply", "Load", "Save", "Open…", "Save as…"] {
-        let b = rig
-            .harness
-            .get_by_role_and_label(egui::accesskit::Role::Button, button)
-            .rect();
-        assert!(window.contains_rect(b), "{button} {b:?} in {window:?}");
-    }
-    let text = rig
-        .harness
-        .get_by_role_and_label(egui::accesskit::Role::Label, "Rules (JSON or TOML)")
-        .rect();
-    assert!(window.contains_rect(text), "{text:?} in {window:?}");
 }
 
 /// An answer to HEAD says in its Answer sent tab why it has no body, so a chosen body does not

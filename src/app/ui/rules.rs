@@ -217,12 +217,12 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         ])
         .max_width(room.width() - 16.0)
         .max_height((room.height() - 50.0).max(120.0))
+        // The whole of it scrolls where the room is short (zoom 2 on a laptop, the field
+        // reference open), so nothing is pushed past the window's edge.
+        .vscroll(true)
         .show(ctx, |ui| {
-            ui.label(
-                "Each rule has a name, the calls it takes (when: every condition given must hold; none takes every call), the answer it gives, and how many times it answers before it retires (times, optional). The first rule that matches answers. JSON or TOML ([[rules]] tables); a file is saved in the format its name ends with (.json or .toml).",
-            );
-            fields_reference_ui(ui);
-            // Wrapped onto a second row where the window is narrow, not run past its edge.
+            // The actions first, in sight however short the room. Wrapped onto a second row
+            // where the window is narrow, not run past its edge.
             ui.horizontal_wrapped(|ui| {
                 apply = ui.button("Apply").clicked();
                 ui.separator();
@@ -254,16 +254,24 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                     crate::text::first_upper(e),
                 );
             }
+            ui.separator();
+            ui.label(
+                "Each rule has a name, the calls it takes (when: every condition given must hold; none takes every call), the answer it gives, and how many times it answers before it retires (times, optional). The first rule that matches answers. JSON or TOML ([[rules]] tables); a file is saved in the format its name ends with (.json or .toml).",
+            );
+            fields_reference_ui(ui, room.height() * 0.3);
             let label = ui.label("Rules (JSON or TOML)");
-            egui::ScrollArea::vertical().show(ui, |ui| {
-                ui.add(
-                    egui::TextEdit::multiline(&mut app.state.rules.text)
-                        .code_editor()
-                        .desired_rows(18)
-                        .desired_width(f32::INFINITY),
-                )
-                .labelled_by(label.id);
-            });
+            egui::ScrollArea::vertical()
+                .id_salt("rules_text_scroll")
+                .max_height((room.height() * 0.6).max(120.0))
+                .show(ui, |ui| {
+                    ui.add(
+                        egui::TextEdit::multiline(&mut app.state.rules.text)
+                            .code_editor()
+                            .desired_rows(18)
+                            .desired_width(f32::INFINITY),
+                    )
+                    .labelled_by(label.id);
+                });
         });
     app.state.rules.open = open;
     if apply {
@@ -321,25 +329,23 @@ const RULE_FIELDS: [(&str, &str); 12] = [
     ),
 ];
 
-fn fields_reference_ui(ui: &mut egui::Ui) {
+/// The reference of the fields, folded: at most `most` points tall, each meaning wrapped to
+/// the window's width (a table of them had widened the window past the screen's edges).
+fn fields_reference_ui(ui: &mut egui::Ui, most: f32) {
     egui::CollapsingHeader::new("Fields")
         .id_salt("rule_fields")
         .show(ui, |ui| {
             // The rules' text below keeps most of the window.
             egui::ScrollArea::vertical()
                 .id_salt("rule_fields_scroll")
-                .max_height(160.0)
+                .max_height(most.clamp(80.0, 160.0))
                 .show(ui, |ui| {
-                    egui::Grid::new("rule_fields_grid")
-                        .num_columns(2)
-                        .striped(true)
-                        .show(ui, |ui| {
-                            for (field, meaning) in RULE_FIELDS {
-                                ui.label(RichText::new(field).monospace());
-                                ui.label(RichText::new(meaning).small());
-                                ui.end_row();
-                            }
+                    for (field, meaning) in RULE_FIELDS {
+                        ui.horizontal_wrapped(|ui| {
+                            ui.label(RichText::new(field).monospace());
+                            ui.label(RichText::new(meaning).small());
                         });
+                    }
                 });
         });
 }
