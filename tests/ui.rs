@@ -2376,6 +2376,40 @@ fn a_request_http_refused_is_listed_and_explained() {
         .get_by_label_contains("it is a TLS handshake: the caller used https://");
 }
 
+/// A header too long for the panel scrolls sideways with its bar in sight, and showing it
+/// does not grow the detail panel: its sideways bar had been put under the scroll area's
+/// height, which grew the panel (the tabs moved up under the pointer) and drew the bar past
+/// the panel's foot.
+#[test]
+fn a_long_header_scrolls_sideways_without_moving_the_panel() {
+    let mut rig = start();
+    let mut headers = invoker_headers("status-report", "dlv-long-header", 1);
+    headers.push(("X-Long".into(), "v".repeat(600)));
+    rig.send_with_headers_and_click("dlv-long-header", &headers, status_report_body("1"));
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.show_tab("Timeline");
+    let before = rig.harness.state().state.laid_out.detail_panel;
+    rig.show_tab("Headers");
+    rig.harness.run_steps(6);
+    let after = rig.harness.state().state.laid_out.detail_panel;
+    assert_eq!(before, after, "the detail panel moved");
+    let value = rig.harness.get_by_label(&"v".repeat(600)).rect();
+    assert!(value.right() > after.right(), "the value fits: {value:?}");
+    // The content ends above the panel's foot by the room of the sideways bar.
+    let last = rig.harness.get_by_label_contains("From 127.0.0.1").rect();
+    let bar = rig
+        .harness
+        .ctx
+        .global_style()
+        .spacing
+        .scroll
+        .allocated_width();
+    assert!(
+        last.bottom() <= after.bottom() - bar,
+        "{last:?} runs into the bar at the foot of {after:?}"
+    );
+}
+
 /// A small window at zoom 2 (760 × 600 pixels, 380 points) had its detail drawn over the
 /// list's filters and its title run into the bar's buttons: the zoom is kept to what the window
 /// has room for (1.4 there), A+ says why it does no more, and the zoom asked for comes back

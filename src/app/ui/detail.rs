@@ -169,7 +169,12 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     scroll
         .id_salt("detail_scroll")
         .auto_shrink([false, false])
-        .min_scrolled_height(ui.available_height().max(0.0))
+        // The sideways bar inside that height: below it, it grew the panel (the tabs moved
+        // under the pointer) and was drawn past the panel's foot, out of sight.
+        .max_height(ui.available_height().max(0.0))
+        .min_scrolled_height(
+            (ui.available_height() - ui.spacing().scroll.allocated_width()).max(0.0),
+        )
         .show(ui, |ui| match app.state.detail_tab {
             DetailTab::Messages => messages_ui(ui, &s, json.as_deref()),
             DetailTab::Json => json_tab_ui(ui, &s, json.as_deref()),
