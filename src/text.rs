@@ -57,6 +57,24 @@ pub fn single_line(s: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// Text from a payload shown as it is in the window, lines and tabs kept: a character
+/// [`risky`] escapes reads as `\u{..}` (egui draws a control character as an empty box, so an
+/// ESC could not be told from a NUL, and a direction mark would turn the text around).
+pub fn shown_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(|c| c != '\t' && c != '\n' && risky(c)) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c != '\t' && c != '\n' && risky(c) {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
 /// A JSON string's text as the JSON view shows it: in quotes, with a quote and a backslash
 /// escaped, and a line break, a tab or a character [`risky`] escapes as in [`single_line`].
 /// Every other letter is kept as it is: Rust's `{:?}`, used before, also escaped combining
@@ -822,6 +840,21 @@ fn raw_control(text: &str, line: usize, column: usize) -> (String, usize) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_window_shows_control_characters_escaped_and_keeps_lines_and_tabs() {
+        assert_eq!(shown_controls("a\tb\nc"), "a\tb\nc");
+        assert!(matches!(
+            shown_controls("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            shown_controls("X-Bad: \u{1b}[31mred\u{7} \u{202e}txt"),
+            "X-Bad: \\u{1b}[31mred\\u{7} \\u{202e}txt"
+        );
+        assert_eq!(shown_controls("a\rb\0"), "a\\u{d}b\\u{0}");
+    }
+
     #[test]
     fn a_quoted_string_keeps_every_letter_and_escapes_what_would_mislead() {
         use super::quoted;

@@ -316,6 +316,23 @@ impl UiRig {
             .x
     }
 
+    /// `bytes` sent to the receiver over a connection of their own, and what came back before
+    /// it closed.
+    fn send_raw(&self, bytes: &[u8]) -> Vec<u8> {
+        let addr = match &self.harness.state().state.listening {
+            Listening::On(addr) => *addr,
+            other => panic!("not listening: {other:?}"),
+        };
+        self.rt.block_on(async {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+            s.write_all(bytes).await.unwrap();
+            let mut answer = Vec::new();
+            s.read_to_end(&mut answer).await.unwrap();
+            answer
+        })
+    }
+
     fn url(&self, path: &str) -> String {
         match &self.harness.state().state.listening {
             Listening::On(addr) => format!("http://{addr}{path}"),
@@ -2346,20 +2363,8 @@ fn the_top_bar_and_the_list_stay_readable_in_a_narrow_window_and_at_a_large_zoom
 #[test]
 fn a_request_http_refused_is_listed_and_explained() {
     let mut rig = start();
-    let addr = match &rig.harness.state().state.listening {
-        Listening::On(addr) => *addr,
-        other => panic!("not listening: {other:?}"),
-    };
-    rig.rt.block_on(async {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-        s.write_all(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
-            .await
-            .unwrap();
-        let mut answer = Vec::new();
-        s.read_to_end(&mut answer).await.unwrap();
-        assert!(answer.starts_with(b"HTTP/1.1 400"));
-    });
+    let answer = rig.send_raw(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03");
+    assert!(answer.starts_with(b"HTTP/1.1 400"));
     rig.until("the refused request is listed", |app| {
         app.state.list.row(0).is_some()
     });
@@ -2408,6 +2413,35 @@ fn a_long_header_scrolls_sideways_without_moving_the_panel() {
         last.bottom() <= after.bottom() - bar,
         "{last:?} runs into the bar at the foot of {after:?}"
     );
+}
+
+/// Control characters from a call read as escapes in the window, as in the CLI, not as empty
+/// boxes that hide which they were: an ESC in a refused request's target (the list, the
+/// detail's header, Raw body) and a direction mark in a header value (Headers).
+#[test]
+fn control_characters_from_a_call_read_as_escapes() {
+    let mut rig = start();
+    let answer = rig.send_raw(b"GET /\x1b[2Jx HTTP/1.1\r\nHost: a\r\n\r\n");
+    assert!(answer.starts_with(b"HTTP/1.1 400"));
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("GET /\\u{1b}[2Jx").click();
+    rig.until("its detail is read", |app| app.state.detail.is_some());
+    rig.show_tab("Raw body");
+    rig.harness.get_by_label("GET /\\u{1b}[2Jx HTTP/1.1");
+    assert!(rig.harness.query_by_label_contains("\u{1b}").is_none());
+
+    let mut headers = invoker_headers("status-report", "dlv-bidi", 1);
+    headers.push(("X-Note".into(), "abc\u{202e}def".into()));
+    rig.send_with_headers_and_click("dlv-bidi", &headers, status_report_body("1"));
+    rig.until("its detail is read", |app| {
+        app.state
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.inv.delivery.as_deref() == Some("dlv-bidi"))
+    });
+    rig.show_tab("Headers");
+    rig.harness.get_by_label_contains("abc\\u{202e}def");
 }
 
 /// A small window at zoom 2 (760 × 600 pixels, 380 points) had its detail drawn over the

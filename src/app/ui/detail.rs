@@ -84,7 +84,7 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 if let Some(a) = s.inv.attempt {
                     parts.push(RichText::new(format!("attempt {a}")));
                 }
-                parts.push(RichText::new(crate::store::request_phrase(&s.inv.method, crate::text::head_chars(&s.inv.path, 200).0)).monospace());
+                parts.push(RichText::new(crate::text::single_line(&crate::store::request_phrase(&s.inv.method, crate::text::head_chars(&s.inv.path, 200).0))).monospace());
                 if let Some(d) = &s.inv.delivery {
                     parts.push(RichText::new(format!("delivery {d}")));
                 }
@@ -787,8 +787,8 @@ fn headers_ui(ui: &mut egui::Ui, s: &Stored) {
             ui.strong("Value");
             ui.end_row();
             for h in &s.inv.headers {
-                ui.label(RichText::new(&h.name).monospace());
-                let mut v = h.value.clone();
+                ui.label(RichText::new(crate::text::single_line(&h.name)).monospace());
+                let mut v = crate::text::single_line(&h.value).into_owned();
                 if let Some(hex) = &h.bytes_hex {
                     v.push_str(&format!("   (not UTF-8; bytes {hex})"));
                 }
@@ -927,7 +927,7 @@ fn raw_ui(
         .show_rows(ui, row_height, count, |ui, range| {
             for i in range {
                 let line = match text {
-                    Some(t) => t[rows[i].clone()].to_owned(),
+                    Some(t) => crate::text::shown_controls(&t[rows[i].clone()]).into_owned(),
                     None => {
                         let start = i * per_line;
                         let end = (start + per_line).min(body.len());

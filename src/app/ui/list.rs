@@ -502,7 +502,12 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
                     } else {
                         s.event
                             .clone()
-                            .unwrap_or_else(|| crate::store::request_phrase(&s.method, &s.path))
+                            .unwrap_or_else(|| {
+                                crate::text::single_line(&crate::store::request_phrase(
+                                    &s.method, &s.path,
+                                ))
+                                .into_owned()
+                            })
                     };
                     // Whole in egui's tooltip when the column cuts it.
                     ui.label(ev);
