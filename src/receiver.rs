@@ -687,6 +687,16 @@ fn serve(
     }
 }
 
+/// Tell the listeners (the window, `listen`'s printer) of a call stored as `id`, if its row
+/// was built (it is only when someone listens).
+fn publish(shared: &Shared, summary: Option<Summary>, id: i64) {
+    if let Some(summary) = summary {
+        let _ = shared.events.send(Arc::new(Recorded {
+            summary: Summary { id, ..summary },
+        }));
+    }
+}
+
 /// Records each request hyper refused, as its connection ends, until every connection (and
 /// the listener) is gone.
 async fn record_refused(
@@ -701,13 +711,7 @@ async fn record_refused(
             Err(e) => Err(e),
         };
         match stored {
-            Ok(id) => {
-                if let Some(summary) = summary {
-                    let _ = shared.events.send(Arc::new(Recorded {
-                        summary: Summary { id, ..summary },
-                    }));
-                }
-            }
+            Ok(id) => publish(&shared, summary, id),
             Err(e) => tracing::warn!("a request that was not HTTP could not be stored: {e}"),
         }
     }
@@ -745,7 +749,7 @@ fn request_line(bytes: &[u8]) -> (String, String, Option<String>) {
 /// body (head included), and a finding says why it could not be read and what was answered.
 fn refused_invocation(r: tap::Refused) -> Invocation {
     let (method, path, query) = request_line(&r.bytes);
-    let kept = if r.bytes.len() >= 64 << 10 {
+    let kept = if r.bytes.len() >= tap::KEPT {
         "its first 64 KiB are kept as the body, head included".to_owned()
     } else {
         format!(
@@ -1244,11 +1248,7 @@ impl AfterCommit {
         let id = committing.await;
         self.committing = None;
         let id = id?;
-        if let Some(summary) = self.summary.take() {
-            let _ = self.shared.events.send(Arc::new(Recorded {
-                summary: Summary { id, ..summary },
-            }));
-        }
+        publish(&self.shared, self.summary.take(), id);
         Ok(Some(id))
     }
 }
@@ -1283,11 +1283,7 @@ impl Drop for AfterCommit {
                 s.findings += 1;
                 s.outcome = outcome;
             }
-            if let Some(summary) = summary {
-                let _ = shared.events.send(Arc::new(Recorded {
-                    summary: Summary { id, ..summary },
-                }));
-            }
+            publish(&shared, summary, id);
         });
     }
 }

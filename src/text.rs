@@ -39,37 +39,44 @@ pub fn escape_control(s: &str) -> String {
 /// (egui draws a control character as an empty box, and a break would hide the rest of the
 /// line in a table's cell). Text without any is borrowed as it is.
 pub fn single_line(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(risky) {
-        return s.into();
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if risky(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.into()
+    escaped_for_window(s, |c| match c {
+        '\n' => Some("\\n"),
+        '\r' => Some("\\r"),
+        '\t' => Some("\\t"),
+        _ => None,
+    })
 }
 
 /// Text from a payload shown as it is in the window, lines and tabs kept: a character
 /// [`risky`] escapes reads as `\u{..}` (egui draws a control character as an empty box, so an
 /// ESC could not be told from a NUL, and a direction mark would turn the text around).
 pub fn shown_controls(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(|c| c != '\t' && c != '\n' && risky(c)) {
+    escaped_for_window(s, |c| match c {
+        '\n' => Some("\n"),
+        '\t' => Some("\t"),
+        _ => None,
+    })
+}
+
+/// `s` with each character [`risky`] escapes written as `special` gives it, or as `\u{..}`;
+/// borrowed as it is when that would change nothing (no risky character, or only ones
+/// `special` keeps as they are).
+fn escaped_for_window(
+    s: &str,
+    special: impl Fn(char) -> Option<&'static str>,
+) -> std::borrow::Cow<'_, str> {
+    let changes = |c: char| risky(c) && special(c) != Some(c.encode_utf8(&mut [0; 4]));
+    if !s.chars().any(changes) {
         return s.into();
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if c != '\t' && c != '\n' && risky(c) {
-            let _ = write!(out, "\\u{{{:x}}}", c as u32);
-        } else {
-            out.push(c);
+        match special(c) {
+            Some(text) => out.push_str(text),
+            None if risky(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            None => out.push(c),
         }
     }
     out.into()

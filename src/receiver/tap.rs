@@ -44,7 +44,7 @@ const MAX_HEAD: usize = 1 << 20;
 /// hyper refuses a target longer than this (414).
 const HYPER_TARGET: usize = u16::MAX as usize - 1;
 /// How much of a refused request is kept for its record.
-const KEPT: usize = 64 << 10;
+pub const KEPT: usize = 64 << 10;
 
 /// A request the HTTP layer refused before any handler saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
