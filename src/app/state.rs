@@ -224,9 +224,9 @@ pub struct ListState {
     pub scroll_to_top: bool,
     /// The list should scroll so that this row is visible.
     pub scroll_to_row: Option<u64>,
-    /// The layout the list's table was last drawn with (zoom, short titles, width step): a
-    /// new one is a new table, which starts at its top.
-    pub layout: Option<(i32, bool, i32)>,
+    /// The layout the list's table was last drawn with (zoom, short titles, width step,
+    /// columns shown): a new one is a new table, which starts at its top.
+    pub layout: Option<(i32, bool, i32, usize)>,
     /// A row the keyboard moved to before its page was loaded: selected once it is.
     pub select_when_loaded: Option<u64>,
     /// The selected call does not match the filter: the list hides it while its detail stays.

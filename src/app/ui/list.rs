@@ -292,19 +292,22 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         // has room of its own beside the rows, costs the delivery id nothing at 1024 points.
         ui.spacing_mut().item_spacing.x = COLUMN_GAP;
         // The gaps between the columns, and the room the table keeps for its scroll bar.
-        let gaps = COLUMN_GAP * (COLUMNS.len() - 1) as f32 + ui.spacing().scroll.allocated_width();
-        let narrowest = COLUMNS.iter().map(|(_, _, least)| least).sum::<f32>() + gaps;
+        let bar = ui.spacing().scroll.allocated_width();
+        let shown = shown_columns(ui.available_width() - bar);
+        // The gaps between the columns shown, and the room the table keeps for its scroll bar.
+        let gaps = COLUMN_GAP * (shown.len() - 1) as f32 + bar;
+        let narrowest = shown.iter().map(|&c| COLUMNS[c].2).sum::<f32>() + gaps;
         if ui.available_width() < narrowest {
-            // Too narrow for every column even at its narrowest (a small window with both
-            // side panels open): the table scrolls sideways, so no column is out of reach.
+            // Too narrow even for the columns kept at their narrowest (a very small window with
+            // both side panels open): the table scrolls sideways, so no column is out of reach.
             egui::ScrollArea::horizontal()
                 .id_salt("list_sideways")
                 .show(ui, |ui| {
                     ui.set_width(narrowest);
-                    table_ui(ui, app, dark, count, gaps);
+                    table_ui(ui, app, dark, count, &shown, gaps);
                 });
         } else {
-            table_ui(ui, app, dark, count, gaps);
+            table_ui(ui, app, dark, count, &shown, gaps);
         }
     });
 }
@@ -368,12 +371,19 @@ fn held_title(n: usize) -> String {
 }
 
 /// The list's table: its columns, the rows in sight, and the pages they need.
-fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, gaps: f32) {
+fn table_ui(
+    ui: &mut egui::Ui,
+    app: &mut HookscopeApp,
+    dark: bool,
+    count: u64,
+    shown: &[usize],
+    gaps: f32,
+) {
     // A click anywhere on a row selects it, so the cells' text must not take the click.
     ui.style_mut().interaction.selectable_labels = false;
     ui.visuals_mut().selection.bg_fill = super::selected_row_fill(dark);
     ui.visuals_mut().widgets.hovered.bg_fill = super::hovered_row_fill(dark);
-    let (widths, short) = column_widths(ui.available_width() - gaps);
+    let (widths, short) = column_widths(ui.available_width() - gaps, shown);
     // The columns' widths are remembered per zoom and per layout (short titles or not): a
     // zoom or a much narrower list lays them out afresh instead of keeping widths that no
     // longer fit.
@@ -387,7 +397,7 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
     };
     // A zoom (Ctrl +/-/0) or a resize starts a new table at its top: the selected call is
     // brought back into sight rather than left scrolled away.
-    let layout = (zoom, short, shrunk_room);
+    let layout = (zoom, short, shrunk_room, shown.len());
     if app
         .state
         .list
@@ -400,21 +410,22 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
         app.state.list.scroll_to_row = Some(i);
     }
     let mut table = TableBuilder::new(ui)
-        .id_salt(("invocations", zoom, short, shrunk_room))
+        .id_salt(("invocations", zoom, short, shrunk_room, shown.len()))
         .striped(true)
         .resizable(true)
         .sense(egui::Sense::click())
         .cell_layout(egui::Layout::left_to_right(egui::Align::Center));
-    for (i, (_, _, least)) in COLUMNS.iter().enumerate() {
+    for &i in shown {
+        let least = COLUMNS[i].2;
         table = table.column(match i {
             // The delivery id takes whatever width is left, every frame, so the table fills
             // the list at any window size (its full text is in the tooltip and the detail
             // view). Not resizable: a resizable column keeps the width it was first given.
             DELIVERY => Column::remainder()
-                .at_least(*least)
+                .at_least(least)
                 .clip(true)
                 .resizable(false),
-            _ => Column::initial(widths[i]).at_least(*least).clip(true),
+            _ => Column::initial(widths[i]).at_least(least).clip(true),
         });
     }
     let mut table = table.min_scrolled_height(0.0);
@@ -431,21 +442,29 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
     let selected = app.state.list.selected;
     table
         .header(HEADER_HEIGHT, |mut h| {
-            for (title, short_title, _) in COLUMNS {
+            // The columns left out to fit, named on every title's hover.
+            let aside = stepped_aside(shown);
+            for &c in shown {
+                let (title, short_title, _) = COLUMNS[c];
                 h.col(|ui| {
+                    let mut hover: Vec<&str> = Vec::new();
+                    if short && short_title != title {
+                        hover.push(title);
+                    }
+                    match title {
+                        "Findings" => hover.push(FINDINGS_HOVER),
+                        "Time" => hover.push(TIME_HOVER),
+                        _ => {}
+                    }
+                    hover.extend(aside.as_deref());
+                    let hover = hover.join("\n\n");
                     let header = if short {
-                        ui.strong(short_title).on_hover_text(title)
+                        ui.strong(short_title)
                     } else {
                         ui.strong(title)
                     };
-                    match title {
-                        "Findings" => {
-                            header.on_hover_text(FINDINGS_HOVER);
-                        }
-                        "Time" => {
-                            header.on_hover_text(TIME_HOVER);
-                        }
-                        _ => {}
+                    if !hover.is_empty() {
+                        header.on_hover_text(hover);
                     }
                 });
             }
@@ -461,123 +480,9 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
                     return;
                 };
                 row.set_selected(selected == Some(s.id));
-                let color = super::outcome_color(s.outcome, dark);
-                row.col(|ui| {
-                    let full = |t: chrono::DateTime<chrono::Utc>| {
-                        t.with_timezone(&chrono::Local)
-                            .format("%Y-%m-%d %H:%M:%S%.3f")
-                            .to_string()
-                    };
-                    let mut time = RichText::new(super::local_time(s.received_at, now)).monospace();
-                    // Listed when it was answered: a call held back comes after later ones, its
-                    // arrival time in italics so the order does not look like a mistake.
-                    let late = listed_late(&s);
-                    if late {
-                        time = time.italics();
-                    }
-                    // One tooltip, ours (egui adds its own to a cut label).
-                    ui.add(egui::Label::new(time).show_tooltip_when_elided(false))
-                        .on_hover_text(if late {
-                            format!(
-                                "Arrived {}; answered {} later, at {}: listed when it was answered, after calls that came meanwhile",
-                                full(s.received_at),
-                                crate::text::human_duration(std::time::Duration::from_micros(s.took_us)),
-                                full(s.answered_at()),
-                            )
-                        } else {
-                            full(s.received_at)
-                        });
-                });
-                row.col(|ui| {
-                    let ev = if s.registration_check {
-                        // "registration c…" in a narrow list: the word that says it, whole.
-                        let font = egui::TextStyle::Body.resolve(ui.style());
-                        let whole = "registration check";
-                        if elide_front(ui, whole, &font, ui.available_width()) == whole {
-                            whole.to_owned()
-                        } else {
-                            ui.label("registration").on_hover_text(whole);
-                            return;
-                        }
-                    } else {
-                        s.event
-                            .clone()
-                            .unwrap_or_else(|| {
-                                crate::text::single_line(&crate::store::request_phrase(
-                                    &s.method, &s.path,
-                                ))
-                                .into_owned()
-                            })
-                    };
-                    // Whole in egui's tooltip when the column cuts it.
-                    ui.label(ev);
-                });
-                row.col(|ui| {
-                    match s.delivery.as_deref() {
-                        // Cut at the front: ids of one sender share their start and differ
-                        // towards the end (the emulator's dlv-2812749301-000003, …-000004).
-                        Some(delivery) => {
-                            let font = egui::TextStyle::Monospace.resolve(ui.style());
-                            let shown = elide_front(ui, delivery, &font, ui.available_width());
-                            let label = ui.label(RichText::new(shown.as_str()).monospace());
-                            if shown != delivery {
-                                // The whole id for hover and for assistive technology.
-                                label.widget_info(|| {
-                                    egui::WidgetInfo::labeled(egui::Role::Label, true, delivery)
-                                });
-                                label.on_hover_text(delivery)
-                            } else {
-                                label
-                            }
-                        }
-                        // The same dash as the other columns' (a monospace one is shorter).
-                        None => ui.label("—"),
-                    };
-                });
-                row.col(|ui| {
-                    ui.label(s.attempt.map_or("—".into(), |a| a.to_string()));
-                });
-                row.col(|ui| {
-                    ui.label(s.messages.map_or("—".into(), |m| m.to_string()));
-                });
-                row.col(|ui| {
-                    ui.label(
-                        RichText::new(s.answer_status.to_string())
-                            .strong()
-                            .color(color),
-                    );
-                });
-                row.col(|ui| {
-                    ui.add(
-                        egui::Label::new(RichText::new(list_label(s.outcome)).color(color))
-                            .show_tooltip_when_elided(false),
-                    )
-                    // The outcome's name is in the cell; the hover says what it means.
-                    .on_hover_text(
-                        if s.registration_check && s.outcome == Outcome::Succeeded {
-                            // No webhook is ready yet: its URL is.
-                            "The registration check passed: the service accepts the URL.".to_owned()
-                        } else {
-                            s.outcome.sentence()
-                        },
-                    );
-                });
-                row.col(|ui| {
-                    if s.problems() > 0 {
-                        // The bare number under the short title.
-                        let text = if short {
-                            s.problems().to_string()
-                        } else {
-                            format!("{} found", s.problems())
-                        };
-                        // In the colour of the gravest: red when one breaks the contract.
-                        let worst = s.worst.unwrap_or(crate::contract::Severity::Warning);
-                        ui.label(RichText::new(text).color(super::severity_color(worst, dark)))
-                            .on_hover_text(format!("The gravest is {}", worst.as_str()));
-                    } else {
-                        ui.weak("—");
-                    }
-                });
+                for &c in shown {
+                    row.col(|ui| cell_ui(ui, c, &s, now, dark, short));
+                }
                 if row.response().clicked() {
                     clicked = Some(s.id);
                 }
@@ -599,6 +504,131 @@ fn table_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool, count: u64, g
     }
 }
 
+/// One cell of the list: column `column` (an index into [`COLUMNS`]) of the call `s`.
+fn cell_ui(
+    ui: &mut egui::Ui,
+    column: usize,
+    s: &crate::store::Summary,
+    now: chrono::DateTime<chrono::Utc>,
+    dark: bool,
+    short: bool,
+) {
+    let color = super::outcome_color(s.outcome, dark);
+    match column {
+        0 => {
+            let full = |t: chrono::DateTime<chrono::Utc>| {
+                t.with_timezone(&chrono::Local)
+                    .format("%Y-%m-%d %H:%M:%S%.3f")
+                    .to_string()
+            };
+            let mut time = RichText::new(super::local_time(s.received_at, now)).monospace();
+            // Listed when it was answered: a call held back comes after later ones, its
+            // arrival time in italics so the order does not look like a mistake.
+            let late = listed_late(s);
+            if late {
+                time = time.italics();
+            }
+            // One tooltip, ours (egui adds its own to a cut label).
+            ui.add(egui::Label::new(time).show_tooltip_when_elided(false))
+                .on_hover_text(if late {
+                    format!(
+                        "Arrived {}; answered {} later, at {}: listed when it was answered, after calls that came meanwhile",
+                        full(s.received_at),
+                        crate::text::human_duration(std::time::Duration::from_micros(s.took_us)),
+                        full(s.answered_at()),
+                    )
+                } else {
+                    full(s.received_at)
+                });
+        }
+        1 => {
+            let ev = if s.registration_check {
+                // "registration c…" in a narrow list: the word that says it, whole.
+                let font = egui::TextStyle::Body.resolve(ui.style());
+                let whole = "registration check";
+                if elide_front(ui, whole, &font, ui.available_width()) == whole {
+                    whole.to_owned()
+                } else {
+                    ui.label("registration").on_hover_text(whole);
+                    return;
+                }
+            } else {
+                s.event.clone().unwrap_or_else(|| {
+                    crate::text::single_line(&crate::store::request_phrase(&s.method, &s.path))
+                        .into_owned()
+                })
+            };
+            // Whole in egui's tooltip when the column cuts it.
+            ui.label(ev);
+        }
+        2 => {
+            match s.delivery.as_deref() {
+                // Cut at the front: ids of one sender share their start and differ
+                // towards the end (the emulator's dlv-2812749301-000003, …-000004).
+                Some(delivery) => {
+                    let font = egui::TextStyle::Monospace.resolve(ui.style());
+                    let shown = elide_front(ui, delivery, &font, ui.available_width());
+                    let label = ui.label(RichText::new(shown.as_str()).monospace());
+                    if shown != delivery {
+                        // The whole id for hover and for assistive technology.
+                        label.widget_info(|| {
+                            egui::WidgetInfo::labeled(egui::Role::Label, true, delivery)
+                        });
+                        label.on_hover_text(delivery)
+                    } else {
+                        label
+                    }
+                }
+                // The same dash as the other columns' (a monospace one is shorter).
+                None => ui.label("—"),
+            };
+        }
+        3 => {
+            ui.label(s.attempt.map_or("—".into(), |a| a.to_string()));
+        }
+        4 => {
+            ui.label(s.messages.map_or("—".into(), |m| m.to_string()));
+        }
+        5 => {
+            ui.label(
+                RichText::new(s.answer_status.to_string())
+                    .strong()
+                    .color(color),
+            );
+        }
+        6 => {
+            ui.add(
+                egui::Label::new(RichText::new(list_label(s.outcome)).color(color))
+                    .show_tooltip_when_elided(false),
+            )
+            // The outcome's name is in the cell; the hover says what it means.
+            .on_hover_text(
+                if s.registration_check && s.outcome == Outcome::Succeeded {
+                    // No webhook is ready yet: its URL is.
+                    "The registration check passed: the service accepts the URL.".to_owned()
+                } else {
+                    s.outcome.sentence()
+                },
+            );
+        }
+        _ => {
+            if s.problems() > 0 {
+                // The bare number under the short title.
+                let text = if short {
+                    s.problems().to_string()
+                } else {
+                    format!("{} found", s.problems())
+                };
+                // In the colour of the gravest: red when one breaks the contract.
+                let worst = s.worst.unwrap_or(crate::contract::Severity::Warning);
+                ui.label(RichText::new(text).color(super::severity_color(worst, dark)))
+                    .on_hover_text(format!("The gravest is {}", worst.as_str()));
+            } else {
+                ui.weak("—");
+            }
+        }
+    }
+}
 /// An outcome in the list's column (and the Timeline's attempts): the filter's word for it,
 /// without the codes where one word is enough, so that none is cut short (what it means is in
 /// the tooltip).
@@ -694,12 +724,21 @@ fn stage_floors() -> [[f32; 8]; 4] {
 /// out), and whether the short titles are needed: as designed when they fit beside a
 /// readable delivery id; shrunk stage by stage otherwise ([`stage_floors`]), never below each
 /// column's narrowest. The delivery's width is what is left (it is the remainder column).
-fn column_widths(room: f32) -> ([f32; 8], bool) {
-    let designed: f32 = DESIGNED.iter().sum();
+fn column_widths(room: f32, shown: &[usize]) -> ([f32; 8], bool) {
+    // A column stepped aside takes no room at any stage.
+    let only_shown = |mut widths: [f32; 8]| {
+        for (i, w) in widths.iter_mut().enumerate() {
+            if !shown.contains(&i) {
+                *w = 0.0;
+            }
+        }
+        widths
+    };
+    let designed: f32 = only_shown(DESIGNED).iter().sum();
     let short = room - DELIVERY_ROOM < designed;
-    let mut wanted = DESIGNED;
+    let mut wanted = only_shown(DESIGNED);
     wanted[DELIVERY] = DELIVERY_ROOM;
-    for floor in stage_floors() {
+    for floor in stage_floors().map(only_shown) {
         let over = wanted.iter().sum::<f32>() - room;
         if over <= 0.0 {
             break;
@@ -719,6 +758,46 @@ fn column_widths(room: f32) -> ([f32; 8], bool) {
     let mut widths = wanted;
     widths[DELIVERY] = COLUMNS[DELIVERY].2;
     (widths, short)
+}
+
+/// The columns that step aside, in order, where the list is too narrow for the others at the
+/// widths their words need: the count of messages (nearly always 1), the event (the detail's
+/// title names it), then the findings and the attempt. The time, the delivery id, the answer
+/// and its outcome are never left out.
+const STEP_ASIDE: [usize; 4] = [4, 1, 7, 3];
+
+/// The columns the list shows in `room` points (its scroll bar taken out): every column where
+/// they fit with the event, the outcome's words and the delivery id at its narrowest whole
+/// ([`stage_floors`]' third stage); otherwise the ones a reader needs least step aside
+/// ([`STEP_ASIDE`]). A list that could show every column only cut to its narrowest ("succee…",
+/// "incoming-m…") or scrolled sideways, its scroll bar out of sight past the last column.
+fn shown_columns(room: f32) -> Vec<usize> {
+    let floors = stage_floors()[2];
+    let needed = |cols: &[usize]| {
+        cols.iter().map(|&c| floors[c]).sum::<f32>() + COLUMN_GAP * (cols.len() - 1) as f32
+    };
+    let mut shown: Vec<usize> = (0..COLUMNS.len()).collect();
+    for aside in STEP_ASIDE {
+        if needed(&shown) <= room {
+            break;
+        }
+        shown.retain(|&c| c != aside);
+    }
+    shown
+}
+
+/// What the titles' hover says of the columns stepped aside, if any.
+fn stepped_aside(shown: &[usize]) -> Option<String> {
+    let aside: Vec<&str> = (0..COLUMNS.len())
+        .filter(|c| !shown.contains(c))
+        .map(|c| COLUMNS[c].0)
+        .collect();
+    (!aside.is_empty()).then(|| {
+        format!(
+            "{} left out to fit the list: widen the window or close a side panel to see them. The call's detail shows them all.",
+            aside.join(", ")
+        )
+    })
 }
 
 /// An outcome as the filter offers it: the list's word for it, and the codes that lead to it
@@ -789,6 +868,8 @@ mod tests {
         });
     }
 
+    const ALL: [usize; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+
     fn others(widths: &[f32; 8]) -> f32 {
         widths
             .iter()
@@ -801,7 +882,7 @@ mod tests {
     #[test]
     fn columns_keep_their_design_where_it_fits() {
         // The list at the default window size (1400 wide, both side panels open).
-        let (widths, short) = column_widths(740.0);
+        let (widths, short) = column_widths(740.0, &ALL);
         for (i, (w, d)) in widths.iter().zip(DESIGNED).enumerate() {
             if i != DELIVERY {
                 assert_eq!(*w, d, "column {i}");
@@ -815,7 +896,7 @@ mod tests {
     fn a_narrow_list_shrinks_its_columns_to_leave_the_delivery_room() {
         // A 1024-point window: the list between the narrower side panels.
         let room = 488.0;
-        let (widths, short) = column_widths(room);
+        let (widths, short) = column_widths(room, &ALL);
         assert!(short, "the long titles no longer fit");
         for (w, (title, _, least)) in widths.iter().zip(COLUMNS) {
             assert!(*w >= least, "{title} {w} under {least}");
@@ -831,19 +912,19 @@ mod tests {
         assert!(widths[6] >= OUTCOME_WORDS, "{widths:?}");
         assert!(room - others(&widths) >= DELIVERY_ROOM - 0.01, "{widths:?}");
         // Narrower still: the delivery id gives way before the event.
-        let (narrower, _) = column_widths(room - 15.0);
+        let (narrower, _) = column_widths(room - 15.0, &ALL);
         assert_eq!(narrower[1], DESIGNED[1], "{narrower:?}");
         assert!(
             room - 15.0 - others(&narrower) < DELIVERY_ROOM,
             "{narrower:?}"
         );
         // Much narrower: everything shrinks, the event with the rest.
-        let (much, _) = column_widths(room - 60.0);
+        let (much, _) = column_widths(room - 60.0, &ALL);
         assert!(much[1] < DESIGNED[1], "{much:?}");
         assert!((room - 60.0 - others(&much) - COLUMNS[DELIVERY].2).abs() < 0.01);
         // A little narrower than the design: only the numbers give way.
         let designed: f32 = DESIGNED.iter().sum();
-        let (near, _) = column_widths(designed + DELIVERY_ROOM - 30.0);
+        let (near, _) = column_widths(designed + DELIVERY_ROOM - 30.0, &ALL);
         for (i, (w, d)) in near.iter().zip(DESIGNED).enumerate() {
             if NUMBERS.contains(&i) {
                 assert!(*w < d, "column {i}");
@@ -852,9 +933,61 @@ mod tests {
             }
         }
         // Narrower than the columns' minimums: each keeps its minimum (the table clips).
-        let (tiny, _) = column_widths(100.0);
+        let (tiny, _) = column_widths(100.0, &ALL);
         for (w, (_, _, least)) in tiny.iter().zip(COLUMNS) {
             assert_eq!(*w, least);
         }
+    }
+
+    /// Every column where the list has room for the words of each; in a narrower list the
+    /// message count steps aside first, then the event, the findings and the attempt, and the
+    /// rest are laid out in the room the others leave: the outcome's words whole.
+    #[test]
+    fn columns_step_aside_before_the_words_are_cut() {
+        assert_eq!(shown_columns(740.0), ALL);
+        // Just room for every column with the event and the outcome whole.
+        let whole: f32 = stage_floors()[2].iter().sum::<f32>() + COLUMN_GAP * 7.0;
+        assert_eq!(shown_columns(whole), ALL);
+        let no_messages = shown_columns(whole - 1.0);
+        assert_eq!(no_messages, [0, 1, 2, 3, 5, 6, 7]);
+        let mut room = whole - 1.0;
+        let mut previous = no_messages.len();
+        while room > 100.0 {
+            let shown = shown_columns(room);
+            assert!(
+                shown.len() <= previous,
+                "more columns in less room at {room}"
+            );
+            previous = shown.len();
+            for kept in [0, DELIVERY, 5, 6] {
+                assert!(
+                    shown.contains(&kept),
+                    "{} left out at {room}",
+                    COLUMNS[kept].0
+                );
+            }
+            let (widths, _) = column_widths(room, &shown);
+            for c in 0..COLUMNS.len() {
+                if !shown.contains(&c) {
+                    assert_eq!(widths[c], 0.0, "{} takes room", COLUMNS[c].0);
+                }
+            }
+            // Where the kept columns fit with their words whole, the outcome keeps them.
+            let needed: f32 = shown.iter().map(|&c| stage_floors()[2][c]).sum::<f32>()
+                + COLUMN_GAP * (shown.len() - 1) as f32;
+            if needed <= room {
+                let gaps = COLUMN_GAP * (shown.len() - 1) as f32;
+                let (widths, _) = column_widths(room - gaps, &shown);
+                assert!(widths[6] >= OUTCOME_WORDS - 0.01, "{widths:?} at {room}");
+            }
+            room -= 7.0;
+        }
+        assert_eq!(shown_columns(100.0), [0, DELIVERY, 5, 6]);
+        assert!(stepped_aside(&ALL).is_none());
+        let note = stepped_aside(&[0, 2, 5, 6]).unwrap_or_default();
+        assert!(
+            note.starts_with("Event, Attempt, Messages, Findings left out"),
+            "{note}"
+        );
     }
 }
