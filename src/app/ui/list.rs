@@ -23,21 +23,30 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // Each combo as wide as its widest choice, so choosing never moves what follows it.
     let event_width = combo_width(ui, events.iter().map(EventFilter::label));
     let outcome_width = combo_width(ui, Outcome::ALL.into_iter().map(filter_label));
-    let labels = ["Search:", "Event:", "Outcome:"]
-        .map(|l| super::widest_text(ui, egui::TextStyle::Body, [l]))
-        .iter()
-        .sum::<f32>();
-    let filters = labels + event_width + outcome_width + 5.0 * ui.spacing().item_spacing.x;
+    let [search, event, outcome] = ["Search:", "Event:", "Outcome:"]
+        .map(|l| super::widest_text(ui, egui::TextStyle::Body, [l]));
+    let spacing = ui.spacing().item_spacing.x;
+    // The two filters with their labels, on a line of their own.
+    let both = event + outcome + event_width + outcome_width + 3.0 * spacing;
+    let filters = search + both + 2.0 * spacing;
     // The search field and both filters on one line where they fit with a field of 120 points;
-    // in a narrower list the field has a line of its own. Which, depends on the width alone.
-    let field = ui.available_width() - filters - 12.0;
+    // in a narrower list the field has a line of its own and the filters share the next; in a
+    // list too narrow for even that (a large zoom, a small window) the filters are behind a
+    // Filters button beside the field, so the list keeps two more rows (with a line each they
+    // took four rows of a projector's 360 points). Which, depends on the width alone.
+    let row = ui.available_width();
+    let field = row - filters - 12.0;
     let one_line = field >= 120.0;
+    let filters_line = both + 4.0 <= row;
     ui.horizontal_wrapped(|ui| {
         let label = ui.label("Search:");
         let width = if one_line {
             field.min(180.0)
+        } else if filters_line {
+            // Beside its label (a wrapping row's available width is the whole row's).
+            (row - search - spacing - 12.0).clamp(80.0, 240.0)
         } else {
-            (ui.available_width() - 12.0).clamp(80.0, 240.0)
+            (row - search - filters_button_width(ui) - 2.0 * spacing - 12.0).clamp(80.0, 240.0)
         };
         let r = ui
             .add(
@@ -60,70 +69,44 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .request_repaint_after(std::time::Duration::from_secs_f64(left));
             }
         }
-        if !one_line {
+        if one_line || filters_line {
+            if !one_line {
+                ui.end_row();
+            }
+            let ev = app.state.list.filter.event.clone();
+            keep_together(ui, "Event:", event_width);
+            let event_label = ui.label("Event:");
+            egui::ComboBox::from_id_salt("event_filter")
+                .width(event_width)
+                .selected_text(ev.as_ref().map_or("all", EventFilter::label))
+                .show_ui(ui, |ui| {
+                    changed |= event_choices(ui, &mut app.state.list.filter.event, &events);
+                })
+                .response
+                .labelled_by(event_label.id);
+            let oc = app.state.list.filter.outcome;
+            keep_together(ui, "Outcome:", outcome_width);
+            let outcome_label = ui.label("Outcome:");
+            egui::ComboBox::from_id_salt("outcome_filter")
+                .width(outcome_width)
+                .selected_text(oc.map_or("all", filter_label))
+                .show_ui(ui, |ui| {
+                    changed |= outcome_choices(ui, &mut app.state.list.filter.outcome);
+                })
+                .response
+                .labelled_by(outcome_label.id);
+            // Two rows whatever is chosen, so nothing jumps under the pointer: what to find,
+            // then how to show it.
+            ui.end_row();
+            changed |= ui
+                .checkbox(&mut app.state.list.filter.with_findings, "With findings")
+                .on_hover_text(FINDINGS_HOVER)
+                .changed();
+            ui.separator();
+        } else {
+            changed |= filters_menu(ui, &mut app.state.list.filter, &events);
             ui.end_row();
         }
-
-        let ev = app.state.list.filter.event.clone();
-        keep_together(ui, "Event:", event_width);
-        let event_label = ui.label("Event:");
-        egui::ComboBox::from_id_salt("event_filter")
-            .width(event_width)
-            .selected_text(ev.as_ref().map_or("all", EventFilter::label))
-            .show_ui(ui, |ui| {
-                changed |= ui
-                    .selectable_value(&mut app.state.list.filter.event, None, "all")
-                    .changed();
-                for kind in events {
-                    let hover = match &kind {
-                        EventFilter::Event(_) => "Calls that announce this event",
-                        EventFilter::RegistrationCheck => {
-                            "The service's check of a URL before it accepts a webhook: a POST of [] with its User-Agent"
-                        }
-                        EventFilter::Other => {
-                            "Calls with no event header that are not registration checks (a browser, a stray curl)"
-                        }
-                    };
-                    let label = kind.label().to_owned();
-                    changed |= ui
-                        .selectable_value(&mut app.state.list.filter.event, Some(kind), label)
-                        .on_hover_text(hover)
-                        .changed();
-                }
-            })
-            .response
-            .labelled_by(event_label.id);
-        let oc = app.state.list.filter.outcome;
-        keep_together(ui, "Outcome:", outcome_width);
-        let outcome_label = ui.label("Outcome:");
-        egui::ComboBox::from_id_salt("outcome_filter")
-            .width(outcome_width)
-            .selected_text(oc.map_or("all", filter_label))
-            .show_ui(ui, |ui| {
-                changed |= ui
-                    .selectable_value(&mut app.state.list.filter.outcome, None, "all")
-                    .changed();
-                for o in Outcome::ALL {
-                    changed |= ui
-                        .selectable_value(
-                            &mut app.state.list.filter.outcome,
-                            Some(o),
-                            filter_label(o),
-                        )
-                        .on_hover_text(o.describe())
-                        .changed();
-                }
-            })
-            .response
-            .labelled_by(outcome_label.id);
-        // Two rows whatever is chosen, so nothing jumps under the pointer: what to find, then
-        // how to show it.
-        ui.end_row();
-        changed |= ui
-            .checkbox(&mut app.state.list.filter.with_findings, "With findings")
-            .on_hover_text(FINDINGS_HOVER)
-            .changed();
-        ui.separator();
         if ui
             .checkbox(&mut app.state.settings.follow, "Follow newest")
             .on_hover_text("Keep the newest calls in sight at the top of the list as they arrive (the call open below stays open). Moving the selection down the list turns this off.")
@@ -155,6 +138,123 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         app.state.list.filter.text = app.state.list.search_text.clone();
         app.refresh_list();
     }
+}
+
+/// The event filter's choices (in its combo, or the narrow list's Filters menu): whether one
+/// was chosen.
+fn event_choices(
+    ui: &mut egui::Ui,
+    chosen: &mut Option<EventFilter>,
+    events: &[EventFilter],
+) -> bool {
+    let mut changed = ui.selectable_value(chosen, None, "all").changed();
+    for kind in events {
+        let hover = match kind {
+            EventFilter::Event(_) => "Calls that announce this event",
+            EventFilter::RegistrationCheck => {
+                "The service's check of a URL before it accepts a webhook: a POST of [] with its User-Agent"
+            }
+            EventFilter::Other => {
+                "Calls with no event header that are not registration checks (a browser, a stray curl)"
+            }
+        };
+        changed |= ui
+            .selectable_value(chosen, Some(kind.clone()), kind.label())
+            .on_hover_text(hover)
+            .changed();
+    }
+    changed
+}
+
+/// The outcome filter's choices: whether one was chosen.
+fn outcome_choices(ui: &mut egui::Ui, chosen: &mut Option<Outcome>) -> bool {
+    let mut changed = ui.selectable_value(chosen, None, "all").changed();
+    for o in Outcome::ALL {
+        changed |= ui
+            .selectable_value(chosen, Some(o), filter_label(o))
+            .on_hover_text(o.describe())
+            .changed();
+    }
+    changed
+}
+
+/// The title of the narrow list's Filters button with `n` filters in force.
+fn filters_title(n: usize) -> String {
+    if n == 0 {
+        "Filters".to_owned()
+    } else {
+        format!("Filters ({n})")
+    }
+}
+
+/// The Filters button's width at its widest title, so that choosing a filter never moves the
+/// field beside it.
+fn filters_button_width(ui: &egui::Ui) -> f32 {
+    super::widest_text(ui, egui::TextStyle::Button, [filters_title(3).as_str()])
+        + 2.0 * ui.spacing().button_padding.x
+        + ui.spacing().icon_width
+        + ui.spacing().icon_spacing
+}
+
+/// The narrow list's Filters button: the event and outcome filters side by side and *With
+/// findings* under them, in a menu that stays open while they are chosen (a click outside or
+/// Escape closes it). Its title counts the filters in force, and it is highlighted while any
+/// is. Whether a filter changed.
+fn filters_menu(
+    ui: &mut egui::Ui,
+    filter: &mut crate::store::Filter,
+    events: &[EventFilter],
+) -> bool {
+    let in_force = [
+        filter.event.is_some(),
+        filter.outcome.is_some(),
+        filter.with_findings,
+    ];
+    let n = in_force.iter().filter(|on| **on).count();
+    let mut said: Vec<String> = Vec::new();
+    if let Some(e) = &filter.event {
+        said.push(format!("Event: {}", e.label()));
+    }
+    if let Some(o) = filter.outcome {
+        said.push(format!("Outcome: {}", filter_label(o)));
+    }
+    if filter.with_findings {
+        said.push("With findings".to_owned());
+    }
+    let hover = if said.is_empty() {
+        "Show only the calls of one event, one outcome, or with findings".to_owned()
+    } else {
+        format!("In force: {}", said.join(", "))
+    };
+    let button = egui::Button::new(filters_title(n))
+        .selected(n > 0)
+        .min_size(egui::vec2(filters_button_width(ui), 0.0));
+    let mut changed = false;
+    let menu = egui::containers::menu::MenuButton::from_button(button)
+        .config(
+            egui::containers::menu::MenuConfig::new()
+                .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside),
+        )
+        .ui(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.vertical(|ui| {
+                    ui.strong("Event");
+                    changed |= event_choices(ui, &mut filter.event, events);
+                });
+                ui.separator();
+                ui.vertical(|ui| {
+                    ui.strong("Outcome");
+                    changed |= outcome_choices(ui, &mut filter.outcome);
+                });
+            });
+            ui.separator();
+            changed |= ui
+                .checkbox(&mut filter.with_findings, "With findings")
+                .on_hover_text(FINDINGS_HOVER)
+                .changed();
+        });
+    menu.0.on_hover_text(hover);
+    changed
 }
 
 /// How long typing in the search field pauses before the search starts (seconds).
