@@ -443,7 +443,12 @@ fn line_at(s: &Summary, time_format: &str) -> String {
         s.attempt.map_or("-".to_owned(), |a| a.to_string()),
         s.messages.map_or("-".to_owned(), |m| m.to_string()),
         s.answer_status,
-        s.outcome.as_str(),
+        // The HTTP layer's own answer to a request it refused: not one the States table reads.
+        if s.not_http {
+            "not-http"
+        } else {
+            s.outcome.as_str()
+        },
         // The registration check's own note is not a problem (as in the window's list).
         s.problems()
     )
@@ -468,6 +473,7 @@ pub fn listen_json(s: &Summary) -> serde_json::Value {
         "body_size": s.body_size,
         "findings": s.problems(),
         "registration_check": s.registration_check,
+        "not_http": s.not_http,
         "rule": s.rule,
         "rule_name": s.rule.as_deref().and_then(crate::responder::rule_name),
     })
@@ -1230,7 +1236,9 @@ pub fn render_show(s: &Stored) -> String {
         inv.answer_timing(),
         inv.meaning()
     );
-    if let Some(why) = inv.unanswered() {
+    if let Some(why) = inv.unanswered()
+        && !inv.not_http()
+    {
         t += &format!(
             "  no answer for the service: {why}. {}\n",
             crate::store::unanswered_consequence(inv.registration_check)
@@ -1590,6 +1598,7 @@ mod tests {
             registration_check: false,
             rule: None,
             took_us: 0,
+            not_http: false,
         }
     }
 

@@ -366,6 +366,13 @@ pub const CALLER_HUNG_UP: &str = "caller-hung-up";
 /// The finding of a request the HTTP layer refused before Hookscope could read it.
 pub const NOT_HTTP: &str = "not-http";
 
+/// What the answer to a request the HTTP layer refused means, in place of the States table's
+/// reading of its code (a 400 is not "failed permanently, so the message is discarded": the
+/// service sends HTTP, so such a request is never one of its deliveries).
+pub const NOT_HTTP_MEANING: &str = "answered by the HTTP layer itself, not chosen: the request could not be read as HTTP, which the service never sends, so no retry follows from it";
+/// The same for a refused request whose connection ended before the HTTP layer answered it.
+pub const NOT_HTTP_UNANSWERED: &str = "not answered: the request could not be read as HTTP, which the service never sends, so no retry follows from it";
+
 /// A call's request as one short phrase: `POST /hook`, or *not HTTP* for bytes that had no
 /// request line (a TLS handshake sent to the plain-HTTP port, say).
 pub fn request_phrase(method: &str, path: &str) -> String {
@@ -419,6 +426,13 @@ impl Invocation {
     /// What the service makes of the answer, in plain words; a registration check's success
     /// is the URL being accepted, not a delivery.
     pub fn meaning(&self) -> &'static str {
+        if self.not_http() {
+            return if self.unanswered().is_some() {
+                NOT_HTTP_UNANSWERED
+            } else {
+                NOT_HTTP_MEANING
+            };
+        }
         match self.outcome() {
             Outcome::Succeeded if self.registration_check => {
                 "succeeded: the URL is accepted, and the service can register it"
@@ -565,6 +579,10 @@ pub struct Summary {
     /// listed, when it is answered, after calls that came later.
     #[serde(default)]
     pub took_us: u64,
+    /// A request the HTTP layer refused before Hookscope could read it ([`NOT_HTTP`]): its
+    /// answer is the HTTP layer's, not one chosen for the service.
+    #[serde(default)]
+    pub not_http: bool,
 }
 
 impl Summary {
@@ -595,6 +613,7 @@ impl Summary {
             registration_check: inv.registration_check,
             rule: inv.rule.clone(),
             took_us: inv.took_us,
+            not_http: inv.not_http(),
         }
     }
 
@@ -1414,7 +1433,9 @@ fn outcome_col(row: &Row<'_>) -> rusqlite::Result<Outcome> {
 const SUMMARY_COLUMNS: &str = "id, received_at_us, method, path, event, delivery, attempt, \
     webhook_id, messages, answer_status, outcome, body_size, findings_count, registration_check, rule, took_us, \
     CASE WHEN findings_count > 0 THEN (SELECT max(CASE json_extract(value, '$.severity') \
-        WHEN 'error' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END) FROM json_each(findings)) END AS worst";
+        WHEN 'error' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END) FROM json_each(findings)) END AS worst, \
+    CASE WHEN findings_count > 0 THEN EXISTS (SELECT 1 FROM json_each(findings) \
+        WHERE json_extract(value, '$.code') = 'not-http') ELSE 0 END AS not_http";
 
 fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
     record_row(row, summary_fields)
@@ -1443,6 +1464,7 @@ fn summary_fields(row: &Row<'_>) -> rusqlite::Result<Summary> {
         registration_check: row.get("registration_check")?,
         rule: row.get("rule")?,
         took_us: row.get::<_, i64>("took_us")?.max(0) as u64,
+        not_http: row.get::<_, Option<bool>>("not_http")?.unwrap_or(false),
     })
 }
 
@@ -2365,6 +2387,45 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(worst(clean), Some(Severity::Warning));
+    }
+
+    /// A row knows a request the HTTP layer refused, read from its findings as `Summary::of`
+    /// reads it, and its answer's meaning is not the States table's reading of the 400.
+    #[tokio::test]
+    async fn a_row_knows_a_request_http_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        let mut refused = sample("r", 1, 400);
+        refused.findings = vec![Finding {
+            severity: Severity::Error,
+            code: NOT_HTTP.into(),
+            message: "x".into(),
+        }];
+        let plain = sample("p", 1, 400);
+        assert!(Summary::of(0, &refused).not_http && !Summary::of(0, &plain).not_http);
+        assert_eq!(refused.meaning(), NOT_HTTP_MEANING);
+        assert_eq!(plain.meaning(), Outcome::FailedPermanently.describe());
+        let refused = store.insert(refused).await.unwrap();
+        let plain = store.insert(plain).await.unwrap();
+        let rows = store.page(&Filter::default(), 0, 10).unwrap();
+        let not_http = |id: i64| rows.iter().find(|r| r.id == id).unwrap().not_http;
+        assert!(not_http(refused));
+        assert!(!not_http(plain));
+        // Unanswered (its connection ended first): no retry follows from it either.
+        let mut cut = sample("c", 1, 400);
+        cut.findings = vec![
+            Finding {
+                severity: Severity::Error,
+                code: NOT_HTTP.into(),
+                message: "x".into(),
+            },
+            Finding {
+                severity: Severity::Warning,
+                code: CALLER_HUNG_UP.into(),
+                message: "x".into(),
+            },
+        ];
+        assert_eq!(cut.meaning(), NOT_HTTP_UNANSWERED);
     }
 
     #[tokio::test]

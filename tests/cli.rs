@@ -784,12 +784,18 @@ async fn log_and_show_read_back_requests_http_refused() {
     assert_eq!(lines.len(), 2, "{log}");
     assert!(lines[0].contains("POST   /esc  -  delivery=-"), "{log}");
     assert!(lines[1].contains("-      -  not-http  delivery=-"), "{log}");
+    // The HTTP layer's 400, not one the States table reads as "failed permanently".
     assert!(
         lines
             .iter()
-            .all(|l| l.contains("-> 400 failed-permanently  findings=1")),
+            .all(|l| l.contains("-> 400 not-http  findings=1")),
         "{log}"
     );
+    let json = run(&["log", "--json"]);
+    for line in json.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["not_http"], true, "{line}");
+    }
     let tls = run(&["show", "1"]);
     assert!(tls.contains("\nnot HTTP\n"), "{tls}");
     assert!(
@@ -797,6 +803,11 @@ async fn log_and_show_read_back_requests_http_refused() {
         "{tls}"
     );
     assert!(tls.contains("00000000  16 03 01 02"), "{tls}");
+    assert!(
+        tls.contains("400 sent after 0 s: answered by the HTTP layer itself, not chosen"),
+        "{tls}"
+    );
+    assert!(!tls.contains("discarded"), "{tls}");
     assert!(tls.contains("it is a TLS handshake"), "{tls}");
     let esc = run(&["show", "2"]);
     assert!(esc.contains("\nPOST /esc\n"), "{esc}");

@@ -2369,8 +2369,26 @@ fn a_request_http_refused_is_listed_and_explained() {
         app.state.list.row(0).is_some()
     });
     rig.harness.run_steps(3);
-    rig.harness.get_by_label("not HTTP").click();
+    // Listed as not HTTP where the event goes and where the outcome goes: its 400 is the HTTP
+    // layer's own, not one read as "discarded (4xx)".
+    assert_eq!(rig.harness.query_all_by_label("not HTTP").count(), 2);
+    assert!(rig.harness.query_by_label("discarded (4xx)").is_none());
+    rig.harness
+        .get_all_by_label("not HTTP")
+        .next()
+        .unwrap()
+        .click();
     rig.until("its detail is read", |app| app.state.detail.is_some());
+    rig.harness.run_steps(2);
+    let head = rig
+        .harness
+        .get_by_label_contains("not HTTP, refused 400 by the HTTP layer")
+        .value()
+        .unwrap_or_default();
+    assert!(!head.contains("failed permanently"), "{head}");
+    rig.show_tab("Answer sent");
+    rig.harness
+        .get_by_label_contains("answered by the HTTP layer itself, not chosen");
     rig.show_tab("Timeline");
     rig.harness.get_by_label_contains(
         "The HTTP layer refused this request before its headers could be read",

@@ -1018,6 +1018,7 @@ mod tests {
             registration_check: false,
             rule: None,
             took_us: 0,
+            not_http: false,
         }
     }
 

@@ -70,8 +70,13 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 let dark = ui.visuals().dark_mode;
                 let outcome = s.inv.outcome();
                 let answer = match s.inv.unanswered() {
+                    Some(_) if s.inv.not_http() => "not HTTP, not answered".to_owned(),
                     Some(why) => {
                         format!("{}, no answer for the service: {why}", s.inv.answer.status)
+                    }
+                    // The HTTP layer's own answer: the States table says nothing of it.
+                    None if s.inv.not_http() => {
+                        format!("not HTTP, refused {} by the HTTP layer", s.inv.answer.status)
                     }
                     None => format!("answered {}: {}", s.inv.answer.status, outcome.label()),
                 };
@@ -1026,7 +1031,9 @@ fn answer_head_ui(ui: &mut egui::Ui, s: &Stored) {
     let a = &s.inv.answer;
     let outcome = s.inv.outcome();
     // A 200 the service never got in time is not a success: said before what it means.
-    let head = if s.inv.unanswered().is_some() {
+    let head = if s.inv.not_http() && s.inv.unanswered().is_some() {
+        s.inv.meaning().to_owned()
+    } else if s.inv.unanswered().is_some() {
         format!("{}, not received in time: {}", a.status, s.inv.meaning())
     } else {
         format!("{}: {}", a.status, s.inv.meaning())
@@ -1036,7 +1043,9 @@ fn answer_head_ui(ui: &mut egui::Ui, s: &Stored) {
             .strong()
             .color(super::outcome_color(outcome, ui.visuals().dark_mode)),
     );
-    if let Some(why) = s.inv.unanswered() {
+    if let Some(why) = s.inv.unanswered()
+        && !s.inv.not_http()
+    {
         ui.label(format!(
             "No answer for the service: {why}. {}",
             crate::store::unanswered_consequence(s.inv.registration_check)

@@ -697,19 +697,28 @@ fn cell_ui(
             );
         }
         6 => {
+            // A request the HTTP layer refused: its code is that layer's answer, which the
+            // States table does not read (a 400 was "discarded (4xx)").
+            let word = if s.not_http {
+                "not HTTP"
+            } else {
+                list_label(s.outcome)
+            };
             ui.add(
-                egui::Label::new(RichText::new(list_label(s.outcome)).color(color))
-                    .show_tooltip_when_elided(false),
+                egui::Label::new(RichText::new(word).color(color)).show_tooltip_when_elided(false),
             )
             // The outcome's name is in the cell; the hover says what it means.
-            .on_hover_text(
-                if s.registration_check && s.outcome == Outcome::Succeeded {
-                    // No webhook is ready yet: its URL is.
-                    "The registration check passed: the service accepts the URL.".to_owned()
-                } else {
-                    s.outcome.sentence()
-                },
-            );
+            .on_hover_text(if s.not_http {
+                let mut hover =
+                    format!("{} (its Findings say why).", crate::store::NOT_HTTP_MEANING);
+                hover[..1].make_ascii_uppercase();
+                hover
+            } else if s.registration_check && s.outcome == Outcome::Succeeded {
+                // No webhook is ready yet: its URL is.
+                "The registration check passed: the service accepts the URL.".to_owned()
+            } else {
+                s.outcome.sentence()
+            });
         }
         _ => {
             if s.problems() > 0 {
