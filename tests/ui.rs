@@ -3178,6 +3178,52 @@ fn a_narrow_list_folds_its_filters_into_a_button() {
     rig.harness.get_by_label("Filters");
 }
 
+/// On a projector at zoom 2 the box of calls held back by a delay is one line (the next
+/// answer's countdown and how many wait, each named on its hover), so the list keeps rows in
+/// sight: with a title, a call and "and 4 more" it had left half a row.
+#[test]
+fn held_calls_fold_to_one_line_where_the_list_is_short() {
+    let mut rig = start_sized([1280.0, 720.0]);
+    rig.harness.ctx.set_zoom_factor(2.0);
+    rig.harness.run_steps(3);
+    send_many(&mut rig, "dlv-short", 6);
+    rig.until("the rows are read", |app| app.state.list.row(5).is_some());
+    rig.harness.run_steps(2);
+    rig.harness.get_by_label("dlv-short-5").click();
+    rig.until("the call is open", |app| app.state.detail.is_some());
+    rig.harness.state_mut().apply_answer(Answer {
+        delay_ms: 45_000,
+        ..Answer::status(200)
+    });
+    let calls: Vec<_> = (1..6).map(|a| rig.send_held("dlv-wait", a)).collect();
+    rig.until("five calls are held", |app| app.state.held.len() == 5);
+    rig.harness.run_steps(3);
+    let line = rig.harness.get_by_label_contains("5 calls waiting").rect();
+    assert!(rig.harness.query_by_label("and 4 more").is_none());
+    assert!(rig.harness.query_all_by_label_contains("200 in 4").count() > 0);
+    // Three rows whole between the table's titles and the box.
+    let whole = (0..6)
+        .filter(|i| {
+            rig.harness
+                .query_by_label(&format!("dlv-short-{i}"))
+                .is_some_and(|row| row.rect().max.y <= line.min.y)
+        })
+        .count();
+    assert!(
+        whole >= 3,
+        "{whole} rows whole in sight above the held calls"
+    );
+    // Its hover names each call.
+    rig.harness.get_by_label_contains("5 calls waiting").hover();
+    for _ in 0..60 {
+        rig.harness.step();
+    }
+    rig.harness.get_by_label_contains("attempt 5");
+    for c in calls {
+        c.abort();
+    }
+}
+
 /// Type `port` in the open settings window and apply it.
 fn apply_port(rig: &mut UiRig, port: u16) {
     if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {
@@ -4081,6 +4127,38 @@ fn calls_another_process_stores_are_listed_and_counted() {
     rig.harness.get_by_label("Show 4 new calls").click();
     rig.until("all seven are listed", |app| {
         app.state.list.counted && app.state.list.count == 7 && app.state.list.newer == 0
+    });
+}
+
+/// In a narrow list the button that shows new calls stays on its row as the count grows: at
+/// ten, "Show 10 new calls" had wrapped to a row of its own and moved every row of the list
+/// down under the pointer. Where the words may not fit, it says "10 new" (the words on hover).
+#[test]
+fn the_new_calls_button_never_moves_the_rows() {
+    let mut rig = start_sized([720.0, 480.0]);
+    rig.harness.ctx.set_zoom_factor(1.3);
+    rig.harness.run_steps(3);
+    // "44 calls" beside Follow newest, as in a session's list.
+    send_many(&mut rig, "dlv-still", 44);
+    rig.until("the rows are read", |app| app.state.list.row(3).is_some());
+    rig.harness.state_mut().state.settings.follow = false;
+    rig.harness.run_steps(2);
+    let row = |rig: &UiRig| rig.harness.get_by_label("dlv-still-42").rect();
+    let before = row(&rig);
+    for (sent, tag) in [(1, "first"), (9, "more")] {
+        for i in 0..sent {
+            assert_eq!(rig.send("status-report", &format!("{tag}-{i}"), 1), 200);
+        }
+        let newer = if tag == "first" { 1 } else { 10 };
+        rig.until("the new calls are counted", |app| {
+            app.state.list.newer == newer
+        });
+        rig.harness.run_steps(3);
+        assert_eq!(row(&rig), before, "the rows moved with {newer} new calls");
+    }
+    rig.harness.get_by_label("10 new").click();
+    rig.until("all are listed", |app| {
+        app.state.list.counted && app.state.list.count == 54 && app.state.list.newer == 0
     });
 }
 

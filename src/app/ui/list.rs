@@ -127,7 +127,18 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         if !app.state.settings.follow && l.newer > 0 {
             let n = l.newer;
             let label = format!("Show {}", crate::text::count(n, "new call", "new calls"));
-            if ui.button(label).clicked() {
+            // On the row's end, never wrapped to a row of its own: that moved every row of
+            // the list down under the pointer as the count reached two digits. Where the
+            // words may not fit (up to 999 calls), the count alone.
+            let widest = super::widest_text(ui, egui::TextStyle::Button, ["Show 999 new calls"])
+                + 2.0 * ui.spacing().button_padding.x
+                + ui.spacing().item_spacing.x;
+            let button = if widest <= ui.available_size_before_wrap().x {
+                ui.button(label)
+            } else {
+                ui.button(format!("{n} new")).on_hover_text(label)
+            };
+            if button.clicked() {
                 changed = true;
             }
         }
@@ -418,48 +429,85 @@ const HELD_SHOWN: usize = 3;
 /// The calls whose answer is held back by a delay: they are stored (and listed) when they are
 /// answered, so until then they are named here with the time left, under the list. Each row
 /// puts the code and the countdown first (never cut), then the call (cut to fit); the box
-/// takes a third of the list's height (`room`) at most, so the list keeps rows at any zoom.
+/// takes a third of the list's height (`room`) at most. Where even its title and one call
+/// would leave the list fewer than [`ROWS_KEPT`] rows (a projector at zoom 2, a small window),
+/// it is one line: the next answer's countdown and how many wait, each call on its hover.
 fn held_ui(ui: &mut egui::Ui, held: &[crate::receiver::Held], room: f32) {
     let now = std::time::Instant::now();
     let row = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
     let rows = ((room / 3.0 - 2.0 * row) / row).floor();
     let shown = (rows.max(1.0) as usize).min(HELD_SHOWN).min(held.len());
-    egui::Frame::group(ui.style())
-        .fill(ui.visuals().faint_bg_color)
-        .show(ui, |ui| {
-            ui.set_width(ui.available_width());
-            // The bar's empty track in sight on the light theme's pale panels too.
-            if !ui.visuals().dark_mode {
-                ui.visuals_mut().extreme_bg_color = egui::Color32::from_gray(200);
-            }
-            ui.label(RichText::new(held_title(held.len())).strong())
-                .on_hover_text(
-                    "Each is stored and listed above when its answer is sent. The delay is the one chosen in the Answer panel or by a rule.",
-                );
-            for h in &held[..shown] {
-                ui.horizontal(|ui| {
-                    ui.add(
-                        egui::ProgressBar::new(h.passed_share(now))
-                            .desired_width(48.0)
-                            .desired_height(8.0),
-                    );
-                    ui.label(RichText::new(h.countdown(now)).strong());
-                    ui.add(egui::Label::new(h.what()).truncate());
-                });
-            }
-            if held.len() > shown {
-                let more: Vec<String> = held[shown..]
-                    .iter()
-                    .take(20)
-                    .map(|h| format!("{}: {}", h.countdown(now), h.what()))
-                    .collect();
-                ui.weak(format!("and {} more", held.len() - shown))
-                    .on_hover_text(more.join("\n"));
-            }
-        });
+    let frame = egui::Frame::group(ui.style());
+    let margins = frame.total_margin().sum().y;
+    let lines = 1 + shown + usize::from(held.len() > shown);
+    let list_row = ROW_HEIGHT + ui.spacing().item_spacing.y;
+    let one_line =
+        room - (margins + row * lines as f32) - HEADER_HEIGHT < list_row * ROWS_KEPT as f32;
+    let hover = |from: usize| {
+        held[from..]
+            .iter()
+            .take(20)
+            .map(|h| format!("{}: {}", h.countdown(now), h.what()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let explained = "Each is stored and listed above when its answer is sent. The delay is the one chosen in the Answer panel or by a rule.";
     // The time left counts down.
     ui.ctx()
         .request_repaint_after(std::time::Duration::from_millis(250));
+    if one_line {
+        // No frame: a line under the list's rows, the frame's margins are a row's room here.
+        ui.separator();
+        let next = &held[0];
+        ui.horizontal(|ui| {
+            ui.add(
+                egui::ProgressBar::new(next.passed_share(now))
+                    .desired_width(32.0)
+                    .desired_height(8.0),
+            );
+            ui.label(RichText::new(next.countdown(now)).strong());
+            ui.add(egui::Label::new(format!("· {}", held_waiting(held.len()))).truncate());
+        })
+        .response
+        .on_hover_text(format!(
+            "{}. {explained}\n\n{}",
+            held_title(held.len()),
+            hover(0)
+        ));
+        return;
+    }
+    frame.fill(ui.visuals().faint_bg_color).show(ui, |ui| {
+        ui.set_width(ui.available_width());
+        // The bar's empty track in sight on the light theme's pale panels too.
+        if !ui.visuals().dark_mode {
+            ui.visuals_mut().extreme_bg_color = egui::Color32::from_gray(200);
+        }
+        ui.label(RichText::new(held_title(held.len())).strong())
+            .on_hover_text(explained);
+        for h in &held[..shown] {
+            ui.horizontal(|ui| {
+                ui.add(
+                    egui::ProgressBar::new(h.passed_share(now))
+                        .desired_width(48.0)
+                        .desired_height(8.0),
+                );
+                ui.label(RichText::new(h.countdown(now)).strong());
+                ui.add(egui::Label::new(h.what()).truncate());
+            });
+        }
+        if held.len() > shown {
+            ui.weak(format!("and {} more", held.len() - shown))
+                .on_hover_text(hover(shown));
+        }
+    });
+}
+
+/// The fewest whole rows the box of held calls leaves the list before it folds to one line.
+const ROWS_KEPT: usize = 3;
+
+/// The one-line box's count: `1 call waiting`, `5 calls waiting`.
+fn held_waiting(n: usize) -> String {
+    crate::text::count(n as u64, "call waiting", "calls waiting")
 }
 
 fn held_title(n: usize) -> String {
