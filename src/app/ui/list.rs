@@ -455,21 +455,15 @@ fn held_ui(ui: &mut egui::Ui, held: &[crate::receiver::Held], room: f32) {
     // The time left counts down.
     ui.ctx()
         .request_repaint_after(std::time::Duration::from_millis(250));
+    // The bar's empty track in sight on the light theme's pale panels too.
+    if !ui.visuals().dark_mode {
+        ui.visuals_mut().extreme_bg_color = egui::Color32::from_gray(200);
+    }
     if one_line {
         // No frame: a line under the list's rows, the frame's margins are a row's room here.
         ui.separator();
-        let next = &held[0];
-        ui.horizontal(|ui| {
-            ui.add(
-                egui::ProgressBar::new(next.passed_share(now))
-                    .desired_width(32.0)
-                    .desired_height(8.0),
-            );
-            ui.label(RichText::new(next.countdown(now)).strong());
-            ui.add(egui::Label::new(format!("· {}", held_waiting(held.len()))).truncate());
-        })
-        .response
-        .on_hover_text(format!(
+        let waiting = format!("· {}", held_waiting(held.len()));
+        held_line(ui, &held[0], now, 32.0, waiting).on_hover_text(format!(
             "{}. {explained}\n\n{}",
             held_title(held.len()),
             hover(0)
@@ -478,28 +472,37 @@ fn held_ui(ui: &mut egui::Ui, held: &[crate::receiver::Held], room: f32) {
     }
     frame.fill(ui.visuals().faint_bg_color).show(ui, |ui| {
         ui.set_width(ui.available_width());
-        // The bar's empty track in sight on the light theme's pale panels too.
-        if !ui.visuals().dark_mode {
-            ui.visuals_mut().extreme_bg_color = egui::Color32::from_gray(200);
-        }
         ui.label(RichText::new(held_title(held.len())).strong())
             .on_hover_text(explained);
         for h in &held[..shown] {
-            ui.horizontal(|ui| {
-                ui.add(
-                    egui::ProgressBar::new(h.passed_share(now))
-                        .desired_width(48.0)
-                        .desired_height(8.0),
-                );
-                ui.label(RichText::new(h.countdown(now)).strong());
-                ui.add(egui::Label::new(h.what()).truncate());
-            });
+            held_line(ui, h, now, 48.0, h.what());
         }
         if held.len() > shown {
             ui.weak(format!("and {} more", held.len() - shown))
                 .on_hover_text(hover(shown));
         }
     });
+}
+
+/// One held call's line: how much of its delay has passed, the code and the countdown (never
+/// cut), then `rest` (cut to fit).
+fn held_line(
+    ui: &mut egui::Ui,
+    h: &crate::receiver::Held,
+    now: std::time::Instant,
+    bar: f32,
+    rest: String,
+) -> egui::Response {
+    ui.horizontal(|ui| {
+        ui.add(
+            egui::ProgressBar::new(h.passed_share(now))
+                .desired_width(bar)
+                .desired_height(8.0),
+        );
+        ui.label(RichText::new(h.countdown(now)).strong());
+        ui.add(egui::Label::new(rest).truncate());
+    })
+    .response
 }
 
 /// The fewest whole rows the box of held calls leaves the list before it folds to one line.
