@@ -3224,6 +3224,41 @@ fn held_calls_fold_to_one_line_where_the_list_is_short() {
     }
 }
 
+/// At zoom 2 on a projector the note that the filter hides the open call is one line (cut, the
+/// whole on hover): wrapped, it took the last of the detail panel's room and the tab under it
+/// showed nothing.
+#[test]
+fn the_hidden_call_note_leaves_the_tab_its_room() {
+    use hookscope::store::EventFilter;
+    let mut rig = start_sized([1280.0, 720.0]);
+    rig.harness.ctx.set_zoom_factor(2.0);
+    rig.harness.run_steps(3);
+    assert_eq!(rig.send("incoming-message", "dlv-kept", 1), 200);
+    rig.send_and_open("status-report", "dlv-hide");
+    rig.show_tab("Findings");
+    rig.harness.state_mut().state.list.filter.event =
+        Some(EventFilter::Event("incoming-message".into()));
+    rig.harness.state_mut().refresh_list();
+    rig.until("the note", |app| app.state.list.selected_hidden);
+    rig.harness.run_steps(3);
+    let note = rig
+        .harness
+        .get_by_label_contains("The filter hides this call")
+        .rect();
+    let line = rig.harness.ctx.global_style().text_styles[&egui::TextStyle::Body].size;
+    assert!(note.height() < line * 2.0, "the note wraps: {note:?}");
+    // The tab's first sentence is in sight in the panel.
+    let panel = rig.harness.state().state.laid_out.detail_panel;
+    let said = rig
+        .harness
+        .get_by_label_contains("keeps to the contract")
+        .rect();
+    assert!(
+        said.bottom() <= panel.bottom(),
+        "the tab's first line {said:?} is past the panel {panel:?}"
+    );
+}
+
 /// Type `port` in the open settings window and apply it.
 fn apply_port(rig: &mut UiRig, port: u16) {
     if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {

@@ -105,7 +105,17 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         });
     });
     if app.state.list.selected_hidden {
-        ui.weak("The filter hides this call from the list; its detail stays here until another is chosen.");
+        // One line, cut with the whole on hover: wrapped at zoom 2 it took the last of the
+        // panel's room, and the tab under it showed nothing.
+        ui.add(
+            egui::Label::new(
+                RichText::new(
+                    "The filter hides this call from the list; its detail stays here until another is chosen.",
+                )
+                .weak(),
+            )
+            .truncate(),
+        );
     }
     // The findings of the call's delivery as a whole (read from all its attempts), when the
     // delivery on screen is this call's.
