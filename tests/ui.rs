@@ -4065,6 +4065,13 @@ fn a_zoom_keeps_the_selected_call_in_sight() {
     let mut rig = start();
     send_many(&mut rig, "zoom", 80);
     end_selects_the_oldest(&mut rig, 80);
+    // Its detail is read on the runtime: its tabs are drawn once it is.
+    rig.until("the detail is read", |app| {
+        app.state
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.inv.delivery.as_deref() == Some("zoom-0"))
+    });
     // Its row in the list, above the detail (whose tabs start below the list).
     let in_list = |rig: &UiRig| {
         let detail_top = rig.harness.get_by_label("Timeline").rect().min.y;
