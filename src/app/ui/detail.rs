@@ -665,13 +665,9 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     let needed = |cols: &[usize]| -> f32 {
         cols.iter().map(|&i| least_of(i) + spacing).sum::<f32>() + 2.0 * spacing
     };
-    let mut shown_cols: Vec<usize> = (0..MESSAGE_COLUMNS.len()).collect();
-    for drop in DROPPED_FIRST {
-        if needed(&shown_cols) <= room {
-            break;
-        }
-        shown_cols.retain(|&i| i != drop);
-    }
+    let shown_cols = super::columns_shown(MESSAGE_COLUMNS.len(), &DROPPED_FIRST, |cols| {
+        needed(cols) <= room
+    });
     // Too narrow even for the four kept whole (a large zoom with both side panels open): the
     // table scrolls sideways, as the list does, rather than cut them.
     let sideways = needed(&shown_cols) > room;

@@ -936,14 +936,7 @@ fn shown_columns(room: f32) -> Vec<usize> {
     let needed = |cols: &[usize]| {
         cols.iter().map(|&c| floors[c]).sum::<f32>() + COLUMN_GAP * (cols.len() - 1) as f32
     };
-    let mut shown: Vec<usize> = (0..COLUMNS.len()).collect();
-    for aside in STEP_ASIDE {
-        if needed(&shown) <= room {
-            break;
-        }
-        shown.retain(|&c| c != aside);
-    }
-    shown
+    super::columns_shown(COLUMNS.len(), &STEP_ASIDE, |cols| needed(cols) <= room)
 }
 
 /// What the titles' hover says of the columns stepped aside, if any.

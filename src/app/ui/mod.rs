@@ -65,6 +65,20 @@ pub fn widest_text<'a>(
     })
 }
 
+/// The columns of a table of `count` shown where `fits` says they fit: all of them, or fewer,
+/// those in `aside` stepping aside in its order until the rest fit (or none is left to step
+/// aside). In the table's order.
+pub fn columns_shown(count: usize, aside: &[usize], fits: impl Fn(&[usize]) -> bool) -> Vec<usize> {
+    let mut shown: Vec<usize> = (0..count).collect();
+    for column in aside {
+        if fits(&shown) {
+            break;
+        }
+        shown.retain(|c| c != column);
+    }
+    shown
+}
+
 /// Column widths that fit `room`: as designed when they fit; otherwise every column gives up
 /// the same share of what it has over its narrowest, so none goes under it and together they
 /// fill the room exactly (when even the narrowest do not fit, each keeps its narrowest).
