@@ -2386,6 +2386,8 @@ fn a_request_http_refused_is_listed_and_explained() {
         .value()
         .unwrap_or_default();
     assert!(!head.contains("failed permanently"), "{head}");
+    // Said once: no request line follows it.
+    assert_eq!(head.matches("not HTTP").count(), 1, "{head}");
     rig.show_tab("Answer sent");
     rig.harness
         .get_by_label_contains("answered by the HTTP layer itself, not chosen");

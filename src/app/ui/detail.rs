@@ -89,7 +89,10 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 if let Some(a) = s.inv.attempt {
                     parts.push(RichText::new(format!("attempt {a}")));
                 }
-                parts.push(RichText::new(crate::text::single_line(&crate::store::request_phrase(&s.inv.method, crate::text::head_chars(&s.inv.path, 200).0))).monospace());
+                // Bytes with no request line: the answer's words already say "not HTTP".
+                if !s.inv.method.is_empty() {
+                    parts.push(RichText::new(crate::text::single_line(&crate::store::request_phrase(&s.inv.method, crate::text::head_chars(&s.inv.path, 200).0))).monospace());
+                }
                 if let Some(d) = &s.inv.delivery {
                     parts.push(RichText::new(format!("delivery {d}")));
                 }
