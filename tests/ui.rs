@@ -3226,14 +3226,76 @@ fn held_calls_fold_to_one_line_where_the_list_is_short() {
     }
 }
 
+/// In a small window at a large zoom (720 x 480 at 1.3) the detail's first line says the
+/// call's answer whole: the copy buttons fold into one *Copy* menu (they had cut it to
+/// "answere…"), which still copies. The tabs close up onto two rows (they took three of the
+/// panel's least height) and the tab's first line is in sight.
+#[test]
+fn a_small_detail_panel_keeps_the_answer_and_the_tab_in_sight() {
+    let mut rig = start_sized([720.0, 480.0]);
+    rig.harness.ctx.set_zoom_factor(1.3);
+    rig.harness.run_steps(3);
+    rig.send_and_open("status-report", "dlv-small");
+    rig.show_tab("Findings");
+    let head = rig.harness.get_by_label_contains("answered 200: succeeded");
+    let id = rig.harness.state().state.detail.as_ref().map(|s| s.id);
+    let whole = text_width(
+        &rig,
+        &format!("Call {}  answered 200: succeeded", id.unwrap_or_default()),
+    );
+    assert!(
+        head.rect().width() >= whole - 1.0,
+        "the answer is cut: {} of {whole} points",
+        head.rect().width()
+    );
+    let tops: std::collections::BTreeSet<i32> = ["Timeline", "Messages (1)", "Answer sent"]
+        .iter()
+        .map(|t| rig.harness.get_by_label(t).rect().top().round() as i32)
+        .collect();
+    assert_eq!(tops.len(), 2, "the tabs take {} rows", tops.len());
+    findings_in_sight(&rig, "720 x 480 at zoom 1.3");
+    // The menu copies, and says so.
+    assert!(rig.harness.query_by_label("Copy as curl").is_none());
+    rig.harness.get_by_label("Copy").click();
+    rig.harness.run_steps(2);
+    rig.harness.get_by_label("Copy as curl").click();
+    rig.harness.step();
+    let copied: Vec<String> = rig
+        .harness
+        .output()
+        .platform_output
+        .commands
+        .iter()
+        .filter_map(|c| match c {
+            egui::OutputCommand::CopyText(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        copied
+            .iter()
+            .any(|t| t.starts_with("curl ") && t.contains("dlv-small")),
+        "{copied:?}"
+    );
+    rig.harness.run_steps(2);
+    rig.harness.get_by_label("Copied!");
+    assert!(
+        rig.harness.query_by_label("Copy body").is_none(),
+        "the menu closed"
+    );
+    // With room, the buttons are side by side as before.
+    rig.harness.ctx.set_zoom_factor(1.0);
+    rig.harness.run_steps(4);
+    rig.harness.get_by_label("Copy body");
+}
+
 /// At zoom 2 on a projector the note that the filter hides the open call is one line (cut, the
 /// whole on hover): wrapped, it took the last of the detail panel's room and the tab under it
 /// showed nothing.
 #[test]
 fn the_hidden_call_note_leaves_the_tab_its_room() {
-    // (At 720 x 480 and zoom 1.3 the tabs take three rows of the panel's least height, and
-    // the tab's first line is past its foot, note or not: a known limit.)
     hidden_call_note_at([1280.0, 720.0], 2.0);
+    hidden_call_note_at([720.0, 480.0], 1.3);
 }
 
 fn hidden_call_note_at(size: [f32; 2], zoom: f32) {
@@ -3255,7 +3317,21 @@ fn hidden_call_note_at(size: [f32; 2], zoom: f32) {
         .rect();
     let line = rig.harness.ctx.global_style().text_styles[&egui::TextStyle::Body].size;
     assert!(note.height() < line * 2.0, "the note wraps: {note:?}");
-    // The tab's first sentence is in sight in the panel.
+    findings_in_sight(&rig, &format!("{size:?} x{zoom}"));
+    let panel = rig.harness.state().state.laid_out.detail_panel;
+    // The panel's first line is inside the panel.
+    let head = rig
+        .harness
+        .get_by_label_contains("answered 200: succeeded")
+        .rect();
+    assert!(
+        head.top() >= panel.top() - 0.5,
+        "the header {head:?} is above the panel {panel:?} at {size:?} x{zoom}"
+    );
+}
+
+/// The Findings tab's first sentence is in sight in the detail panel.
+fn findings_in_sight(rig: &UiRig, at: &str) {
     let panel = rig.harness.state().state.laid_out.detail_panel;
     let said = rig
         .harness
@@ -3263,13 +3339,7 @@ fn hidden_call_note_at(size: [f32; 2], zoom: f32) {
         .rect();
     assert!(
         said.bottom() <= panel.bottom(),
-        "the tab's first line {said:?} is past the panel {panel:?} at {size:?} x{zoom}"
-    );
-    // The panel's first line, with its buttons, is inside the panel.
-    let copy = rig.harness.get_by_label("Copy as curl").rect();
-    assert!(
-        copy.top() >= panel.top() - 0.5,
-        "Copy as curl {copy:?} is above the panel {panel:?} at {size:?} x{zoom}"
+        "the tab's first line {said:?} is past the panel {panel:?} at {at}"
     );
 }
 
@@ -4976,7 +5046,7 @@ fn the_zoom_stops_at_two() {
 }
 
 /// At zoom 2 on a laptop's 1280×800 (the detail panel at its least, its tabs on two rows), the
-/// detail's content, its first line with Copy as curl the first, is below the list, not
+/// detail's content, its first line with the call's answer the first, is below the list, not
 /// under it: the content had run past the panel's foot, and egui moved the panel up under
 /// the list, which covered that line.
 #[test]
@@ -5010,7 +5080,10 @@ fn at_zoom_2_the_detail_header_is_below_the_list() {
     for tab in tabs {
         rig.show_tab(tab);
         let laid = rig.harness.state().state.laid_out;
-        let header = rig.harness.get_by_label("Copy as curl").rect();
+        let header = rig
+            .harness
+            .get_by_label_contains("answered 200: succeeded")
+            .rect();
         assert!(
             laid.list.bottom() <= laid.detail.top() && laid.detail.top() <= header.top(),
             "{tab}: the list reaches {}, over the detail's content from {} (its first line at {})",

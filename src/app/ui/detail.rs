@@ -26,87 +26,7 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         return;
     };
     ui.add_space(4.0);
-    // The copy buttons on the right, what the call is on the left, wrapping under itself when
-    // the panel is narrow (or zoomed) instead of running under the buttons.
-    ui.horizontal(|ui| {
-        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            if !s.inv.body_kept {
-                // Nothing of the body was kept to copy (its tabs say why).
-            } else if std::str::from_utf8(&s.inv.body).is_ok() {
-                super::copy_button(
-                    ui,
-                    &mut app.state.copied,
-                    "Copy body",
-                    "Copy the request body as received",
-                    || String::from_utf8_lossy(&s.inv.body).into_owned(),
-                );
-            } else {
-                // As text its bytes would be changed (to U+FFFD) without a word.
-                super::copy_button(
-                    ui,
-                    &mut app.state.copied,
-                    "Copy body (hex)",
-                    "The body is not UTF-8 text: it is copied as its hex dump (Copy as curl sends the bytes exactly)",
-                    || crate::cli::hex_dump(&s.inv.body, usize::MAX),
-                );
-            }
-            let base = match &app.state.listening {
-                Listening::On(addr) => format!("http://{addr}"),
-                _ => "http://127.0.0.1:8787".to_owned(),
-            };
-            // A request HTTP refused has no method and headers of its own to send again.
-            if !s.inv.not_http() {
-                super::copy_button(
-                    ui,
-                    &mut app.state.copied,
-                    "Copy as curl",
-                    "A curl command that sends this call again to the receiver",
-                    || curl_command(&s, &base),
-                );
-            }
-            // One line whatever the call, cut with the whole of it on hover: a header that
-            // wrapped for some calls moved the tabs under the pointer from call to call.
-            ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
-                let dark = ui.visuals().dark_mode;
-                let outcome = s.inv.outcome();
-                let answer = match s.inv.unanswered() {
-                    Some(_) if s.inv.not_http() => "not HTTP, not answered".to_owned(),
-                    Some(why) => {
-                        format!("{}, no answer for the service: {why}", s.inv.answer.status)
-                    }
-                    // The HTTP layer's own answer: the States table says nothing of it.
-                    None if s.inv.not_http() => {
-                        format!("not HTTP, refused {} by the HTTP layer", s.inv.answer.status)
-                    }
-                    None => format!("answered {}: {}", s.inv.answer.status, outcome.label()),
-                };
-                // What matters most first: the answer and what the service makes of it, then
-                // the attempt; the long path and delivery id last, where a narrow panel cuts.
-                let mut parts = vec![
-                    RichText::new(format!("Call {}", s.id)).strong(),
-                    RichText::new(answer).color(super::outcome_color(outcome, dark)),
-                ];
-                if let Some(a) = s.inv.attempt {
-                    parts.push(RichText::new(format!("attempt {a}")));
-                }
-                // Bytes with no request line: the answer's words already say "not HTTP".
-                if !s.inv.method.is_empty() {
-                    parts.push(RichText::new(crate::text::single_line(&crate::store::request_phrase(&s.inv.method, crate::text::head_chars(&s.inv.path, 200).0))).monospace());
-                }
-                if let Some(d) = &s.inv.delivery {
-                    parts.push(RichText::new(format!("delivery {d}")));
-                }
-                let mut job = egui::text::LayoutJob::default();
-                for (i, part) in parts.into_iter().enumerate() {
-                    if i > 0 {
-                        RichText::new("  ").append_to(&mut job, ui.style(), egui::FontSelection::Default, egui::Align::Center);
-                    }
-                    part.append_to(&mut job, ui.style(), egui::FontSelection::Default, egui::Align::Center);
-                }
-                ui.add(egui::Label::new(job).truncate());
-            });
-        });
-    });
+    header_ui(ui, app, &s);
     if app.state.list.selected_hidden {
         // One line, cut with the whole on hover: wrapped at zoom 2 it took the last of the
         // panel's room, and the tab under it showed nothing.
@@ -136,17 +56,37 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .len()
         .saturating_sub(usize::from(s.inv.registration_check))
         + delivery_findings.len();
-    // Wrapping onto a second line when the panel is narrow, not widening it past the list.
+    let tabs = DetailTab::ALL.map(|tab| {
+        let label = match tab {
+            DetailTab::Findings if findings > 0 => format!("Findings ({findings})"),
+            DetailTab::Messages => match s.inv.messages {
+                Some(n) => format!("Messages ({n})"),
+                None => "Messages".to_owned(),
+            },
+            _ => tab.label().to_owned(),
+        };
+        (tab, label)
+    });
+    // Wrapping onto a second line when the panel is narrow, not widening it past the list;
+    // and closer together where that saves a row (at 720 x 480 and zoom 1.3 they took three
+    // of the panel's least height, and the tab's first line was past its foot).
+    let texts: Vec<f32> = tabs
+        .iter()
+        .map(|(_, label)| super::widest_text(ui, egui::TextStyle::Button, [label.as_str()]))
+        .collect();
+    let (pad, gap) = (ui.spacing().button_padding.x, ui.spacing().item_spacing.x);
+    let room = ui.available_width();
+    let rows_at = |pad: f32, gap: f32| {
+        let widths: Vec<f32> = texts.iter().map(|t| t + 2.0 * pad).collect();
+        rows_needed(&widths, room, gap)
+    };
+    let close = rows_at(pad / 2.0, gap / 2.0) < rows_at(pad, gap);
     ui.horizontal_wrapped(|ui| {
-        for tab in DetailTab::ALL {
-            let label = match tab {
-                DetailTab::Findings if findings > 0 => format!("Findings ({findings})"),
-                DetailTab::Messages => match s.inv.messages {
-                    Some(n) => format!("Messages ({n})"),
-                    None => "Messages".to_owned(),
-                },
-                _ => tab.label().to_owned(),
-            };
+        if close {
+            ui.spacing_mut().button_padding.x = pad / 2.0;
+            ui.spacing_mut().item_spacing.x = gap / 2.0;
+        }
+        for (tab, label) in tabs {
             ui.selectable_value(&mut app.state.detail_tab, tab, label);
         }
     });
@@ -1217,10 +1157,155 @@ fn sample_call(brand: &crate::contract::Brand) -> crate::store::Invocation {
     inv
 }
 
+/// How many rows items `widths` wide take, in order, `gap` apart, wrapping where the next
+/// would pass `room` (as egui's wrapping layout places them).
+fn rows_needed(widths: &[f32], room: f32, gap: f32) -> usize {
+    let mut rows = 0;
+    let mut used = 0.0;
+    for &w in widths {
+        if rows == 0 || used + gap + w > room {
+            rows += 1;
+            used = w;
+        } else {
+            used += gap + w;
+        }
+    }
+    rows
+}
+
+/// The detail's first line: what the call is on the left (its answer and what the service
+/// makes of it first, cut with the whole on hover), the copy buttons on the right. Where the
+/// buttons would cut the answer's words (a narrow panel, a large zoom), they fold into one
+/// *Copy* menu.
+fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
+    let mut copies: Vec<super::Copy<'_>> = Vec::new();
+    if !s.inv.body_kept {
+        // Nothing of the body was kept to copy (its tabs say why).
+    } else if std::str::from_utf8(&s.inv.body).is_ok() {
+        copies.push(super::Copy {
+            label: "Copy body",
+            hover: "Copy the request body as received",
+            text: Box::new(|| String::from_utf8_lossy(&s.inv.body).into_owned()),
+        });
+    } else {
+        // As text its bytes would be changed (to U+FFFD) without a word.
+        copies.push(super::Copy {
+            label: "Copy body (hex)",
+            hover: "The body is not UTF-8 text: it is copied as its hex dump (Copy as curl sends the bytes exactly)",
+            text: Box::new(|| crate::cli::hex_dump(&s.inv.body, usize::MAX)),
+        });
+    }
+    // A request HTTP refused has no method and headers of its own to send again.
+    if !s.inv.not_http() {
+        let base = match &app.state.listening {
+            Listening::On(addr) => format!("http://{addr}"),
+            _ => "http://127.0.0.1:8787".to_owned(),
+        };
+        copies.push(super::Copy {
+            label: "Copy as curl",
+            hover: "A curl command that sends this call again to the receiver",
+            text: Box::new(move || curl_command(s, &base)),
+        });
+    }
+    let dark = ui.visuals().dark_mode;
+    let outcome = s.inv.outcome();
+    let answer = match s.inv.unanswered() {
+        Some(_) if s.inv.not_http() => "not HTTP, not answered".to_owned(),
+        Some(why) => format!("{}, no answer for the service: {why}", s.inv.answer.status),
+        // The HTTP layer's own answer: the States table says nothing of it.
+        None if s.inv.not_http() => {
+            format!(
+                "not HTTP, refused {} by the HTTP layer",
+                s.inv.answer.status
+            )
+        }
+        None => format!("answered {}: {}", s.inv.answer.status, outcome.label()),
+    };
+    // What matters most first: the answer and what the service makes of it, then the attempt;
+    // the long path and delivery id last, where a narrow panel cuts.
+    let mut parts = vec![
+        RichText::new(format!("Call {}", s.id)).strong(),
+        RichText::new(answer).color(super::outcome_color(outcome, dark)),
+    ];
+    if let Some(a) = s.inv.attempt {
+        parts.push(RichText::new(format!("attempt {a}")));
+    }
+    // Bytes with no request line: the answer's words already say "not HTTP".
+    if !s.inv.method.is_empty() {
+        let path = crate::text::head_chars(&s.inv.path, 200).0;
+        let request = crate::store::request_phrase(&s.inv.method, path);
+        parts.push(RichText::new(crate::text::single_line(&request)).monospace());
+    }
+    if let Some(d) = &s.inv.delivery {
+        parts.push(RichText::new(format!("delivery {d}")));
+    }
+    let line = |ui: &egui::Ui, parts: &[RichText]| {
+        let mut job = egui::text::LayoutJob::default();
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                RichText::new("  ").append_to(
+                    &mut job,
+                    ui.style(),
+                    egui::FontSelection::Default,
+                    egui::Align::Center,
+                );
+            }
+            part.clone().append_to(
+                &mut job,
+                ui.style(),
+                egui::FontSelection::Default,
+                egui::Align::Center,
+            );
+        }
+        job
+    };
+    // The call and its answer, whole, beside the buttons; or the buttons fold.
+    let needed = ui.fonts_mut(|f| f.layout_job(line(ui, &parts[..2])).size().x);
+    let spacing = ui.spacing().item_spacing.x;
+    let buttons: f32 = copies
+        .iter()
+        .map(|c| super::copy_button_width(ui, c.label) + spacing)
+        .sum();
+    let fold = copies.len() > 1 && ui.available_width() - buttons < needed;
+    // One line whatever the call, cut with the whole of it on hover: a header that wrapped
+    // for some calls moved the tabs under the pointer from call to call.
+    ui.horizontal(|ui| {
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if fold {
+                super::copy_menu(ui, &mut app.state.copied, copies);
+            } else {
+                for c in copies {
+                    super::copy_button(ui, &mut app.state.copied, c.label, c.hover, c.text);
+                }
+            }
+            ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+                ui.add(egui::Label::new(line(ui, &parts)).truncate());
+            });
+        });
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::{Header, Invocation, SentAnswer};
+
+    #[test]
+    fn items_wrap_where_the_next_would_pass_the_room() {
+        assert_eq!(rows_needed(&[], 100.0, 8.0), 0);
+        assert_eq!(rows_needed(&[100.0], 100.0, 8.0), 1);
+        // 40 + 8 + 52 = 100 fits exactly; one more point does not.
+        assert_eq!(rows_needed(&[40.0, 52.0], 100.0, 8.0), 1);
+        assert_eq!(rows_needed(&[40.0, 53.0], 100.0, 8.0), 2);
+        // An item wider than the room has a row of its own.
+        assert_eq!(rows_needed(&[10.0, 150.0, 10.0], 100.0, 8.0), 3);
+        // Closer together, the same items take fewer rows.
+        // The tabs at 720 x 480 and zoom 1.3: buttons 8 points wider each, then 4.
+        let tabs = [55.0, 80.0, 33.0, 50.0, 56.0, 55.0, 73.0];
+        let at = |pad: f32| tabs.map(|t| t + 2.0 * pad);
+        assert_eq!(rows_needed(&at(8.0), 285.0, 8.0), 3);
+        assert_eq!(rows_needed(&at(4.0), 285.0, 4.0), 2);
+    }
 
     #[test]
     fn a_long_value_is_shown_cut_with_what_is_left() {

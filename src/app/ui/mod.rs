@@ -36,13 +36,57 @@ pub fn copy_button(
             .request_repaint_after(std::time::Duration::from_secs_f64(left.max(0.0)));
     }
     // The width of the label either way, so nothing beside it moves.
-    let width = widest_text(ui, egui::TextStyle::Button, [label, "Copied!"])
-        + 2.0 * ui.spacing().button_padding.x;
+    let width = copy_button_width(ui, label);
     let button = egui::Button::new(shown).min_size(egui::vec2(width, 0.0));
     if ui.add(button).on_hover_text(hover).clicked() {
         ui.ctx().copy_text(text());
         *copied = Some((label.to_owned(), now));
     }
+}
+
+/// How wide a copy button labelled `label` is, saying its label or "Copied!".
+pub fn copy_button_width(ui: &egui::Ui, label: &str) -> f32 {
+    widest_text(ui, egui::TextStyle::Button, [label, "Copied!"])
+        + 2.0 * ui.spacing().button_padding.x
+}
+
+/// Something a copy button copies: its label, its hover, and the text, made when clicked.
+pub struct Copy<'a> {
+    pub label: &'static str,
+    pub hover: &'static str,
+    pub text: Box<dyn FnOnce() -> String + 'a>,
+}
+
+/// Copy buttons folded into one *Copy* menu, where there is no room for them side by side:
+/// each item copies and closes the menu, whose title then reads "Copied!" for a moment.
+pub fn copy_menu(ui: &mut egui::Ui, copied: &mut Option<(String, f64)>, items: Vec<Copy<'_>>) {
+    let now = ui.input(|i| i.time);
+    let just = copied
+        .as_ref()
+        .filter(|(which, at)| now - at < COPIED_FOR && items.iter().any(|item| item.label == which))
+        .map(|(_, at)| COPIED_FOR - (now - at));
+    if let Some(left) = just {
+        ui.ctx()
+            .request_repaint_after(std::time::Duration::from_secs_f64(left.max(0.0)));
+    }
+    let title = if just.is_some() { "Copied!" } else { "Copy" };
+    let hover = items
+        .iter()
+        .map(|item| item.label)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let button = egui::Button::new(title).min_size(egui::vec2(copy_button_width(ui, "Copy"), 0.0));
+    egui::containers::menu::MenuButton::from_button(button)
+        .ui(ui, |ui| {
+            for item in items {
+                if ui.button(item.label).on_hover_text(item.hover).clicked() {
+                    ui.ctx().copy_text((item.text)());
+                    *copied = Some((item.label.to_owned(), now));
+                }
+            }
+        })
+        .0
+        .on_hover_text(hover);
 }
 
 /// How wide the widest of `texts` is, laid out on one line in `style`: what a control must
