@@ -1295,6 +1295,34 @@ fn assert_reads_clean(attempts: &[Stored], speed: f64) {
     assert!(d.findings.is_empty(), "{:?}", d.findings);
 }
 
+/// A script that restarts the emulator at once (within the same second) gets webhook and
+/// delivery ids of its own: the ids had counted on from the second, so both runs' first
+/// messages went out as the same delivery's attempt 1, merged in the store ("attempt 1
+/// arrived twice").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_emulator_restarted_at_once_gives_new_ids() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let mut seen = Vec::new();
+    for run in 1..=2 {
+        let emu = emulator(1000.0, |_| {}).await;
+        let w = client(&emu)
+            .create_webhook(&received_hook(&rig))
+            .await
+            .unwrap();
+        emu.inject_incoming("+1", "+2", &format!("run {run}"));
+        let delivery = eventually(Duration::from_secs(20), "the call arrives", || {
+            deliveries(&rig)
+                .get(run - 1)
+                .and_then(|s| s.inv.delivery.clone())
+        })
+        .await;
+        emu.stop();
+        seen.push((w.id, delivery));
+    }
+    assert_ne!(seen[0].0, seen[1].0, "webhook ids {seen:?}");
+    assert_ne!(seen[0].1, seen[1].1, "delivery ids {seen:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_410_deactivates_the_webhook() {
     let rig = Rig::start(Answer::status(410)).await;

@@ -111,8 +111,8 @@ pub const ACTIVITY_KEPT: usize = 500;
 pub(crate) struct Data {
     pub webhooks: BTreeMap<u64, Webhook>,
     pub next_webhook: u64,
-    /// The first webhook id this emulator gave: every id from it to `next_webhook` is one of
-    /// its webhooks, deleted or not.
+    /// The first webhook id this emulator gave: every id it gave, of webhooks deleted or not,
+    /// is from it to `next_webhook` (which holds no other run's).
     pub first_webhook: u64,
     pub messages: BTreeMap<u128, Message>,
     pub next_message: u128,
@@ -419,13 +419,23 @@ pub fn check_target(url: &reqwest::Url, allow_remote: bool) -> Result<(), String
 /// start time rather than from 1, so ids never repeat from one run to the next: a store keeps
 /// the calls of earlier runs, and a delivery is known by its id and its webhook's (a second
 /// "webhook 1" would merge its deliveries with the first's, and inherit its 410). Webhook ids:
-/// the seconds since 2026 times 100, so a run would have to create 100 webhooks a second to
-/// reach the next run's; message ids: 19 digits, as the service's, from the milliseconds.
+/// [`webhook_id_at`]; message ids: 19 digits, as the service's, from the milliseconds.
 pub(crate) fn first_ids(now: DateTime<Utc>) -> (u64, u128) {
+    let millis = u128::from(webhook_id_at(now) - 1);
+    (
+        webhook_id_at(now),
+        1_000_000_000_000_000_000 + millis * 1000,
+    )
+}
+
+/// The least id a webhook created at `now` takes: the milliseconds since 2026 (11 digits), so
+/// a run started later begins past every id an earlier run gave, a restart within the same
+/// second included (seconds times 100, as they were, gave a run restarted by a script the same
+/// ids again); each webhook also takes one more than the last, so the ids run ahead of the
+/// clock only while webhooks are created faster than one a millisecond.
+pub(crate) fn webhook_id_at(now: DateTime<Utc>) -> u64 {
     const SINCE: i64 = 1_767_225_600; // 2026-01-01T00:00:00Z
-    let secs = (now.timestamp() - SINCE).max(0) as u64;
-    let millis = (now.timestamp_millis() - SINCE * 1000).max(0) as u128;
-    (secs * 100 + 1, 1_000_000_000_000_000_000 + millis * 1000)
+    (now.timestamp_millis() - SINCE * 1000).max(0) as u64 + 1
 }
 
 #[cfg(test)]
@@ -460,6 +470,14 @@ mod tests {
         let (w2, m2) = first_ids(start + chrono::TimeDelta::seconds(1));
         assert!(w1 + 99 < w2, "{w1} {w2}");
         assert!(m1 + 1000 * 999 < m2);
+        // A restart within the same second, 5 ms later, after the first run created 3
+        // webhooks (seconds times 100 gave both runs the same first id).
+        let (w3, _) = first_ids(start + chrono::TimeDelta::milliseconds(5));
+        assert!(w1 + 3 < w3, "{w1} {w3}");
+        // A webhook created later takes an id at least its time's.
+        let later = start + chrono::TimeDelta::milliseconds(40);
+        assert_eq!(webhook_id_at(later), w1 + 40);
+        assert_eq!(w1.to_string().len(), 11, "{w1}");
         assert_eq!(
             m1.to_string().len(),
             19,

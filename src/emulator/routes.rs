@@ -331,8 +331,10 @@ async fn create_webhook(State(s): Shr, body: Body) -> Result<axum::Json<Webhook>
     {
         let mut d = s.data();
         name_free(&d, &w.name, None)?;
-        w.id = d.next_webhook;
-        d.next_webhook += 1;
+        // Never below the clock's id (see `webhook_id_at`): a run started after this one
+        // stops begins past it.
+        w.id = d.next_webhook.max(super::webhook_id_at(chrono::Utc::now()));
+        d.next_webhook = w.id + 1;
         d.webhooks.insert(w.id, w.clone());
     }
     s.log(format!(
