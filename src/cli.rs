@@ -64,6 +64,17 @@ pub struct DataDirArg {
 }
 
 impl Cli {
+    /// Whether `--data-dir` was given, before the subcommand or after it.
+    pub fn data_dir_given(&self) -> bool {
+        let after = match &self.command {
+            Some(Command::Listen(a)) => a.data.data_dir.is_some(),
+            Some(Command::Log(a)) => a.data.data_dir.is_some(),
+            Some(Command::Show(a)) => a.data.data_dir.is_some(),
+            _ => false,
+        };
+        after || self.data.data_dir.is_some()
+    }
+
     /// Options given before the subcommand: `hookscope --data-dir D log` means `hookscope log
     /// --data-dir D` (the subcommand's own option wins). An option that does nothing for the
     /// subcommand is an error, not silently ignored.

@@ -13,23 +13,57 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 /// The environment variable that carries the API password or token secret.
 pub const PASSWORD_ENV: &str = "HOOKSCOPE_API_PASSWORD";
 
+/// The environment variable that names the API's base URL when `--api-url` is not given.
+pub const API_URL_ENV: &str = "HOOKSCOPE_API_URL";
+/// The environment variable that names the API user when `--user` is not given.
+pub const API_USER_ENV: &str = "HOOKSCOPE_API_USER";
+/// The emulator's base URL, on its default port.
+pub const DEFAULT_API_URL: &str = "http://127.0.0.1:8788/v1";
+
 #[derive(Debug, Clone, Args)]
 pub struct ApiArgs {
-    /// The API's base URL (the emulator's by default).
-    #[arg(
-        long,
-        env = "HOOKSCOPE_API_URL",
-        default_value = "http://127.0.0.1:8788/v1",
-        value_name = "URL"
-    )]
-    pub api_url: String,
-    /// Username, or API token id. The password or token secret comes from HOOKSCOPE_API_PASSWORD,
-    /// or a prompt.
-    #[arg(long, env = "HOOKSCOPE_API_USER", default_value = "demo")]
-    pub user: String,
+    /// The API's base URL [default: $HOOKSCOPE_API_URL, else the emulator's,
+    /// http://127.0.0.1:8788/v1]
+    #[arg(long, value_name = "URL")]
+    pub api_url: Option<String>,
+    /// Username, or API token id [default: $HOOKSCOPE_API_USER, else demo]. The password or
+    /// token secret comes from HOOKSCOPE_API_PASSWORD, or a prompt.
+    #[arg(long)]
+    pub user: Option<String>,
     /// Print the service's JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Where a setting of the command line came from: the flag, its environment variable, or
+/// the default. An error in a value says where to change it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Flag,
+    Env(&'static str),
+    Default,
+}
+
+/// `flag`'s value, else `var`'s (an empty one, left in a shell, counts as unset), else
+/// `default`; and which it was.
+fn flag_env_or(flag: Option<&str>, var: &'static str, default: &str) -> (String, Source) {
+    match (flag, env_secret(var)) {
+        (Some(v), _) => (v.to_owned(), Source::Flag),
+        (None, Some(v)) => (v, Source::Env(var)),
+        (None, None) => (default.to_owned(), Source::Default),
+    }
+}
+
+impl ApiArgs {
+    /// The base URL to call, and where it came from.
+    pub fn base_url(&self) -> (String, Source) {
+        flag_env_or(self.api_url.as_deref(), API_URL_ENV, DEFAULT_API_URL)
+    }
+
+    /// The user to call as, and where it came from.
+    pub fn username(&self) -> (String, Source) {
+        flag_env_or(self.user.as_deref(), API_USER_ENV, "demo")
+    }
 }
 
 #[derive(Debug, Clone, Subcommand)]
@@ -250,6 +284,13 @@ pub enum ApiCliError {
     NothingToChange(u64),
     #[error("{0}")]
     Options(String),
+    /// A value taken from an environment variable, not from a flag, that cannot be used.
+    #[error("{error}; that value came from {var} ({flag} overrides it)")]
+    FromEnv {
+        var: &'static str,
+        flag: &'static str,
+        error: ApiError,
+    },
 }
 
 impl ApiCliError {
@@ -264,6 +305,7 @@ impl ApiCliError {
             self,
             ApiCliError::NothingToChange(_)
                 | ApiCliError::Options(_)
+                | ApiCliError::FromEnv { .. }
                 | ApiCliError::Api(ApiError::BadBase { .. })
                 | ApiCliError::Api(ApiError::CredentialsInBase { .. })
                 // A --bind address that is not this machine's.
@@ -292,7 +334,24 @@ fn password() -> Result<Option<String>, ApiCliError> {
 }
 
 fn client(api: &ApiArgs) -> Result<ApiClient, ApiCliError> {
-    Ok(ApiClient::new(&api.api_url, &api.user, password()?)?)
+    let (base, base_from) = api.base_url();
+    let (user, _) = api.username();
+    if user.trim().is_empty() {
+        // Only the flag can be empty here: an empty variable counts as unset.
+        return Err(ApiCliError::Options(
+            "--user cannot be empty: give the username (or API token id) to call the API as, or leave --user out for demo (the emulator's)".to_owned(),
+        ));
+    }
+    ApiClient::new(&base, &user, password()?).map_err(|e| match (e, base_from) {
+        (e @ (ApiError::BadBase { .. } | ApiError::CredentialsInBase { .. }), Source::Env(var)) => {
+            ApiCliError::FromEnv {
+                var,
+                flag: "--api-url",
+                error: e,
+            }
+        }
+        (e, _) => e.into(),
+    })
 }
 
 /// JSON as the service sent it, re-indented, every token kept (see [`crate::text::pretty_json`]).
@@ -533,28 +592,37 @@ fn show(api: &ApiArgs, w: crate::api::Answered<Webhook>) -> Result<(), ApiCliErr
 }
 
 pub async fn send(args: SendArgs) -> Result<(), ApiCliError> {
-    send_to(&args.api, &args.to, &args.body).await
+    send_to(&args.api, &args.to, &args.body).await.map(|_| ())
 }
 
 pub async fn send_test(args: SendTestArgs) -> Result<(), ApiCliError> {
-    send_to(&args.api, TEST_NUMBER, &args.body).await?;
-    // Said once it was sent: a refused call is not announced as on its way.
+    let warned = send_to(&args.api, TEST_NUMBER, &args.body).await?;
+    // Said once it was sent: a refused call is not announced as on its way. Where the note
+    // above says no SENT webhook is active, the reports are not promised to one.
     if !args.api.json {
+        let reports = if warned {
+            ""
+        } else {
+            "; the SENT webhooks get its status reports"
+        };
         eprintln!(
-            "Sent to the test number {TEST_NUMBER}: its delivery fails by design and costs nothing; the SENT webhooks get its status reports."
+            "Sent to the test number {TEST_NUMBER}: its delivery fails by design and costs nothing{reports}."
         );
     }
     Ok(())
 }
 
-async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError> {
+/// Sends `body` to `to`, and prints what was sent. Whether it warned that no SENT webhook is
+/// active.
+async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<bool, ApiCliError> {
     let c = client(api)?;
     let answered = c
         .send_messages_answered(&[SubmissionEntry::to_number(to, body)])
         .await?;
-    warn_if_no_webhook(&c, crate::contract::TriggerScope::Sent).await;
+    let warned = warn_if_no_webhook(&c, crate::contract::TriggerScope::Sent).await;
     if api.json {
-        return print_sent(&answered.json);
+        print_sent(&answered.json)?;
+        return Ok(warned);
     }
     let sent = answered.value;
     let mut out = std::io::stdout().lock();
@@ -578,7 +646,7 @@ async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<(), ApiCliError>
             or_unknown(&m.status.id)
         )?;
     }
-    Ok(())
+    Ok(warned)
 }
 
 /// On a clock faster than real time, how to read its deliveries in the window: at 1x every
@@ -593,13 +661,20 @@ fn fast_clock_hint(speed: f64) -> Option<String> {
 
 /// Say so (on stderr) when no active webhook has `scope`: what was just sent or injected then
 /// reaches no receiver. Nothing is said when the webhooks cannot be listed.
-async fn warn_if_no_webhook(c: &crate::api::ApiClient, scope: crate::contract::TriggerScope) {
+/// Warns, and says so, when the service lists no active webhook for `scope` (a list that
+/// cannot be read warns of nothing).
+async fn warn_if_no_webhook(
+    c: &crate::api::ApiClient,
+    scope: crate::contract::TriggerScope,
+) -> bool {
     let Ok(hooks) = c.list_webhooks().await else {
-        return;
+        return false;
     };
-    if !hooks.iter().any(|w| w.active && w.trigger_scope == scope) {
+    let none = !hooks.iter().any(|w| w.active && w.trigger_scope == scope);
+    if none {
         eprintln!("{}", no_webhook_warning(scope));
     }
+    none
 }
 
 fn no_webhook_warning(scope: crate::contract::TriggerScope) -> String {

@@ -34,6 +34,20 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The data directory named by the environment, not by a flag: an error that says to give
+    // --data-dir says where the one in use came from.
+    let data_from_env = !cli.data_dir_given()
+        && std::env::var_os(hookscope::store::DATA_DIR_ENV).is_some_and(|d| !d.is_empty());
+    let from_env = |e: String| {
+        if data_from_env && e.contains("--data-dir") {
+            format!(
+                "{e}; that directory came from {} (--data-dir overrides it)",
+                hookscope::store::DATA_DIR_ENV
+            )
+        } else {
+            e
+        }
+    };
     let result = match cli.command {
         None => {
             let opts = hookscope::app::run::WindowOptions {
@@ -69,11 +83,11 @@ fn main() -> ExitCode {
         // `hookscope log --json | head -1`: the reader has all it wanted.
         Err(Failure::ClosedOutput) => ExitCode::SUCCESS,
         Err(Failure::Message(e)) => {
-            print_error(&e);
+            print_error(&from_env(e));
             ExitCode::FAILURE
         }
         Err(Failure::Usage(e)) => {
-            print_error(&e);
+            print_error(&from_env(e));
             ExitCode::from(2)
         }
     }

@@ -2113,10 +2113,13 @@ impl Store {
     }
 }
 
+/// The environment variable that names the data directory when `--data-dir` is not given.
+pub const DATA_DIR_ENV: &str = "HOOKSCOPE_DATA_DIR";
+
 /// The platform data directory for Hookscope (e.g. `~/.local/share/hookscope`), or
 /// `./hookscope-data` where the platform has none.
 pub fn default_data_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("HOOKSCOPE_DATA_DIR").filter(|d| !d.is_empty()) {
+    if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
     dirs::data_dir()

@@ -226,6 +226,10 @@ fn bad_flag_values_are_refused_with_a_reason() {
             "nothing to change in webhook 5",
         ),
         (&["emulate", "--user", ""], "--user cannot be empty"),
+        (
+            &["webhooks", "list", "--user", ""],
+            "--user cannot be empty",
+        ),
         (&["emulate", "--user", "a:b"], "cannot contain a colon"),
         (
             &["emulate", "--read-only-user", " "],
@@ -1500,6 +1504,34 @@ fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
         said.contains("no webhook is active for SENT messages, so its status reports go nowhere"),
         "{said}"
     );
+    // Without --json it says it was sent, and does not then promise the reports to the SENT
+    // webhooks the note has just said there are none of.
+    let out = bin()
+        .args(["send-test", "--body", "x", "--api-url", &api])
+        .env("HOOKSCOPE_API_PASSWORD", "demo")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(
+            "Sent to the test number 1111111: its delivery fails by design and costs nothing."
+        ),
+        "{said}"
+    );
+    assert!(!said.contains("the SENT webhooks get"), "{said}");
+    // The URL and the user from the environment; an empty HOOKSCOPE_API_USER left in a shell
+    // counts as unset (demo), as an empty password does.
+    let out = bin()
+        .args(["webhooks", "list"])
+        .env("HOOKSCOPE_API_URL", &api)
+        .env("HOOKSCOPE_API_USER", "")
+        .env("HOOKSCOPE_API_PASSWORD", "demo")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ID  NAME"));
     // A handset's number is checked as a send's recipient is.
     let out = bin()
         .args(["inject", "--body", "x", "--from", "abc", "--api-url", &api])
@@ -1550,6 +1582,72 @@ fn a_screenshot_is_a_png_and_a_data_dir_is_a_directory() {
     // Under a file: no directory can be made there either.
     let err = listen_refuses(&file.join("sub"));
     assert!(err.contains("cannot create the data directory"), "{err}");
+}
+
+/// A value taken from the environment, not from a flag, is named as such where it cannot be
+/// used (the errors told the user to fix a flag they never gave); an empty one left in a
+/// shell counts as unset; a flag given overrides it, and the error is the flag's.
+#[test]
+fn a_value_from_the_environment_is_named_in_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let said = |cmd: &mut Command| {
+        let out = cmd.stdin(Stdio::null()).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = said(
+        bin()
+            .args(["webhooks", "list"])
+            .env("HOOKSCOPE_API_URL", "garbage"),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("\"garbage\" is not a whole http(s) address"),
+        "{err}"
+    );
+    assert!(
+        err.contains("that value came from HOOKSCOPE_API_URL (--api-url overrides it)"),
+        "{err}"
+    );
+    let (code, err) = said(
+        bin()
+            .args(["webhooks", "list", "--api-url", "garbage"])
+            .env("HOOKSCOPE_API_URL", "http://127.0.0.1:1/v1"),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(!err.contains("HOOKSCOPE_API_URL"), "{err}");
+    // Empty: the emulator's default URL, not a refusal of "".
+    let (_, err) = said(
+        bin()
+            .args(["webhooks", "list"])
+            .env("HOOKSCOPE_API_URL", "")
+            .env("HOOKSCOPE_API_PASSWORD", "demo"),
+    );
+    assert!(!err.contains("not a whole http(s) address"), "{err}");
+    for command in [&["log"][..], &["show", "1"], &["listen", "--port", "0"]] {
+        let (code, err) = said(bin().args(command).env("HOOKSCOPE_DATA_DIR", &file));
+        assert_eq!(code, Some(2), "{command:?}: {err}");
+        assert!(
+            err.contains("is a file, not a directory"),
+            "{command:?}: {err}"
+        );
+        assert!(
+            err.contains("that directory came from HOOKSCOPE_DATA_DIR (--data-dir overrides it)"),
+            "{command:?}: {err}"
+        );
+        let (_, err) = said(
+            bin()
+                .args(command)
+                .arg("--data-dir")
+                .arg(&file)
+                .env("HOOKSCOPE_DATA_DIR", dir.path()),
+        );
+        assert!(!err.contains("HOOKSCOPE_DATA_DIR"), "{command:?}: {err}");
+    }
 }
 
 /// `listen --data-dir DIR`, which must refuse DIR with exit status 2: what it says.
