@@ -2570,6 +2570,36 @@ fn service_button(rig: &UiRig) {
         .click();
 }
 
+/// The words a Service panel's button brings at the panel's foot leave the button in sight:
+/// at zoom 2 in the drawer, Receive's news (no RECEIVED webhook: seven lines) had covered it.
+#[test]
+fn the_button_clicked_stays_in_sight_above_the_news_it_brings() {
+    let mut rig = start();
+    rig.harness.ctx.set_zoom_factor(2.0);
+    rig.harness.run_steps(3);
+    service_button(&rig);
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("Receive").scroll_to_me();
+    rig.harness.run_steps(3);
+    // As far down as the panel scrolls, as a user scrolls to reach it.
+    for _ in 0..10 {
+        rig.harness.get_by_label("Receive").scroll_down();
+        rig.harness.step();
+    }
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("Receive").click();
+    rig.harness.run_steps(10);
+    let news = rig
+        .harness
+        .get_by_label_contains("no webhook is active for RECEIVED")
+        .rect();
+    let receive = rig.harness.get_by_label("Receive").rect();
+    assert!(
+        receive.bottom() <= news.top(),
+        "Receive {receive:?} is under the news {news:?}"
+    );
+}
+
 /// Zoomed in for a room, the Service panel steps aside; zoomed back out, it returns, unless
 /// its button was used meanwhile (then the user's choice holds).
 #[test]

@@ -654,6 +654,12 @@ pub struct ServiceState {
     pub inject_text: String,
     /// Waiting for the user to confirm outbound calls to other hosts.
     pub confirm_remote: bool,
+    /// The height the panel's scrolled content had in the last frame, under its heading and
+    /// over its foot.
+    pub scroll_room: f32,
+    /// Where in the panel's scrolled content the last click was (points from its top): kept
+    /// in sight when a status appears at the foot, which would cover it.
+    pub clicked_at: Option<f32>,
     /// Ports the receiver listened on earlier in this session: a webhook still pointing at
     /// one of them on this machine reaches nothing now, and the panel says so.
     pub receiver_was: Vec<u16>,

@@ -48,11 +48,26 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
                 ui.label(super::bidi_safe(ui, text));
             });
     }
+    // The foot grew (new words; egui gives a panel its room over two frames): it took room
+    // from the panel, and the button clicked for them (Receive, low in a drawer at zoom 2,
+    // under seven lines of an error) is kept in sight.
+    let room = ui.available_height();
+    let shrank = room < app.state.service.scroll_room - 0.5 && app.state.service.status.is_some();
+    app.state.service.scroll_room = room;
     let mut scroll = egui::ScrollArea::vertical().id_salt("service_scroll");
     if app.state.first_frame {
         scroll = scroll.vertical_scroll_offset(0.0);
     }
-    scroll.show(ui, |ui| {
+    let shown = scroll.show(ui, |ui| {
+        if shrank && let Some(y) = app.state.service.clicked_at {
+            let content = ui.max_rect();
+            let row = 2.0 * ui.text_style_height(&egui::TextStyle::Body);
+            let at = egui::Rect::from_min_size(
+                egui::pos2(content.left(), content.top() + y - row / 2.0),
+                egui::vec2(1.0, row),
+            );
+            ui.scroll_to_rect(at, None);
+        }
         connection_ui(ui, app);
         ui.separator();
         webhooks_ui(ui, app);
@@ -63,6 +78,18 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
             emulator_ui(ui, app);
         }
     });
+    let click = ui.input(|i| {
+        i.pointer
+            .any_click()
+            .then(|| i.pointer.interact_pos())
+            .flatten()
+    });
+    if let Some(p) = click
+        && shown.inner_rect.contains(p)
+    {
+        app.state.service.clicked_at =
+            Some(p.y - shown.inner_rect.top() + shown.state.clamped_offset().y);
+    }
     delete_modal(ui.ctx(), app);
     remote_modal(ui.ctx(), app);
 }
