@@ -112,8 +112,35 @@ fn refuse_arguments(e: clap::Error) -> ExitCode {
         };
     }
     let code = u8::try_from(e.exit_code()).unwrap_or(2);
-    eprintln!("{}", refusal_text(&e));
+    match data_dir_misplaced(&e) {
+        Some(name) => print_error(&format!(
+            "--data-dir does not apply to `hookscope {name}` (it keeps no calls)"
+        )),
+        None => eprintln!("{}", refusal_text(&e)),
+    }
     ExitCode::from(code)
+}
+
+/// The subcommand a `--data-dir` after it does not apply to (`hookscope emulate --data-dir
+/// D`): refused in the words used for it before the subcommand, not as an unknown argument
+/// with a usage line of clap's.
+fn data_dir_misplaced(e: &clap::Error) -> Option<String> {
+    use clap::CommandFactory;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    if arg != "--data-dir" && !arg.starts_with("--data-dir=") {
+        return None;
+    }
+    let names: Vec<String> = Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    std::env::args().skip(1).find(|a| names.contains(a))
 }
 
 /// The words of clap's refusal `e`, with the arguments it quotes escaped (see

@@ -1902,6 +1902,15 @@ fn options_before_the_subcommand_are_used_or_refused() {
             &["--data-dir", "x", "schedule"][..],
             "--data-dir does not apply",
         ),
+        // After the subcommand, in the same words (it was clap's "unexpected argument").
+        (
+            &["emulate", "--port", "0", "--data-dir", "x"][..],
+            "--data-dir does not apply to `hookscope emulate` (it keeps no calls)",
+        ),
+        (
+            &["webhooks", "list", "--data-dir=x"][..],
+            "--data-dir does not apply to `hookscope webhooks`",
+        ),
         (&["--demo", "log"][..], "--demo is for the window"),
     ] {
         let out = bin().args(args).output().unwrap();
