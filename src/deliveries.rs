@@ -354,6 +354,17 @@ fn local(t: DateTime<Utc>) -> String {
     t.with_timezone(&Local).format("%H:%M:%S").to_string()
 }
 
+/// `t` as a time of day when it falls on `now`'s day, else with its date as well: "next
+/// attempt expected at 12:27:00" read at 11:27 as an hour away when it was a day and an hour.
+fn local_on(t: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let (t, now) = (t.with_timezone(&Local), now.with_timezone(&Local));
+    if t.date_naive() == now.date_naive() {
+        t.format("%H:%M:%S").to_string()
+    } else {
+        t.format("%-d %b %H:%M:%S").to_string()
+    }
+}
+
 fn local_day(t: DateTime<Utc>) -> String {
     t.with_timezone(&Local).format("%-d %b %H:%M").to_string()
 }
@@ -1013,19 +1024,19 @@ impl State {
                 let when = if *next_at >= now {
                     format!(
                         "retrying: next attempt expected at {} (in {})",
-                        local(*next_at),
+                        local_on(*next_at, now),
                         crate::text::countdown((*next_at - now).to_std().unwrap_or_default())
                     )
                 } else if late(*next_at, *grace) >= now {
                     // Due, and may be on its way: stored once it is answered.
                     format!(
                         "retrying: next attempt expected at {} (due now)",
-                        local(*next_at)
+                        local_on(*next_at, now)
                     )
                 } else {
                     format!(
                         "retrying, overdue: next attempt was expected at {} ({} ago)",
-                        local(*next_at),
+                        local_on(*next_at, now),
                         ago(*next_at)
                     )
                 };
@@ -1706,6 +1717,27 @@ mod tests {
         );
         assert!(
             text.contains("(in 2 min 50 s), 193 retries left until "),
+            "{text}"
+        );
+        // Read the day before, the time carries its date: "at 11:47:30" read at 11:27 the
+        // day before would seem twenty minutes away.
+        let day_before = d
+            .state
+            .describe(next_at - TimeDelta::hours(24) - TimeDelta::minutes(20));
+        let on = next_at.with_timezone(&Local);
+        assert!(
+            day_before.starts_with(&format!(
+                "retrying: next attempt expected at {} (in 1 d)",
+                on.format("%-d %b %H:%M:%S")
+            )),
+            "{day_before}"
+        );
+        // The same day, the time alone.
+        assert!(
+            text.starts_with(&format!(
+                "retrying: next attempt expected at {} (in",
+                on.format("%H:%M:%S")
+            )),
             "{text}"
         );
         // Due a moment ago, within the grace a call takes to be stored: not overdue yet.
