@@ -631,7 +631,13 @@ pub fn analyze(
                         "Attempt {} came {} after attempt {p}; the schedule allows it no sooner than {}.",
                         cur.number.map_or("?".to_owned(), |n| n.to_string()),
                         human_duration(gap),
-                        human_duration(expected)
+                        // A least wait, to the second: rounded ("1 d 3 h" for 1 d 2 h 35 min)
+                        // it named a time the schedule allows as still too early.
+                        if expected < Duration::from_secs(10) {
+                            human_duration(expected)
+                        } else {
+                            crate::text::exact_duration(expected)
+                        }
                     ),
                 ));
             }
@@ -1921,6 +1927,17 @@ mod tests {
         let d = run(&[call(1, 1, 0, 503, None), call(2, 2, 30, 503, None)]);
         assert_eq!(codes(&d), vec!["retry-too-early"]);
         assert!(d.findings[0].message.contains("no sooner than 1 min 30 s"));
+        // A least wait is said to the second, not rounded up past what the schedule allows
+        // (a Retry-After of 1 d 2 h 35 min 12 s read "no sooner than 1 d 3 h").
+        let d = run(&[call(1, 1, 0, 503, Some("95712")), call(2, 2, 1, 503, None)]);
+        assert_eq!(codes(&d), vec!["retry-too-early"]);
+        assert!(
+            d.findings[0]
+                .message
+                .ends_with("no sooner than 1 d 2 h 35 min 12 s."),
+            "{}",
+            d.findings[0].message
+        );
         let d = run(&[call(1, 1, 0, 503, None), call(2, 2, 87, 503, None)]);
         assert!(d.findings.is_empty(), "within the 5 s tolerance");
         // Retry-After 300 makes a retry at 120 s early.

@@ -306,6 +306,13 @@ impl RetryAfter {
         let (day, rest) = v.split_once(", ")?;
         let (stamp, zone) = rest.rsplit_once(' ')?;
         let at = chrono::NaiveDateTime::parse_from_str(stamp, "%d %b %Y %H:%M:%S").ok()?;
+        // Right but for its letters' case: the names of an HTTP date are case-sensitive.
+        let written = at.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+        if v.eq_ignore_ascii_case(&written) {
+            return Some(format!(
+                "an HTTP date's names are written as \"{written}\" (they are case-sensitive)"
+            ));
+        }
         if zone != "GMT" {
             return Some(format!(
                 "an HTTP date is always in GMT and ends with \"GMT\", not \"{zone}\""
@@ -408,6 +415,13 @@ mod tests {
         assert_eq!(
             why("Sun, 22 Nov 2026 14:00:00 UTC").as_deref(),
             Some("an HTTP date is always in GMT and ends with \"GMT\", not \"UTC\"")
+        );
+        // The weekday matches: the letters' case is what is wrong.
+        assert_eq!(
+            why("tue, 24 nov 2026 11:40:00 gmt").as_deref(),
+            Some(
+                "an HTTP date's names are written as \"Tue, 24 Nov 2026 11:40:00 GMT\" (they are case-sensitive)"
+            )
         );
         assert!(why("-5").unwrap().contains("negative"));
         assert!(why("+5").unwrap().contains("no sign"));
