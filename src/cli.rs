@@ -194,7 +194,7 @@ pub struct AnswerArgs {
 }
 
 /// The longest answer body `--body-file` reads.
-pub const MAX_BODY_FILE: u64 = 32 << 20;
+pub const MAX_BODY_FILE: u64 = crate::responder::MAX_ANSWER_BODY as u64;
 
 impl AnswerArgs {
     /// The answer the flags give, its body read from `--body-file` if one is named.

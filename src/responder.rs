@@ -137,7 +137,12 @@ pub enum AnswerError {
     ContentTypeNotAllowed(u16),
     #[error("the delay of {} is longer than an hour, the most Hookscope holds an answer", exact_delay_words(*.0))]
     Delay(u64),
+    #[error("the body of {} is longer than 32 MiB, the most an answer takes", crate::text::human_size(*.0 as u64))]
+    BodyTooLarge(usize),
 }
+
+/// The longest body an answer takes (a rule's, `--body-file`'s, the window's), in bytes.
+pub const MAX_ANSWER_BODY: usize = 32 << 20;
 
 /// A delay in words, exactly: `2 h`, or `3600001 ms` where rounding to the second would say
 /// "1 h" (longer than an hour, yet "1 h").
@@ -228,6 +233,11 @@ impl Answer {
         }
         if self.delay_ms > 3_600_000 {
             return Err(AnswerError::Delay(self.delay_ms));
+        }
+        if let Some(body) = &self.body
+            && body.len() > MAX_ANSWER_BODY
+        {
+            return Err(AnswerError::BodyTooLarge(body.len()));
         }
         // HTTP sends no body with these: the record would claim one the caller never got.
         if matches!(self.status, 204 | 205 | 304)
@@ -697,6 +707,21 @@ mod tests {
         assert_eq!(
             a.check().unwrap_err().to_string(),
             "the delay of 2 h is longer than an hour, the most Hookscope holds an answer"
+        );
+        // 32 MiB of body at most, as --body-file takes: a rule's body had no limit.
+        let mut a = Answer::status(200);
+        a.body = Some("x".repeat(MAX_ANSWER_BODY).into());
+        assert_eq!(a.check(), Ok(()));
+        a.body = Some("x".repeat(MAX_ANSWER_BODY + 1).into());
+        assert_eq!(
+            a.check(),
+            Err(AnswerError::BodyTooLarge(MAX_ANSWER_BODY + 1))
+        );
+        assert!(
+            a.check()
+                .unwrap_err()
+                .to_string()
+                .contains("is longer than 32 MiB, the most an answer takes"),
         );
     }
 

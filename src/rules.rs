@@ -94,11 +94,18 @@ impl FieldCond {
                     None => return false,
                 }
             }
-            let text = match cur {
-                Value::String(s) => s.clone(),
-                Value::Null => "null".to_owned(),
-                other => other.to_string(),
-            };
+            // An object or a list (`status`) by the values it holds, never by its keys:
+            // "contains": "type" had matched every status by its key name.
+            if cur.is_object() || cur.is_array() {
+                let mut leaves = Vec::new();
+                leaf_texts(cur, &mut leaves);
+                return self.equals.is_none()
+                    && self
+                        .contains
+                        .as_ref()
+                        .is_some_and(|c| leaves.iter().any(|t| t.contains(c.as_str())));
+            }
+            let text = value_text(cur);
             // A number by its value, not its spelling; text only ever by its text ("+27..."
             // is not the number 27...).
             let same_number = |e: &str| {
@@ -120,6 +127,25 @@ impl FieldCond {
                     .as_ref()
                     .is_none_or(|c| text.contains(c.as_str()))
         })
+    }
+}
+
+/// A value that is not an object or a list as a condition reads it: text as itself, a
+/// null as `null`, a number or true/false as JSON writes it.
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "null".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// The texts of every value inside `v`, at any depth, its keys left out.
+fn leaf_texts(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => m.values().for_each(|x| leaf_texts(x, out)),
+        Value::Array(a) => a.iter().for_each(|x| leaf_texts(x, out)),
+        other => out.push(value_text(other)),
     }
 }
 
@@ -223,7 +249,7 @@ pub enum RuleError {
         column: usize,
         reason: String,
     },
-    #[error("{path}: line {line}: rule {index} (\"{name}\"): {reason}")]
+    #[error("{path}: line {line}: rule {index}{}: {reason}", named(.name))]
     Invalid {
         path: String,
         /// Where the rule's name is given.
@@ -460,8 +486,13 @@ impl RuleSet {
             if let Some(p) = &r.when.path
                 && let Some(cut) = p.find(['?', '#'])
             {
+                let without = if p[cut..].starts_with('?') {
+                    "without the query"
+                } else {
+                    "and a request never sends a fragment (#...)"
+                };
                 return Err(invalid(format!(
-                    "the path \"{p}\" never matches: a path condition is matched against the path alone, without the query (write \"{}\")",
+                    "the path \"{p}\" never matches: a path condition is matched against the path alone, {without} (write \"{}\")",
                     &p[..cut]
                 )));
             }
@@ -589,8 +620,38 @@ pub fn text_for(path: &Path, text: &str) -> Result<String, RuleError> {
     }
 }
 
+/// A rule's name as its errors quote it: ` ("name")`, or nothing where it has none (`rule 1
+/// (""): a rule must be an object` read as if it had an empty name).
+fn named(name: &str) -> String {
+    if name.is_empty() {
+        String::new()
+    } else {
+        format!(" (\"{name}\")")
+    }
+}
+
+/// The first TOML date-time in `v` (`retry_after = 1979-05-27T07:32:00Z`, unquoted), with the
+/// key it is under: the toml reader hands it over as a table, which its error then named.
+fn toml_datetime(v: &Value, key: &str) -> Option<(String, String)> {
+    const DATETIME: &str = "$__toml_private_datetime";
+    match v {
+        Value::Object(m) => match m.get(DATETIME) {
+            Some(at) if m.len() == 1 => Some((key.to_owned(), value_text(at))),
+            _ => m.iter().find_map(|(k, x)| toml_datetime(x, k)),
+        },
+        Value::Array(a) => a.iter().find_map(|x| toml_datetime(x, key)),
+        _ => None,
+    }
+}
+
 /// What a rule's parts must be: tables (objects), not lists, and an answer with its status.
 fn shape_of(rule: &Value) -> Result<(), String> {
+    if let Some((key, at)) = toml_datetime(rule, "") {
+        return Err(format!(
+            "\"{key}\" is a TOML date-time ({at}), which no rule field takes: a Retry-After date is text, an HTTP date in quotes, such as \"{}\"",
+            crate::text::example_http_date()
+        ));
+    }
     let table = |v: Option<&Value>, what: &str| match v {
         None | Some(Value::Object(_)) => Ok(()),
         Some(_) => Err(format!(
@@ -1174,6 +1235,18 @@ mod tests {
             ..Condition::default()
         };
         assert!(hit(rule(status), call(1)));
+        // An object by the values inside it, not by its keys; and never "equal" to text.
+        let on_status = |equals: Option<&str>, contains: Option<&str>| Condition {
+            message: Some(FieldCond {
+                field: "status".into(),
+                equals: equals.map(Into::into),
+                contains: contains.map(Into::into),
+            }),
+            ..Condition::default()
+        };
+        assert!(hit(rule(on_status(None, Some("DELIVERED"))), call(1)));
+        assert!(!hit(rule(on_status(None, Some("type"))), call(1)));
+        assert!(!hit(rule(on_status(Some("DELIVERED"), None)), call(1)));
         let ev = |e: &str| Condition {
             event: Some(e.into()),
             ..Condition::default()
@@ -1558,6 +1631,58 @@ body = "ok"
             let e = RuleSet::parse("r.json", text).unwrap_err().to_string();
             assert!(e.contains("line 1, column 1: the file is empty"), "{e}");
         }
+    }
+
+    /// Each says what is wrong in the file's terms: a TOML date-time is not a table, a rule
+    /// with no name is not quoted as named "", a fragment is not a query.
+    #[test]
+    fn a_refusal_names_what_the_file_holds() {
+        let e = RuleSet::parse(
+            "r.toml",
+            "[[rules]]\nname = \"n\"\nanswer = { status = 503, retry_after = 1979-05-27T07:32:00Z }\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("\"retry_after\" is a TOML date-time (1979-05-27T07:32:00Z)"),
+            "{e}"
+        );
+        assert!(!e.contains("table"), "{e}");
+        for rules in ["[5]", "[\"a\"]", "[null]", "[[]]"] {
+            let e = RuleSet::parse("r.json", &format!("{{\"rules\": {rules}}}"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("rule 1: a rule must be an object"),
+                "{rules}: {e}"
+            );
+        }
+        let e = one_rule(r#"{"name": "f", "when": {"path": "/a#b"}, "answer": {"status": 503}}"#)
+            .unwrap_err();
+        assert!(
+            e.contains("alone, and a request never sends a fragment (#...) (write \"/a\")"),
+            "{e}"
+        );
+        let e = one_rule(r#"{"name": "q", "when": {"path": "/a?b"}, "answer": {"status": 503}}"#)
+            .unwrap_err();
+        assert!(e.contains("alone, without the query (write \"/a\")"), "{e}");
+    }
+
+    #[test]
+    fn a_rule_body_over_32_mib_is_refused_as_body_file_is() {
+        let big = "x".repeat(crate::responder::MAX_ANSWER_BODY + 1);
+        let rule = format!(r#"{{"name": "huge", "answer": {{"status": 200, "body": "{big}"}}}}"#);
+        let e = one_rule(&rule).unwrap_err();
+        assert!(
+            e.contains("rule 1 (\"huge\")"),
+            "{}",
+            &e[..200.min(e.len())]
+        );
+        assert!(
+            e.contains("is longer than 32 MiB, the most an answer takes"),
+            "{}",
+            &e[..200.min(e.len())]
+        );
     }
 
     #[test]
