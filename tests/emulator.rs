@@ -1298,7 +1298,8 @@ fn assert_reads_clean(attempts: &[Stored], speed: f64) {
 /// A script that restarts the emulator at once (within the same second) gets webhook and
 /// delivery ids of its own: the ids had counted on from the second, so both runs' first
 /// messages went out as the same delivery's attempt 1, merged in the store ("attempt 1
-/// arrived twice").
+/// arrived twice"). (Two runs that straddle a second's turn passed before too: the unit test
+/// `ids_never_repeat_from_one_run_to_the_next` holds the ids apart at any two start times.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_emulator_restarted_at_once_gives_new_ids() {
     let rig = Rig::start(Answer::status(200)).await;
@@ -1918,6 +1919,15 @@ async fn a_scheduled_message_waits_for_its_date_and_a_deduplication_id_sends_onc
     assert!(emu.credits() < credits);
 }
 
+/// Waits until the clock's millisecond has moved on (the emulator's ids follow it).
+async fn next_millisecond() {
+    let start = chrono::Utc::now().timestamp_millis();
+    eventually(Duration::from_secs(5), "the next millisecond", || {
+        (chrono::Utc::now().timestamp_millis() > start).then_some(())
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn the_emulator_knows_its_webhooks_after_they_are_deleted() {
     let rig = Rig::start(Answer::status(200)).await;
@@ -1929,6 +1939,28 @@ async fn the_emulator_knows_its_webhooks_after_they_are_deleted() {
     assert!(emu.made_webhook(w.id), "still its own once deleted");
     assert!(!emu.made_webhook(w.id + 1), "not made yet");
     assert!(!emu.made_webhook(234));
+    // Another emulator beside it gives ids from the same clock, between this one's: they are
+    // not this one's (the window would read their deliveries at the wrong clock speed).
+    next_millisecond().await;
+    let other = emulator(60.0, |_| {}).await;
+    let theirs = client(&other)
+        .create_webhook(&sent_hook(&rig, "theirs"))
+        .await
+        .unwrap();
+    next_millisecond().await;
+    let w2 = c
+        .create_webhook(&sent_hook(&rig, "mine again"))
+        .await
+        .unwrap();
+    assert!(
+        w.id < theirs.id && theirs.id < w2.id,
+        "{} {} {}",
+        w.id,
+        theirs.id,
+        w2.id
+    );
+    assert!(emu.made_webhook(w2.id));
+    assert!(!emu.made_webhook(theirs.id), "the other emulator's");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

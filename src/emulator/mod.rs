@@ -111,9 +111,9 @@ pub const ACTIVITY_KEPT: usize = 500;
 pub(crate) struct Data {
     pub webhooks: BTreeMap<u64, Webhook>,
     pub next_webhook: u64,
-    /// The first webhook id this emulator gave: every id it gave, of webhooks deleted or not,
-    /// is from it to `next_webhook` (which holds no other run's).
-    pub first_webhook: u64,
+    /// Every webhook id this emulator gave, of webhooks deleted or not: its ids follow the
+    /// clock, so the gaps between them may hold another emulator's, running beside it.
+    pub given_webhooks: std::collections::BTreeSet<u64>,
     pub messages: BTreeMap<u128, Message>,
     pub next_message: u128,
     pub next_delivery: u64,
@@ -281,7 +281,6 @@ impl Emulator {
                 let (next_webhook, next_message) = first_ids(Utc::now());
                 Data {
                     next_webhook,
-                    first_webhook: next_webhook,
                     next_message,
                     credits: config.credits,
                     ..Data::default()
@@ -365,7 +364,7 @@ impl Emulator {
     /// Whether webhook `id` is (or was, before it was deleted) one of this emulator's.
     pub fn made_webhook(&self, id: u64) -> bool {
         let d = self.shared.data();
-        (d.first_webhook..d.next_webhook).contains(&id)
+        d.given_webhooks.contains(&id)
     }
 
     pub fn credits(&self) -> f64 {

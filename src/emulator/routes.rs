@@ -335,6 +335,7 @@ async fn create_webhook(State(s): Shr, body: Body) -> Result<axum::Json<Webhook>
         // stops begins past it.
         w.id = d.next_webhook.max(super::webhook_id_at(chrono::Utc::now()));
         d.next_webhook = w.id + 1;
+        d.given_webhooks.insert(w.id);
         d.webhooks.insert(w.id, w.clone());
     }
     s.log(format!(
