@@ -2598,6 +2598,21 @@ fn the_button_clicked_stays_in_sight_above_the_news_it_brings() {
         receive.bottom() <= news.top(),
         "Receive {receive:?} is under the news {news:?}"
     );
+    // Scrolled away with the wheel, later news (a result that comes long after its click)
+    // leaves the panel where the user put it.
+    let over = rig.harness.get_by_label("From").rect().center();
+    for _ in 0..5 {
+        rig.wheel(over, egui::MouseWheelUnit::Line, 3.0);
+    }
+    rig.harness.run_steps(10);
+    let scrolled = rig.harness.get_by_label("Receive").rect();
+    assert!(scrolled.top() > receive.top(), "scrolled up: {scrolled:?}");
+    rig.harness.state_mut().state.service.status = Some(Ok(
+        "Later news, in a sentence long enough to take a few lines of the panel's foot at zoom 2."
+            .into(),
+    ));
+    rig.harness.run_steps(10);
+    assert_eq!(rig.harness.get_by_label("Receive").rect(), scrolled);
 }
 
 /// Zoomed in for a room, the Service panel steps aside; zoomed back out, it returns, unless

@@ -654,9 +654,10 @@ pub struct ServiceState {
     pub inject_text: String,
     /// Waiting for the user to confirm outbound calls to other hosts.
     pub confirm_remote: bool,
-    /// The height the panel's scrolled content had in the last frame, under its heading and
-    /// over its foot.
-    pub scroll_room: f32,
+    /// The status the panel's foot showed in the last frame: a new one is news.
+    pub status_shown: Option<Result<String, String>>,
+    /// Frames left in which the last click's place is kept in sight (news came).
+    pub keep_in_sight: u8,
     /// Where in the panel's scrolled content the last click was (points from its top): kept
     /// in sight when a status appears at the foot, which would cover it.
     pub clicked_at: Option<f32>,

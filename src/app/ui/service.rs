@@ -48,18 +48,33 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
                 ui.label(super::bidi_safe(ui, text));
             });
     }
-    // The foot grew (new words; egui gives a panel its room over two frames): it took room
-    // from the panel, and the button clicked for them (Receive, low in a drawer at zoom 2,
-    // under seven lines of an error) is kept in sight.
-    let room = ui.available_height();
-    let shrank = room < app.state.service.scroll_room - 0.5 && app.state.service.status.is_some();
-    app.state.service.scroll_room = room;
+    // New words at the foot take room from the panel (egui gives a panel its room over two
+    // frames): for a few frames the button clicked for them (Receive, low in a drawer at zoom
+    // 2, under seven lines of an error) is kept in sight, once; a scroll of the wheel since
+    // the click forgets it.
+    let sv = &mut app.state.service;
+    if sv.status != sv.status_shown {
+        sv.status_shown = sv.status.clone();
+        if sv.status.is_some() && sv.clicked_at.is_some() {
+            sv.keep_in_sight = KEEP_IN_SIGHT_FRAMES;
+        }
+    }
+    let keep = match sv.clicked_at {
+        Some(y) if sv.keep_in_sight > 0 => {
+            sv.keep_in_sight -= 1;
+            if sv.keep_in_sight == 0 {
+                sv.clicked_at = None;
+            }
+            Some(y)
+        }
+        _ => None,
+    };
     let mut scroll = egui::ScrollArea::vertical().id_salt("service_scroll");
     if app.state.first_frame {
         scroll = scroll.vertical_scroll_offset(0.0);
     }
     let shown = scroll.show(ui, |ui| {
-        if shrank && let Some(y) = app.state.service.clicked_at {
+        if let Some(y) = keep {
             let content = ui.max_rect();
             let row = 2.0 * ui.text_style_height(&egui::TextStyle::Body);
             let at = egui::Rect::from_min_size(
@@ -78,21 +93,35 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
             emulator_ui(ui, app);
         }
     });
-    let click = ui.input(|i| {
-        i.pointer
-            .any_click()
-            .then(|| i.pointer.interact_pos())
-            .flatten()
+    // A click in the panel's content, not on a window or a dialog lying over it.
+    let (click, wheel) = ui.input(|i| {
+        (
+            i.pointer
+                .any_click()
+                .then(|| i.pointer.interact_pos())
+                .flatten(),
+            i.raw
+                .events
+                .iter()
+                .any(|e| matches!(e, egui::Event::MouseWheel { .. })),
+        )
     });
-    if let Some(p) = click
-        && shown.inner_rect.contains(p)
-    {
+    let here = |p: egui::Pos2| {
+        shown.inner_rect.contains(p) && ui.ctx().layer_id_at(p) == Some(ui.layer_id())
+    };
+    if let Some(p) = click.filter(|p| here(*p)) {
         app.state.service.clicked_at =
             Some(p.y - shown.inner_rect.top() + shown.state.clamped_offset().y);
+    } else if wheel && ui.ctx().pointer_hover_pos().is_some_and(here) {
+        app.state.service.clicked_at = None;
     }
     delete_modal(ui.ctx(), app);
     remote_modal(ui.ctx(), app);
 }
+
+/// For how many frames new words at the panel's foot keep the button clicked for them in
+/// sight: egui gives the foot its room over two frames, and a scroll takes one more.
+const KEEP_IN_SIGHT_FRAMES: u8 = 4;
 
 /// A form field as wide as the panel leaves it (within reason), so a form never widens the
 /// panel and pushes the list's columns off screen.
