@@ -137,7 +137,10 @@ pub enum AnswerError {
     ContentTypeNotAllowed(u16),
     #[error("the delay of {} is longer than an hour, the most Hookscope holds an answer", exact_delay_words(*.0))]
     Delay(u64),
-    #[error("the body of {} is longer than 32 MiB, the most an answer takes", crate::text::human_size(*.0 as u64))]
+    // In bytes: rounded, 32 MiB and a byte read "32.0 MiB is longer than 32 MiB".
+    #[error(
+        "the body of {0} bytes is longer than 32 MiB ({MAX_ANSWER_BODY} bytes), the most an answer takes"
+    )]
     BodyTooLarge(usize),
 }
 
@@ -721,7 +724,7 @@ mod tests {
             a.check()
                 .unwrap_err()
                 .to_string()
-                .contains("is longer than 32 MiB, the most an answer takes"),
+                .contains("the body of 33554433 bytes is longer than 32 MiB (33554432 bytes), the most an answer takes"),
         );
     }
 

@@ -646,10 +646,22 @@ fn toml_datetime(v: &Value, key: &str) -> Option<(String, String)> {
 
 /// What a rule's parts must be: tables (objects), not lists, and an answer with its status.
 fn shape_of(rule: &Value) -> Result<(), String> {
-    if let Some((key, at)) = toml_datetime(rule, "") {
+    let datetime = toml_datetime(rule, "");
+    // A rule that is itself a date-time is not an object, as any other value.
+    if datetime.as_ref().is_some_and(|(key, _)| key.is_empty()) {
+        return Err("a rule must be an object (a table in TOML)".into());
+    }
+    if let Some((key, at)) = datetime {
+        let advice = if key == "retry_after" {
+            format!(
+                "a Retry-After date is text, an HTTP date in quotes, such as \"{}\"",
+                crate::text::example_http_date()
+            )
+        } else {
+            "write the value in quotes, as text".to_owned()
+        };
         return Err(format!(
-            "\"{key}\" is a TOML date-time ({at}), which no rule field takes: a Retry-After date is text, an HTTP date in quotes, such as \"{}\"",
-            crate::text::example_http_date()
+            "\"{key}\" is a TOML date-time ({at}), which no rule field takes: {advice}"
         ));
     }
     let table = |v: Option<&Value>, what: &str| match v {
@@ -1647,7 +1659,22 @@ body = "ok"
             e.contains("\"retry_after\" is a TOML date-time (1979-05-27T07:32:00Z)"),
             "{e}"
         );
+        assert!(e.contains("an HTTP date in quotes"), "{e}");
         assert!(!e.contains("table"), "{e}");
+        let e = RuleSet::parse(
+            "r.toml",
+            "[[rules]]\nname = 1979-05-27T07:32:00Z\nanswer = { status = 503 }\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("\"name\" is a TOML date-time (1979-05-27T07:32:00Z), which no rule field takes: write the value in quotes, as text"),
+            "{e}"
+        );
+        let e = RuleSet::parse("r.toml", "rules = [1979-05-27T07:32:00Z]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rule 1: a rule must be an object"), "{e}");
         for rules in ["[5]", "[\"a\"]", "[null]", "[[]]"] {
             let e = RuleSet::parse("r.json", &format!("{{\"rules\": {rules}}}"))
                 .unwrap_err()
@@ -1679,7 +1706,7 @@ body = "ok"
             &e[..200.min(e.len())]
         );
         assert!(
-            e.contains("is longer than 32 MiB, the most an answer takes"),
+            e.contains("bytes is longer than 32 MiB (33554432 bytes), the most an answer takes"),
             "{}",
             &e[..200.min(e.len())]
         );
