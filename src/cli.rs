@@ -64,6 +64,31 @@ pub struct DataDirArg {
 }
 
 impl Cli {
+    /// Whether the API's URL of a client command came from `HOOKSCOPE_API_URL`, not a flag.
+    pub fn api_url_from_env(&self) -> bool {
+        use crate::cli_api::{Source, WebhooksCommand};
+        let api = match &self.command {
+            Some(Command::Webhooks(w)) => Some(match w {
+                WebhooksCommand::List(a) => a,
+                WebhooksCommand::Get { api, .. }
+                | WebhooksCommand::Create { api, .. }
+                | WebhooksCommand::Update { api, .. }
+                | WebhooksCommand::Delete { api, .. }
+                | WebhooksCommand::Enable { api, .. }
+                | WebhooksCommand::Disable { api, .. } => api,
+            }),
+            Some(Command::Send(a)) => Some(&a.api),
+            Some(Command::SendTest(a)) => Some(&a.api),
+            Some(Command::Inject(a)) => Some(&a.api),
+            Some(Command::Emulate(e)) => e
+                .action
+                .as_ref()
+                .map(|crate::cli_api::EmulateAction::Inject(a)| &a.api),
+            _ => None,
+        };
+        api.is_some_and(|a| matches!(a.base_url().1, Source::Env(_)))
+    }
+
     /// Whether `--data-dir` was given, before the subcommand or after it.
     pub fn data_dir_given(&self) -> bool {
         let after = match &self.command {

@@ -44,10 +44,11 @@ pub enum Source {
     Default,
 }
 
-/// `flag`'s value, else `var`'s (an empty one, left in a shell, counts as unset), else
+/// `flag`'s value, else `var`'s (an empty or blank one, left in a shell, counts as unset), else
 /// `default`; and which it was.
 fn flag_env_or(flag: Option<&str>, var: &'static str, default: &str) -> (String, Source) {
-    match (flag, env_secret(var)) {
+    let from_env = std::env::var(var).ok().filter(|v| !v.trim().is_empty());
+    match (flag, from_env) {
         (Some(v), _) => (v.to_owned(), Source::Flag),
         (None, Some(v)) => (v, Source::Env(var)),
         (None, None) => (default.to_owned(), Source::Default),
@@ -237,9 +238,10 @@ pub struct EmulateArgs {
     /// Port; 0 picks a free one.
     #[arg(long, default_value_t = crate::emulator::DEFAULT_PORT, value_parser = crate::text::parse_port, allow_hyphen_values = true)]
     pub port: u16,
-    /// The account's username; its password comes from HOOKSCOPE_API_PASSWORD (default demo).
-    #[arg(long, default_value = "demo")]
-    pub user: String,
+    /// The account's username [default: $HOOKSCOPE_API_USER, as the client commands read it,
+    /// else demo]; its password comes from HOOKSCOPE_API_PASSWORD (default demo).
+    #[arg(long)]
+    pub user: Option<String>,
     /// A principal that may read but not change (403); its password comes from
     /// HOOKSCOPE_API_READONLY_PASSWORD (default readonly).
     #[arg(long, value_name = "USER")]
@@ -337,7 +339,7 @@ fn client(api: &ApiArgs) -> Result<ApiClient, ApiCliError> {
     let (base, base_from) = api.base_url();
     let (user, _) = api.username();
     if user.trim().is_empty() {
-        // Only the flag can be empty here: an empty variable counts as unset.
+        // Only the flag can be blank here: a blank variable counts as unset.
         return Err(ApiCliError::Options(
             "--user cannot be empty: give the username (or API token id) to call the API as, or leave --user out for demo (the emulator's)".to_owned(),
         ));
@@ -722,7 +724,13 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
     if let Some(EmulateAction::Inject(inject_args)) = args.action {
         return inject(inject_args).await;
     }
-    if args.user.trim().is_empty() {
+    // The same user the client commands call as, from the same variable.
+    let (user, user_from) = flag_env_or(args.user.as_deref(), API_USER_ENV, "demo");
+    let user_is = match user_from {
+        Source::Env(var) => var,
+        _ => "--user",
+    };
+    if user.trim().is_empty() {
         return Err(ApiCliError::Options(
             "--user cannot be empty: the account needs a name (demo by default)".into(),
         ));
@@ -737,20 +745,19 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
         ));
     }
     // HTTP Basic splits the credentials at the first colon: such an account could never log in.
-    for (flag, user) in [
-        ("--user", Some(&args.user)),
+    for (flag, name) in [
+        (user_is, Some(&user)),
         ("--read-only-user", args.read_only_user.as_ref()),
     ] {
-        if user.is_some_and(|u| u.contains(':')) {
+        if name.is_some_and(|u| u.contains(':')) {
             return Err(ApiCliError::Options(format!(
                 "{flag} cannot contain a colon: HTTP Basic authentication splits the name from the password at the first one"
             )));
         }
     }
-    if args.read_only_user.as_deref() == Some(args.user.as_str()) {
+    if args.read_only_user.as_deref() == Some(user.as_str()) {
         return Err(ApiCliError::Options(format!(
-            "--read-only-user cannot be the account itself ({}): give the read-only principal a name of its own",
-            args.user
+            "--read-only-user cannot be the account itself ({user}): give the read-only principal a name of its own"
         )));
     }
     // Ctrl-C, SIGTERM and SIGHUP all stop it the same way; registered before it starts.
@@ -771,7 +778,7 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
         bind: args.bind,
         port: args.port,
         account: Credentials {
-            user: args.user.clone(),
+            user: user.clone(),
             password,
         },
         read_only,
@@ -794,7 +801,7 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
     }
     eprintln!(
         "Credentials: user {}, password {}",
-        args.user,
+        user,
         if default_password {
             "demo (set HOOKSCOPE_API_PASSWORD to change it)"
         } else {

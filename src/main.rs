@@ -36,13 +36,23 @@ fn main() -> ExitCode {
     };
     // The data directory named by the environment, not by a flag: an error that says to give
     // --data-dir says where the one in use came from.
-    let data_from_env = !cli.data_dir_given()
+    // The demo's store is a temporary one of its own.
+    let data_from_env = !cli.demo
+        && !cli.data_dir_given()
         && std::env::var_os(hookscope::store::DATA_DIR_ENV).is_some_and(|d| !d.is_empty());
+    // The same for the API's URL: an error that asks "is --api-url right?" of a URL the
+    // environment gave.
+    let url_from_env = cli.api_url_from_env();
     let from_env = |e: String| {
         if data_from_env && e.contains("--data-dir") {
             format!(
                 "{e}; that directory came from {} (--data-dir overrides it)",
                 hookscope::store::DATA_DIR_ENV
+            )
+        } else if url_from_env && e.contains("--api-url") && !e.contains("came from") {
+            format!(
+                "{e}; the URL came from {} (--api-url overrides it)",
+                hookscope::cli_api::API_URL_ENV
             )
         } else {
             e
@@ -136,11 +146,13 @@ fn data_dir_misplaced(e: &clap::Error) -> Option<String> {
     if arg != "--data-dir" && !arg.starts_with("--data-dir=") {
         return None;
     }
-    let names: Vec<String> = Cli::command()
-        .get_subcommands()
-        .map(|c| c.get_name().to_owned())
-        .collect();
-    std::env::args().skip(1).find(|a| names.contains(a))
+    // The command line read again with its refusals ignored, for the subcommand clap found
+    // (not the first argument that spells one: an option's value may).
+    let again = Cli::command()
+        .ignore_errors(true)
+        .try_get_matches_from(std::env::args_os())
+        .ok()?;
+    again.subcommand_name().map(str::to_owned)
 }
 
 /// The words of clap's refusal `e`, with the arguments it quotes escaped (see

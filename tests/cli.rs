@@ -1382,36 +1382,98 @@ async fn a_stop_leaves_the_database_file_alone() {
     }
 }
 
+/// `hookscope emulate --port 0` with `env`: the process (what it prints on stderr after its
+/// address in its `stderr`), and its API's base URL.
+fn spawn_emulate(env: &[(&str, &str)]) -> (Killed, String) {
+    let mut child = bin()
+        .args(["emulate", "--port", "0"])
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("emulate starts");
+    // Kept read while it runs: a closed pipe would fail its next line.
+    let stderr = lines_of(child.stderr.take().expect("stderr"));
+    let emulator = Killed { child, stderr };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = emulator
+            .stderr
+            .recv_timeout(left)
+            .expect("emulate prints its address");
+        if let Some(url) = line.strip_prefix("The service emulator is listening on ") {
+            let url = url.trim().to_owned();
+            return (emulator, url);
+        }
+    }
+}
+
+/// `emulate` serves the account `HOOKSCOPE_API_USER` names, as the client commands call as
+/// it; a blank one counts as unset on both sides (demo); and a URL from `HOOKSCOPE_API_URL`
+/// that nothing answers at says where it came from.
+#[test]
+fn the_emulator_and_its_clients_read_the_same_user() {
+    let (emulator, api) = spawn_emulate(&[
+        ("HOOKSCOPE_API_USER", "alice"),
+        ("HOOKSCOPE_API_PASSWORD", "secret"),
+    ]);
+    let credentials = loop {
+        let line = emulator
+            .stderr
+            .recv_timeout(Duration::from_secs(30))
+            .expect("emulate names its credentials");
+        if line.starts_with("Credentials:") {
+            break line;
+        }
+    };
+    assert!(
+        credentials.starts_with("Credentials: user alice,"),
+        "{credentials}"
+    );
+    let list = |user: &str| {
+        let out = bin()
+            .args(["webhooks", "list", "--api-url", &api])
+            .env("HOOKSCOPE_API_USER", user)
+            .env("HOOKSCOPE_API_PASSWORD", "secret")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, err) = list("alice");
+    assert!(ok, "{err}");
+    let (ok, err) = list("  ");
+    assert!(!ok);
+    assert!(
+        err.contains("the service rejected the credentials for 'demo'"),
+        "{err}"
+    );
+    let out = bin()
+        .args(["webhooks", "list"])
+        .env("HOOKSCOPE_API_URL", "http://127.0.0.1:1/v1")
+        .env("HOOKSCOPE_API_PASSWORD", "demo")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("; the URL came from HOOKSCOPE_API_URL (--api-url overrides it)"),
+        "{err}"
+    );
+}
+
 /// `webhooks create` and `webhooks update` against `hookscope emulate`, as a script would
 /// run them: `--invoke` switches a webhook between ONE and MANY after it was created; and
 /// `emulate inject` delivers a handset's message to the running emulator.
 #[test]
 fn webhooks_update_changes_the_invoke_option_and_emulate_injects() {
-    let child = bin()
-        .args(["emulate", "--port", "0"])
-        // Left empty in a shell: not an empty password, the default one (the calls below
-        // log in with "demo").
-        .env("HOOKSCOPE_API_PASSWORD", "")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("emulate starts");
-    let mut child = child;
-    let stderr = lines_of(child.stderr.take().expect("stderr"));
-    let mut emulator = Killed {
-        child,
-        stderr: mpsc::channel().1,
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let api = loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = stderr
-            .recv_timeout(left)
-            .expect("emulate prints its address");
-        if let Some(url) = line.strip_prefix("The service emulator is listening on ") {
-            break url.trim().to_owned();
-        }
-    };
+    // Left empty in a shell: not an empty password, the default one (the calls below log in
+    // with "demo").
+    let (mut emulator, api) = spawn_emulate(&[("HOOKSCOPE_API_PASSWORD", "")]);
     // The JSON it prints, and what it says on stderr.
     let run_said = |args: &[&str]| {
         let out = bin()
