@@ -4596,6 +4596,52 @@ fn a_saved_410_is_not_answered_until_chosen_again() {
     );
 }
 
+/// The Timeline on screen follows a 410 to another delivery of its webhook: it had gone on
+/// saying "retrying: next attempt expected…" until the call was chosen again.
+#[test]
+fn an_open_timeline_stops_when_its_webhook_is_cancelled() {
+    let mut rig = start();
+    rig.harness.state_mut().apply_answer(Answer::status(503));
+    rig.harness.step();
+    assert_eq!(rig.send("status-report", "dlv-waits", 1), 503);
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("dlv-waits").click();
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.step();
+    rig.show_tab("Timeline");
+    rig.until("its delivery is read", |app| app.state.delivery.is_some());
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("retrying: next attempt expected at");
+    rig.harness.state_mut().apply_answer(Answer::status(410));
+    rig.harness.step();
+    // Another delivery of the same webhook (234) gets the 410; the first stays selected.
+    assert_eq!(rig.send("status-report", "dlv-cancels", 1), 410);
+    rig.until("the open delivery is read again, stopped", |app| {
+        app.state.delivery.as_ref().is_some_and(|d| {
+            matches!(
+                d.state,
+                hookscope::deliveries::State::StoppedByCancel { .. }
+            )
+        })
+    });
+    rig.harness.step();
+    rig.harness.get_by_label_contains(
+        "stopped: webhook cancelled by the 410 answer to another delivery at",
+    );
+    assert_eq!(
+        rig.harness
+            .state()
+            .state
+            .detail
+            .as_ref()
+            .map(|s| s.inv.delivery.clone()),
+        Some(Some("dlv-waits".to_owned())),
+        "the first call is still the one shown"
+    );
+}
+
 /// A list too narrow for its columns with their words whole (both side panels open at 800
 /// points, or a laptop's window at zoom 2) lets the columns a reader needs least step aside
 /// and names them on the titles' hover. It had scrolled sideways, its scroll bar out of sight

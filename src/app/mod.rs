@@ -620,11 +620,25 @@ impl HookscopeApp {
                 // A new attempt of the delivery on screen (the same delivery id from the same
                 // webhook; another webhook's delivery of that id is another delivery): read it
                 // again.
-                if let Some(shown) = self.state.delivery.as_ref()
-                    && rec.summary.delivery.as_deref() == Some(shown.delivery.as_str())
-                    && rec.summary.webhook_id == shown.webhook_id
-                {
-                    self.load_delivery(shown.delivery.clone(), shown.webhook_id.clone());
+                // So is one whose webhook another delivery's call bears on: a 410 to it stops
+                // the delivery on screen ("retrying" had stayed until it was chosen again), and
+                // a call after a cancel may say it was set up again.
+                if let Some(shown) = self.state.delivery.as_ref() {
+                    use crate::deliveries::State;
+                    let same_webhook = rec.summary.webhook_id.is_some()
+                        && rec.summary.webhook_id == shown.webhook_id;
+                    let same_delivery = rec.summary.delivery.as_deref()
+                        == Some(shown.delivery.as_str())
+                        && rec.summary.webhook_id == shown.webhook_id;
+                    let bears_on = same_webhook
+                        && (rec.summary.outcome == crate::contract::Outcome::WebhookCancelled
+                            || matches!(
+                                shown.state,
+                                State::StoppedByCancel { .. } | State::WebhookCancelled { .. }
+                            ));
+                    if same_delivery || bears_on {
+                        self.load_delivery(shown.delivery.clone(), shown.webhook_id.clone());
+                    }
                 }
                 // The test message's report comes from a SENT webhook of the service, and an
                 // incoming message sent with Receive from a RECEIVED one, not from any call that
