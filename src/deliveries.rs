@@ -39,6 +39,8 @@ pub struct Observed {
     pub outcome: Outcome,
     /// The Retry-After the answer carried, if the service honours it with that answer.
     pub retry_after: Option<RetryAfter>,
+    /// No answer reached the caller in time: the service retries whatever the code.
+    pub unanswered: bool,
 }
 
 impl Observed {
@@ -444,6 +446,7 @@ pub fn analyze(
             status: s.inv.answer.status,
             outcome: s.inv.outcome(),
             retry_after: retry_after_of(s),
+            unanswered: s.inv.unanswered().is_some(),
         });
     }
 
@@ -1112,6 +1115,7 @@ mod tests {
                 status: 503,
                 outcome: Outcome::RetryUnavailable,
                 retry_after: None,
+                unanswered: false,
             }
             .gap_text(read_at)
             .unwrap()
@@ -1137,6 +1141,7 @@ mod tests {
             status: 503,
             outcome: Outcome::RetryUnavailable,
             retry_after: Some(RetryAfter::Wait(Duration::from_secs(200_000))),
+            unanswered: false,
         };
         // As the banner and `schedule` say it, not rounded to "2 d 8 h".
         assert_eq!(a.answer_text(), "503, Retry-After 2 d 7 h 33 min 20 s");

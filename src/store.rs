@@ -583,6 +583,10 @@ pub struct Summary {
     /// answer is the HTTP layer's, not one chosen for the service.
     #[serde(default)]
     pub not_http: bool,
+    /// No answer reached the caller in time (the service's 30 s passed, or it hung up first,
+    /// or Hookscope quit): the service retries whatever code was chosen.
+    #[serde(default)]
+    pub unanswered: bool,
 }
 
 impl Summary {
@@ -614,6 +618,7 @@ impl Summary {
             rule: inv.rule.clone(),
             took_us: inv.took_us,
             not_http: inv.not_http(),
+            unanswered: inv.unanswered().is_some(),
         }
     }
 
@@ -1435,7 +1440,10 @@ const SUMMARY_COLUMNS: &str = "id, received_at_us, method, path, event, delivery
     CASE WHEN findings_count > 0 THEN (SELECT max(CASE json_extract(value, '$.severity') \
         WHEN 'error' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END) FROM json_each(findings)) END AS worst, \
     CASE WHEN findings_count > 0 THEN EXISTS (SELECT 1 FROM json_each(findings) \
-        WHERE json_extract(value, '$.code') = 'not-http') ELSE 0 END AS not_http";
+        WHERE json_extract(value, '$.code') = 'not-http') ELSE 0 END AS not_http, \
+    CASE WHEN took_us >= 30000000 THEN 1 WHEN findings_count > 0 THEN EXISTS (SELECT 1 \
+        FROM json_each(findings) WHERE json_extract(value, '$.code') \
+        IN ('caller-hung-up', 'quit-before-answer')) ELSE 0 END AS unanswered";
 
 fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
     record_row(row, summary_fields)
@@ -1465,6 +1473,7 @@ fn summary_fields(row: &Row<'_>) -> rusqlite::Result<Summary> {
         rule: row.get("rule")?,
         took_us: row.get::<_, i64>("took_us")?.max(0) as u64,
         not_http: row.get::<_, Option<bool>>("not_http")?.unwrap_or(false),
+        unanswered: row.get::<_, Option<bool>>("unanswered")?.unwrap_or(false),
     })
 }
 
@@ -2429,6 +2438,42 @@ mod tests {
             },
         ];
         assert_eq!(cut.meaning(), NOT_HTTP_UNANSWERED);
+    }
+
+    /// A row knows a call the service got no answer to in time, as `Summary::of` does: past
+    /// the 30 s, or cut off first; not one answered in time.
+    #[tokio::test]
+    async fn a_row_knows_an_answer_that_came_too_late() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        let mut late = sample("l", 1, 200);
+        late.took_us = 30_000_000;
+        let mut cut = sample("c", 1, 200);
+        cut.findings.push(Finding {
+            severity: Severity::Warning,
+            code: CALLER_HUNG_UP.into(),
+            message: "x".into(),
+        });
+        let mut in_time = sample("t", 1, 200);
+        in_time.took_us = 29_999_999;
+        let expected = [(late, true), (cut, true), (in_time, false)];
+        for (inv, unanswered) in &expected {
+            assert_eq!(
+                Summary::of(0, inv).unanswered,
+                *unanswered,
+                "{:?}",
+                inv.delivery
+            );
+        }
+        let mut ids = Vec::new();
+        for (inv, unanswered) in expected {
+            ids.push((store.insert(inv).await.unwrap(), unanswered));
+        }
+        let rows = store.page(&Filter::default(), 0, 10).unwrap();
+        for (id, unanswered) in ids {
+            let row = rows.iter().find(|r| r.id == id).unwrap();
+            assert_eq!(row.unanswered, unanswered, "{row:?}");
+        }
     }
 
     #[tokio::test]

@@ -3537,6 +3537,40 @@ fn retries_at_600x(
     }
 }
 
+/// A 200 that reached the service too late (past its 30 s) reads "retry (late)" in the list
+/// and the Timeline, with what that means on hover: "200 … retry (other)" read as a fault.
+#[test]
+fn an_answer_the_service_never_got_in_time_reads_late() {
+    let mut rig = start_filled(0, [1280.0, 800.0], |store, rt| {
+        let mut inv = hookscope::store::Invocation::synthetic(0, b"[]");
+        inv.received_at = chrono::Utc::now() - chrono::TimeDelta::seconds(60);
+        inv.delivery = Some("late-1".into());
+        inv.attempt = Some(1);
+        inv.webhook_id = Some("901".into());
+        inv.answer.status = 200;
+        inv.took_us = 40_000_000;
+        rt.block_on(store.insert(inv)).unwrap();
+    });
+    rig.until("the receiver listens", |app| {
+        matches!(app.state.listening, Listening::On(_))
+    });
+    rig.open_newest("late-1", 1);
+    assert!(rig.harness.query_by_label("retry (other)").is_none());
+    rig.harness.get_by_label("retry (late)");
+    rig.show_tab("Timeline");
+    assert_eq!(rig.harness.query_all_by_label("retry (late)").count(), 2);
+    rig.harness
+        .get_all_by_label("retry (late)")
+        .next()
+        .unwrap()
+        .hover();
+    for _ in 0..60 {
+        rig.harness.step();
+    }
+    rig.harness
+        .get_by_label_contains("No answer reached the service in time");
+}
+
 /// Retries from an emulator at 600x that does not say its speed, read at the real service's speed, are all
 /// "too early"; the Timeline says which clock they follow and reads them at it on a click.
 #[test]

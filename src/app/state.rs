@@ -1026,6 +1026,7 @@ mod tests {
             rule: None,
             took_us: 0,
             not_http: false,
+            unanswered: false,
         }
     }
 

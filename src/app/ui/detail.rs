@@ -191,10 +191,13 @@ fn attempts_grid(ui: &mut egui::Ui, d: &crate::deliveries::Delivery, speed: f64,
                 ui.label(a.gap_text(speed).unwrap_or_else(|| "—".into()));
                 // With the Retry-After that moved the next attempt, when the service honours it.
                 ui.label(a.answer_text());
-                ui.label(
-                    RichText::new(super::list::list_label(a.outcome))
+                let word = ui.label(
+                    RichText::new(super::list::outcome_word(a.outcome, a.unanswered))
                         .color(super::outcome_color(a.outcome, dark)),
                 );
+                if a.unanswered {
+                    word.on_hover_text(super::list::LATE_HOVER);
+                }
                 ui.end_row();
             }
         });
@@ -409,11 +412,11 @@ fn delivery_ui(
                 filled: true,
                 color: super::outcome_color(a.outcome, dark),
                 label: format!(
-                    "attempt {} at {}: answered {} ({})",
+                    "attempt {} at {}: answered {}, {}",
                     a.number.map_or(NO_NUMBER.into(), |n| n.to_string()),
                     a.at.with_timezone(&chrono::Local).format("%H:%M:%S"),
                     a.status,
-                    super::list::list_label(a.outcome)
+                    super::list::outcome_word(a.outcome, a.unanswered)
                 ),
             })
             .collect();

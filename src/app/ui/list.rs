@@ -753,7 +753,7 @@ fn cell_ui(
             let word = if s.not_http {
                 "not HTTP"
             } else {
-                list_label(s.outcome)
+                outcome_word(s.outcome, s.unanswered)
             };
             ui.add(
                 egui::Label::new(RichText::new(word).color(color)).show_tooltip_when_elided(false),
@@ -764,6 +764,8 @@ fn cell_ui(
                     format!("{} (its Findings say why).", crate::store::NOT_HTTP_MEANING);
                 hover[..1].make_ascii_uppercase();
                 hover
+            } else if s.unanswered && s.outcome == Outcome::RetryTemporary {
+                LATE_HOVER.to_owned()
             } else if s.registration_check && s.outcome == Outcome::Succeeded {
                 // No webhook is ready yet: its URL is.
                 "The registration check passed: the service accepts the URL.".to_owned()
@@ -792,6 +794,20 @@ fn cell_ui(
 /// An outcome in the list's column (and the Timeline's attempts): the filter's word for it,
 /// without the codes where one word is enough, so that none is cut short (what it means is in
 /// the tooltip).
+/// A call's outcome in the list's words, and in the Timeline's: a call the service got no
+/// answer to in time is "retry (late)", whatever code was chosen ("200 … retry (other)" read
+/// as a fault of Hookscope's).
+pub(super) fn outcome_word(o: Outcome, unanswered: bool) -> &'static str {
+    if unanswered && o == Outcome::RetryTemporary {
+        "retry (late)"
+    } else {
+        list_label(o)
+    }
+}
+
+/// What "retry (late)" means, for its hover.
+pub(super) const LATE_HOVER: &str = "No answer reached the service in time (its 30 s passed, or the call was cut off first): it counts the call as a temporary failure and retries it, whatever code was chosen.";
+
 pub(super) fn list_label(o: Outcome) -> &'static str {
     match o {
         Outcome::WebhookCancelled => "cancelled",
