@@ -3537,6 +3537,50 @@ fn retries_at_600x(
     }
 }
 
+/// The Timeline's heading keeps its height for the delivery on screen: as its countdown lost a
+/// digit, or its state's words grew shorter ("succeeded on attempt 2"), it went from two lines
+/// to one, and the Read at field and everything under it jumped up under the pointer.
+#[test]
+fn the_timeline_heading_keeps_its_height() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    rig.harness.state_mut().apply_answer(Answer::status(503));
+    rig.harness.step();
+    assert_eq!(rig.send("status-report", "dlv-steady", 1), 503);
+    rig.open_newest("dlv-steady", 1);
+    rig.show_tab("Timeline");
+    rig.until("its delivery is read", |app| app.state.delivery.is_some());
+    rig.harness.run_steps(2);
+    let heading = rig
+        .harness
+        .get_by_label_contains("retrying: next attempt expected at")
+        .rect();
+    let line = rig.harness.ctx.global_style().text_styles[&egui::TextStyle::Body].size;
+    assert!(heading.height() > 1.5 * line, "one line: {heading:?}");
+    let field = |rig: &UiRig| {
+        rig.harness
+            .get_by_role_and_label(egui::accesskit::Role::SpinButton, "Read at")
+            .rect()
+    };
+    let before = field(&rig);
+    // Its next attempt succeeds: "succeeded on attempt 2" fits on one line.
+    rig.harness.state_mut().apply_answer(Answer::status(200));
+    rig.harness.step();
+    assert_eq!(rig.send("status-report", "dlv-steady", 2), 200);
+    rig.until("the delivery is read again, succeeded", |app| {
+        app.state
+            .delivery
+            .as_ref()
+            .is_some_and(|d| matches!(d.state, hookscope::deliveries::State::Succeeded { .. }))
+    });
+    rig.harness.run_steps(3);
+    let now = rig
+        .harness
+        .get_by_label_contains("succeeded on attempt 2")
+        .rect();
+    assert!(now.height() < heading.height(), "{now:?} {heading:?}");
+    assert_eq!(field(&rig), before, "the field moved");
+}
+
 /// A 200 that reached the service too late (past its 30 s) reads "retry (late)" in the list
 /// and the Timeline, with what that means on hover: "200 … retry (other)" read as a fault.
 #[test]

@@ -167,6 +167,48 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         });
 }
 
+/// The Timeline's heading in the colour of the last outcome, a split batch's messages under
+/// it, and the line that names the delivery.
+fn delivery_heading(
+    ui: &mut egui::Ui,
+    d: &crate::deliveries::Delivery,
+    heading: String,
+    last_outcome: Option<crate::contract::Outcome>,
+    now: chrono::DateTime<chrono::Utc>,
+) {
+    let dark = ui.visuals().dark_mode;
+    ui.label(
+        RichText::new(heading).strong().size(16.0).color(
+            last_outcome.map_or(ui.visuals().text_color(), |o| super::outcome_color(o, dark)),
+        ),
+    );
+    if let crate::deliveries::State::Split { parts, .. } = &d.state {
+        for (id, state) in parts {
+            ui.label(format!(
+                "• {id}: {}",
+                crate::deliveries::part_state(state.as_ref(), now)
+            ));
+        }
+    }
+    let planned = d.projection.as_ref().is_some_and(|p| !p.retries.is_empty());
+    ui.weak(format!(
+        "Delivery {} {}: {} seen.{}",
+        crate::text::single_line(&d.delivery),
+        d.webhook_id
+            .as_deref()
+            .map_or("(no webhook id header)".into(), |w| format!(
+                "of webhook {}",
+                crate::text::single_line(w)
+            )),
+        crate::text::count(d.attempts.len() as u64, "attempt", "attempts"),
+        if planned {
+            " Hollow marks are the retries the contract's schedule still plans."
+        } else {
+            ""
+        }
+    ));
+}
+
 /// A delivery's attempts, one row each: its number, when it came, the gap before it, the
 /// answer and what it meant.
 fn attempts_grid(ui: &mut egui::Ui, d: &crate::deliveries::Delivery, speed: f64, dark: bool) {
@@ -293,36 +335,32 @@ fn delivery_ui(
         crate::deliveries::State::Retrying { .. } if let Some(h) = held => held_heading(h),
         state => state.describe(now),
     };
-    ui.label(
-        RichText::new(heading).strong().size(16.0).color(
-            last_outcome.map_or(ui.visuals().text_color(), |o| super::outcome_color(o, dark)),
-        ),
-    );
-    if let crate::deliveries::State::Split { parts, .. } = &d.state {
-        for (id, state) in parts {
-            ui.label(format!(
-                "• {id}: {}",
-                crate::deliveries::part_state(state.as_ref(), now)
-            ));
-        }
-    }
+    // The heading and the line under it, never shorter than they have been for this delivery
+    // at this width: a countdown ("in 8 min 6 s", then "in 7 min 59 s") or a new reading
+    // ("discarded after the last retry", "succeeded on attempt 2") took them from two lines to
+    // one and back, and everything under them jumped under the pointer every minute.
+    // (A width that changes by a scroll bar's coming or going keeps it; a resize does not.)
+    let tallest = ui.make_persistent_id(("timeline_heading", &d.delivery, &d.webhook_id));
+    let width = ui.available_width();
+    let kept = ui
+        .data(|m| m.get_temp::<(f32, f32)>(tallest))
+        .filter(|(w, _)| (w - width).abs() <= 2.0 * ui.spacing().scroll.allocated_width());
+    let least = kept.map_or(0.0, |(_, h)| h);
+    let shown = ui
+        .scope(|ui| {
+            ui.set_min_height(least);
+            delivery_heading(ui, d, heading, last_outcome, now);
+        })
+        .response
+        .rect
+        .height();
+    // Kept with the width it was measured at, so a slow resize does not carry it along.
+    let keep = match kept {
+        Some((w, h)) if shown <= h + 0.5 => (w, h),
+        _ => (width, shown),
+    };
+    ui.data_mut(|m| m.insert_temp(tallest, keep));
     let planned = d.projection.as_ref().is_some_and(|p| !p.retries.is_empty());
-    ui.weak(format!(
-        "Delivery {} {}: {} seen.{}",
-        crate::text::single_line(&d.delivery),
-        d.webhook_id
-            .as_deref()
-            .map_or("(no webhook id header)".into(), |w| format!(
-                "of webhook {}",
-                crate::text::single_line(w)
-            )),
-        crate::text::count(d.attempts.len() as u64, "attempt", "attempts"),
-        if planned {
-            " Hollow marks are the retries the contract's schedule still plans."
-        } else {
-            ""
-        }
-    ));
     // The reading of the contract the projection rests on, in sight (not only on hover), when
     // there are retries to read: not under a delivery that succeeded at once.
     if planned || d.attempts.len() > 1 {
