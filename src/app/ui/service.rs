@@ -64,6 +64,9 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
             sv.keep_in_sight -= 1;
             if sv.keep_in_sight == 0 {
                 sv.clicked_at = None;
+            } else {
+                // Those frames now, not whenever the pointer next moves.
+                ui.ctx().request_repaint();
             }
             Some(y)
         }
