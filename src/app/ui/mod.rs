@@ -26,15 +26,11 @@ pub fn copy_button(
     text: impl FnOnce() -> String,
 ) {
     let now = ui.input(|i| i.time);
-    let just = copied
-        .as_ref()
-        .filter(|(which, at)| which == label && now - at < COPIED_FOR)
-        .map(|(_, at)| COPIED_FOR - (now - at));
-    let shown = if just.is_some() { "Copied!" } else { label };
-    if let Some(left) = just {
-        ui.ctx()
-            .request_repaint_after(std::time::Duration::from_secs_f64(left.max(0.0)));
-    }
+    let shown = if just_copied(ui, copied, |which| which == label) {
+        "Copied!"
+    } else {
+        label
+    };
     // The width of the label either way, so nothing beside it moves.
     let width = copy_button_width(ui, label);
     let button = egui::Button::new(shown).min_size(egui::vec2(width, 0.0));
@@ -42,6 +38,21 @@ pub fn copy_button(
         ui.ctx().copy_text(text());
         *copied = Some((label.to_owned(), now));
     }
+}
+
+/// Whether a copy that `mine` claims (by its label) was made less than [`COPIED_FOR`] ago, so
+/// its control reads "Copied!"; if so, a repaint is asked for when that time is up.
+fn just_copied(ui: &egui::Ui, copied: &Option<(String, f64)>, mine: impl Fn(&str) -> bool) -> bool {
+    let now = ui.input(|i| i.time);
+    let left = copied
+        .as_ref()
+        .filter(|(which, at)| mine(which) && now - at < COPIED_FOR)
+        .map(|(_, at)| COPIED_FOR - (now - at));
+    if let Some(left) = left {
+        ui.ctx()
+            .request_repaint_after(std::time::Duration::from_secs_f64(left.max(0.0)));
+    }
+    left.is_some()
 }
 
 /// How wide a copy button labelled `label` is, saying its label or "Copied!".
@@ -61,15 +72,10 @@ pub struct Copy<'a> {
 /// each item copies and closes the menu, whose title then reads "Copied!" for a moment.
 pub fn copy_menu(ui: &mut egui::Ui, copied: &mut Option<(String, f64)>, items: Vec<Copy<'_>>) {
     let now = ui.input(|i| i.time);
-    let just = copied
-        .as_ref()
-        .filter(|(which, at)| now - at < COPIED_FOR && items.iter().any(|item| item.label == which))
-        .map(|(_, at)| COPIED_FOR - (now - at));
-    if let Some(left) = just {
-        ui.ctx()
-            .request_repaint_after(std::time::Duration::from_secs_f64(left.max(0.0)));
-    }
-    let title = if just.is_some() { "Copied!" } else { "Copy" };
+    let just = just_copied(ui, copied, |which| {
+        items.iter().any(|item| item.label == which)
+    });
+    let title = if just { "Copied!" } else { "Copy" };
     let hover = items
         .iter()
         .map(|item| item.label)
