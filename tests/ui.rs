@@ -3599,6 +3599,10 @@ fn an_answer_the_service_never_got_in_time_reads_late() {
         matches!(app.state.listening, Listening::On(_))
     });
     rig.open_newest("late-1", 1);
+    // Its answer's words are too long for the detail's first line either way: the copy
+    // buttons stay side by side rather than fold for nothing.
+    rig.harness.get_by_label("Copy body");
+    rig.harness.get_by_label("Copy as curl");
     assert!(rig.harness.query_by_label("retry (other)").is_none());
     rig.harness.get_by_label("retry (late)");
     rig.show_tab("Timeline");

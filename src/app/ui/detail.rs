@@ -1307,7 +1307,11 @@ fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
         .iter()
         .map(|c| super::copy_button_width(ui, c.label) + spacing)
         .sum();
-    let fold = copies.len() > 1 && ui.available_width() - buttons < needed;
+    // Only where folding makes the room: an answer too long for the panel either way (a call
+    // the service never got in time says why at length) keeps the buttons.
+    let menu = super::copy_button_width(ui, "Copy") + spacing;
+    let room = ui.available_width();
+    let fold = copies.len() > 1 && room - buttons < needed && room - menu >= needed;
     // One line whatever the call, cut with the whole of it on hover: a header that wrapped
     // for some calls moved the tabs under the pointer from call to call.
     ui.horizontal(|ui| {
