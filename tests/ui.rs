@@ -725,7 +725,13 @@ fn the_apply_button_stays_put_while_the_custom_answer_is_edited() {
 fn applying_a_custom_answer_does_not_move_the_form() {
     let mut rig = start();
     let at = |rig: &UiRig| rig.harness.get_by_label("Apply custom answer").rect();
-    for (code, delay) in [("503", "0"), ("503", "8000"), ("404", "0"), ("200", "2.5s")] {
+    // Whether the What-if grows with it (a timeline, a paragraph more) or gets shorter.
+    for (code, delay, grows) in [
+        ("503", "0", true),
+        ("503", "8000", true),
+        ("404", "0", false),
+        ("200", "2.5s", true),
+    ] {
         {
             let form = &mut rig.harness.state_mut().state.form;
             form.code = code.into();
@@ -760,10 +766,28 @@ fn applying_a_custom_answer_does_not_move_the_form() {
             .get_by_label("What if every attempt gets this answer")
             .rect();
         let (was, is) = (before.top() - what_if.top(), after.top() - heading.top());
-        assert!(
-            (was - is).abs() > 10.0,
-            "{code} after {delay}: {was} then {is}"
-        );
+        if grows {
+            // The What-if above it grew: the panel scrolled instead.
+            assert!(is - was > 10.0, "{code} after {delay}: {was} then {is}");
+        } else {
+            // Shorter, it kept its height while the pointer is on the panel...
+            assert!(
+                (was - is).abs() < 1.0,
+                "{code} after {delay}: {was} then {is}"
+            );
+            // ...and takes its own once the pointer has left.
+            rig.harness
+                .event(egui::Event::PointerMoved(egui::pos2(100.0, 300.0)));
+            for _ in 0..3 {
+                rig.harness.step();
+            }
+            let heading = rig
+                .harness
+                .get_by_label("What if every attempt gets this answer")
+                .rect();
+            let own = at(&rig).top() - heading.top();
+            assert!(was - own > 10.0, "{code} after {delay}: {was} then {own}");
+        }
     }
 }
 
@@ -1543,6 +1567,99 @@ fn a_recipe_asks_before_it_replaces_changes_not_applied() {
     // With no rule, the chosen answer is the one in force again.
     rig.harness.step();
     rig.harness.get_by_label("chosen");
+}
+
+/// A recipe confirmed over unapplied changes stays where it was clicked: the modal's answer
+/// applies it, and the What-if above it grows as when no confirmation is asked.
+#[test]
+fn a_recipe_confirmed_over_changes_keeps_its_place() {
+    let mut rig = start();
+    let recipe = "Fail the first 2 attempts, then succeed";
+    rig.harness.state_mut().state.rules.text =
+        r#"{"rules": [{"name": "mine", "answer": {"status": 500}}]}"#.to_owned();
+    rig.bring_into_sight(recipe);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    let before = rig.harness.get_by_label(recipe).rect();
+    rig.harness.get_by_label(recipe).click();
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label("Use the recipe").click();
+    rig.until("the recipe is in force", |app| app.state.rules.in_force > 1);
+    // The pointer comes back to the recipes.
+    rig.harness
+        .event(egui::Event::PointerMoved(before.center()));
+    for _ in 0..6 {
+        rig.harness.step();
+    }
+    let after = rig.harness.get_by_label(recipe).rect();
+    assert!(
+        (after.top() - before.top()).abs() < 1.0,
+        "moved from {before:?} to {after:?}"
+    );
+}
+
+/// *Clear rules* stays where it was clicked (shown, and disabled, while there is nothing to
+/// clear): the registration check's box below it had slid up under the pointer.
+#[test]
+fn clear_rules_keeps_its_place() {
+    use egui_kittest::kittest::NodeT;
+    let mut rig = start();
+    rig.click_in_sight("Fail the first 2 attempts, then succeed");
+    rig.until("the rules are in force", |app| app.state.rules.in_force > 1);
+    rig.bring_into_sight("Clear rules");
+    for _ in 0..6 {
+        rig.harness.step();
+    }
+    let before = rig.harness.get_by_label("Clear rules").rect();
+    rig.harness.get_by_label("Clear rules").click();
+    rig.until("the rules are cleared", |app| app.state.rules.in_force == 0);
+    for _ in 0..6 {
+        rig.harness.step();
+    }
+    let after = rig.harness.get_by_label("Clear rules");
+    assert!(
+        (after.rect().top() - before.top()).abs() < 1.0,
+        "moved from {before:?} to {:?}",
+        after.rect()
+    );
+    assert!(
+        after.accesskit_node().is_disabled(),
+        "nothing left to clear"
+    );
+    let check = rig
+        .harness
+        .get_by_label("Answer the registration check 200")
+        .rect();
+    assert!(!check.contains(before.center()), "{check:?} {before:?}");
+}
+
+/// A rule retiring while the pointer is on the Answer panel moves nothing under it.
+#[test]
+fn a_rule_retiring_moves_nothing_under_the_pointer() {
+    let mut rig = start();
+    let rules = r#"{"rules": [{"name": "fail twice", "answer": {"status": 503}, "times": 2}]}"#;
+    assert!(rig.harness.state_mut().apply_rules(rules, "the test"));
+    rig.bring_into_sight("Apply custom answer");
+    for _ in 0..6 {
+        rig.harness.step();
+    }
+    let before = rig.harness.get_by_label("Apply custom answer").rect();
+    rig.harness
+        .event(egui::Event::PointerMoved(before.center()));
+    rig.harness.step();
+    assert_eq!(rig.send("status-report", "dlv-t", 1), 503);
+    assert_eq!(rig.send("status-report", "dlv-t", 2), 503);
+    rig.until("the rule has retired", |app| app.state.rules.in_force == 0);
+    for _ in 0..6 {
+        rig.harness.step();
+    }
+    let after = rig.harness.get_by_label("Apply custom answer").rect();
+    assert!(
+        (after.top() - before.top()).abs() < 1.0,
+        "moved from {before:?} to {after:?}"
+    );
 }
 
 #[test]

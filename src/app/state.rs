@@ -724,6 +724,9 @@ pub struct KeptPlace {
     /// the panel has nothing more to scroll by when what is below the button gets shorter
     /// (the rules listed below a recipe get fewer), and the button would slide down.
     pub room_below: f32,
+    /// A recipe clicked over changes not applied: where it was, kept once the confirmation
+    /// applies it (the What-if above it grows then, as when no confirmation is asked).
+    pub pending: Option<Anchor>,
 }
 
 /// A button kept in its place on the screen for a few frames after a click.

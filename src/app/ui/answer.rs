@@ -104,7 +104,11 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             let emulator = (!app.state.settings.api_custom
                 && app.state.settings.emulator_speed > 1.0)
                 .then_some(app.state.settings.emulator_speed);
-            what_if_ui(ui, &current, &app.state.rules, emulator);
+            // Kept as tall while the user works in the panel: a rule retiring (its line
+            // above goes), or an answer applied, would move the form below under the pointer.
+            keep_height(ui, "what_if_height", held, |ui| {
+                what_if_ui(ui, &current, &app.state.rules, emulator);
+            });
             ui.add_space(8.0);
             ui.separator();
             custom_ui(ui, app);
@@ -202,6 +206,26 @@ fn working_in(ui: &egui::Ui) -> bool {
         .and_then(|id| ui.ctx().read_response(id))
         .is_some_and(|r| panel.intersects(r.rect));
     typing || ui.rect_contains_pointer(panel)
+}
+
+/// Lay out `add` in a section at least as tall as it was while `held`: what is below it does
+/// not move up under the pointer when the section gets shorter (it still moves down when it
+/// grows: what was clicked is kept in place by [`keep_in_place`]).
+fn keep_height(ui: &mut egui::Ui, key: &str, held: bool, add: impl FnOnce(&mut egui::Ui)) {
+    let key = egui::Id::unique(key);
+    let kept = ui.data(|d| d.get_temp::<f32>(key)).unwrap_or(0.0);
+    let height = ui
+        .vertical(|ui| {
+            add(ui);
+            let height = ui.min_rect().height();
+            if held {
+                ui.expand_to_include_y(ui.min_rect().top() + kept);
+            }
+            height
+        })
+        .inner;
+    let now = if held { kept.max(height) } else { height };
+    ui.data_mut(|d| d.insert_temp(key, now));
 }
 
 /// Keep the content of a scroll area at least as tall as it was while `held`: at the end of

@@ -38,6 +38,9 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         if button.clicked() {
             if unapplied_edits(app) {
                 app.state.rules.confirm_recipe = Some(Replacing::Recipe(i));
+                // Kept in place once the confirmation applies it.
+                super::answer::hold_in_place(&mut app.state.answer_place, key, &button);
+                app.state.answer_place.pending = app.state.answer_place.anchor.take();
             } else {
                 app.apply_rules(text, &recipe_source(file));
                 super::answer::hold_in_place(&mut app.state.answer_place, key, &button);
@@ -45,7 +48,8 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     }
     confirm_recipe_modal(ui.ctx(), app);
-    ui.horizontal(|ui| {
+    // Wrapped where the panel is narrow (a large zoom), not run past its edge.
+    ui.horizontal_wrapped(|ui| {
         if ui.button("Edit rules…").clicked() {
             app.state.rules.open = true;
             if app.state.rules.text.trim().is_empty() {
@@ -59,6 +63,21 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
         if ui.button("Load rules…").clicked() {
             app.load_rules_file(true);
+        }
+        // Here, above the rules it clears, and kept (disabled) while there are none: below
+        // them, it went with them, and the registration check's box slid up under the
+        // pointer.
+        let any = !app.engine().responder.rules().rules.is_empty();
+        if ui
+            .add_enabled(any, egui::Button::new("Clear rules"))
+            .on_disabled_hover_text("No rules to clear")
+            .clicked()
+        {
+            if unapplied_edits(app) {
+                app.state.rules.confirm_recipe = Some(Replacing::Clear);
+            } else {
+                app.apply_rules("", "the window");
+            }
         }
     });
     ui.add_space(4.0);
@@ -84,41 +103,45 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 Some(d) => format!(" after {d}"),
                 None => String::new(),
             };
-            let used = match r.times {
-                Some(times) => format!(
-                    "{} of {}",
-                    active.used(i),
-                    crate::text::count(u64::from(times), "time", "times")
-                ),
-                None => crate::text::count(active.used(i), "time", "times"),
+            let line = |used: u64, retired: bool| {
+                let used = match r.times {
+                    Some(times) => format!(
+                        "{used} of {}",
+                        crate::text::count(u64::from(times), "time", "times")
+                    ),
+                    None => crate::text::count(used, "time", "times"),
+                };
+                let mut text = format!(
+                    "{}. {}: answers {}{}{}, used {}{}",
+                    i + 1,
+                    crate::text::single_line(&r.name),
+                    r.answer.status,
+                    delay,
+                    r.answer
+                        .retry_after_words()
+                        .map_or(String::new(), |ra| format!(" (Retry-After {ra}{ignored})")),
+                    used,
+                    if retired { ", retired" } else { "" }
+                );
+                // What the service makes of it when it is more than the wait.
+                if let Some(brief) = r.answer.retry_after_brief() {
+                    text += &format!("; {brief}");
+                }
+                text
             };
-            let mut text = format!(
-                "{}. {}: answers {}{}{}, used {}{}",
-                i + 1,
-                crate::text::single_line(&r.name),
-                r.answer.status,
-                delay,
-                r.answer
-                    .retry_after_words()
-                    .map_or(String::new(), |ra| format!(" (Retry-After {ra}{ignored})")),
-                used,
-                if retired { ", retired" } else { "" }
-            );
-            // What the service makes of it when it is more than the wait.
-            if let Some(brief) = r.answer.retry_after_brief() {
-                text += &format!("; {brief}");
-            }
-            if retired {
-                ui.weak(text);
+            let shown = if retired {
+                ui.weak(line(active.used(i), true))
             } else {
-                ui.label(text);
-            }
-        }
-        if ui.button("Clear rules").clicked() {
-            if unapplied_edits(app) {
-                app.state.rules.confirm_recipe = Some(Replacing::Clear);
-            } else {
-                app.apply_rules("", "the window");
+                ui.label(line(active.used(i), false))
+            };
+            // A rule that will retire has the room of its last words from the start: grown
+            // by a line as it retired, it moved what is below under the pointer.
+            if let Some(times) = r.times.filter(|_| !retired) {
+                let last = line(u64::from(times), true);
+                let height = text_height(ui, &last);
+                if height > shown.rect.height() + 0.5 {
+                    ui.add_space(height - shown.rect.height());
+                }
             }
         }
     }
@@ -142,6 +165,19 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             app.state.rules.error = None;
         }
     }
+}
+
+/// How tall `text` is as a label of `ui`, wrapped to its width.
+fn text_height(ui: &egui::Ui, text: &str) -> f32 {
+    egui::WidgetText::from(text)
+        .into_galley(
+            ui,
+            Some(egui::TextWrapMode::Wrap),
+            ui.available_width(),
+            egui::TextStyle::Body,
+        )
+        .size()
+        .y
 }
 
 /// The editor holds text that is not the rules in force: a recipe would replace it.
@@ -186,6 +222,8 @@ fn confirm_recipe_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
             if ui.button(yes).clicked() {
                 app.state.rules.confirm_recipe = None;
                 app.apply_rules(text, &source);
+                // The recipe clicked stays where it was as its rules come in.
+                app.state.answer_place.anchor = app.state.answer_place.pending.take();
             }
             if ui.button("Keep my changes").clicked() {
                 app.state.rules.confirm_recipe = None;
@@ -195,6 +233,9 @@ fn confirm_recipe_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
     });
     if modal.should_close() {
         app.state.rules.confirm_recipe = None;
+    }
+    if app.state.rules.confirm_recipe.is_none() {
+        app.state.answer_place.pending = None;
     }
 }
 
