@@ -1662,6 +1662,46 @@ fn a_rule_retiring_moves_nothing_under_the_pointer() {
     );
 }
 
+/// The rules editor keeps its width: at 1024 × 768 and zoom 1.4 (1.2 and 2 too) it widened
+/// on its own by a pixel with every repaint, across the screen in a minute, and opening
+/// *Fields* moved the toggle with it.
+#[test]
+fn the_rules_editor_keeps_its_width() {
+    for zoom in [1.2, 1.4, 2.0] {
+        let mut rig = start_sized([1024.0, 768.0]);
+        rig.harness.ctx.set_zoom_factor(zoom);
+        rig.harness.state_mut().state.rules.open = true;
+        for _ in 0..6 {
+            rig.harness.step();
+        }
+        let editor = |rig: &UiRig| rig.harness.get_by_label("Answer rules").rect();
+        let before = editor(&rig);
+        for _ in 0..30 {
+            rig.harness.step();
+        }
+        let after = editor(&rig);
+        assert!(
+            (after.width() - before.width()).abs() < 0.5,
+            "zoom {zoom}: the editor went from {before:?} to {after:?}"
+        );
+        let toggle = rig.harness.get_by_label("Fields").rect();
+        rig.harness.get_by_label("Fields").click();
+        for _ in 0..30 {
+            rig.harness.step();
+        }
+        let opened = rig.harness.get_by_label("Fields").rect();
+        assert!(
+            (opened.left() - toggle.left()).abs() < 0.5,
+            "zoom {zoom}: the toggle moved from {toggle:?} to {opened:?}"
+        );
+        let open = editor(&rig);
+        assert!(
+            (open.width() - before.width()).abs() < 0.5,
+            "zoom {zoom}: with Fields open the editor went from {before:?} to {open:?}"
+        );
+    }
+}
+
 #[test]
 fn rule_files_load_and_save_by_a_typed_path_when_no_dialog_opens() {
     let mut rig = start();

@@ -97,6 +97,15 @@ pub fn copy_menu(ui: &mut egui::Ui, copied: &mut Option<(String, f64)>, items: V
 
 /// How wide the widest of `texts` is, laid out on one line in `style`: what a control must
 /// leave room for so that changing its text never moves what is beside it.
+/// The width for a text field that fills `ui`'s width: whole pixels, one short of the room.
+/// Given `f32::INFINITY`, egui's text field came out a fraction of a pixel wider than the
+/// room at zooms such as 1.2, 1.4 or 2, and the rules editor around it widened by a pixel
+/// with every repaint, across the screen in a minute (egui issue 7912).
+pub fn fill_width(ui: &egui::Ui) -> f32 {
+    let ppp = ui.ctx().pixels_per_point();
+    (((ui.available_width() * ppp).floor() - 1.0) / ppp).max(0.0)
+}
+
 pub fn widest_text<'a>(
     ui: &egui::Ui,
     style: egui::TextStyle,

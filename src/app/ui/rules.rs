@@ -309,7 +309,7 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                         egui::TextEdit::multiline(&mut app.state.rules.text)
                             .code_editor()
                             .desired_rows(18)
-                            .desired_width(f32::INFINITY),
+                            .desired_width(super::fill_width(ui)),
                     )
                     .labelled_by(label.id);
                 });
