@@ -669,7 +669,7 @@ pub fn answer_banner(
     lines.push(format!(
         "{lead} {}: {}{check}",
         last.summary(),
-        last.outcome().describe()
+        last.describe()
     ));
     // A 429 in a rule the list notes, or in the answer above: how the service slows down.
     let slows =
@@ -1688,6 +1688,14 @@ mod tests {
         );
         let lines = answer_banner(&Answer::status(200), None, false);
         assert!(!lines[0].contains("registration"), "{lines:?}");
+        // With the wait its Retry-After asks for, not "when the answer gives one".
+        let lines = answer_banner(&Answer::status(503).with_retry_after(120), None, true);
+        assert!(
+            lines[0].starts_with(
+                "Answering 503 (Retry-After 120 s): retried on the schedule, and never sooner than 120 s after a failure (its Retry-After)"
+            ),
+            "{lines:?}"
+        );
         // A 429 says what slowing down is taken to mean.
         let lines = answer_banner(&Answer::status(429), None, true);
         assert_eq!(lines.len(), 2, "{lines:?}");

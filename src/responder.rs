@@ -188,6 +188,42 @@ impl Answer {
         }
     }
 
+    /// What the service does with this answer, in words: the outcome, with the wait a
+    /// Retry-After it honours asks for, and the time-out an answer held too long becomes.
+    pub fn describe(&self) -> String {
+        self.describe_at(chrono::Utc::now())
+    }
+
+    /// [`Answer::describe`] for an answer given at `now` (a Retry-After date already passed
+    /// asks for no wait).
+    pub fn describe_at(&self, now: chrono::DateTime<chrono::Utc>) -> String {
+        let outcome = self.outcome();
+        if self.too_late() {
+            return format!(
+                "comes after the service stops waiting ({}), so it counts a time-out: {}",
+                crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
+                outcome.describe()
+            );
+        }
+        let wait = match (self.retry_after_effect(now), self.retry_after.as_deref()) {
+            (None, Some(raw)) => crate::contract::RetryAfter::parse(raw),
+            _ => None,
+        };
+        let never = match (wait, self.retry_after_words()) {
+            (Some(crate::contract::RetryAfter::Wait(_)), Some(words)) => {
+                format!("never sooner than {words} after a failure (its Retry-After)")
+            }
+            (Some(crate::contract::RetryAfter::Until(_)), Some(words)) => {
+                format!("never before {words} (its Retry-After)")
+            }
+            _ => return outcome.describe().to_owned(),
+        };
+        match outcome {
+            Outcome::RetrySlowDown => format!("{}; {never}", outcome.describe()),
+            _ => format!("retried on the schedule, and {never}"),
+        }
+    }
+
     /// Whether the delay is as long as the service waits for an answer, or longer.
     pub fn too_late(&self) -> bool {
         self.delay() >= crate::contract::ANSWER_TIMEOUT
@@ -559,6 +595,47 @@ impl Responder {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_answer_says_what_the_service_does_with_its_retry_after_and_its_delay() {
+        use super::Answer;
+        let now = chrono::Utc::now();
+        let d = |a: Answer| a.describe_at(now);
+        assert_eq!(
+            d(Answer::status(503).with_retry_after(120)),
+            "retried on the schedule, and never sooner than 120 s after a failure (its Retry-After)"
+        );
+        assert_eq!(
+            d(Answer::status(429).with_retry_after(120)),
+            "retried on the schedule, and the service slows down; never sooner than 120 s after a failure (its Retry-After)"
+        );
+        // An hour away (one past the 2-day window is said by its note).
+        let date = (now + chrono::TimeDelta::hours(1))
+            .format("%a, %d %b %Y %H:%M:%S GMT")
+            .to_string();
+        let mut dated = Answer::status(503);
+        dated.retry_after = Some(date.clone());
+        assert_eq!(
+            d(dated),
+            format!("retried on the schedule, and never before {date} (its Retry-After)")
+        );
+        // Without one, ignored, or of a date passed: the outcome alone (the notes say why).
+        for (code, ra) in [
+            (503, None),
+            (500, Some("120")),
+            (503, Some("Sun, 06 Nov 1994 08:49:37 GMT")),
+        ] {
+            let mut a = Answer::status(code);
+            a.retry_after = ra.map(str::to_owned);
+            assert_eq!(d(a.clone()), a.outcome().describe(), "{code} {ra:?}");
+        }
+        // Held past the service's wait: a time-out, whatever the code.
+        let mut late = Answer::status(200);
+        late.delay_ms = 40_000;
+        assert_eq!(
+            d(late),
+            "comes after the service stops waiting (30 s), so it counts a time-out: treated as a temporary problem and retried on the schedule"
+        );
+    }
 
     #[test]
     fn an_answer_too_late_says_the_code_does_not_count() {

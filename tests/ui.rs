@@ -702,19 +702,21 @@ fn the_apply_button_stays_put_while_the_custom_answer_is_edited() {
     rig.harness.step();
     let at = |rig: &UiRig| rig.harness.get_by_label("Apply custom answer").rect();
     let before = at(&rig);
-    let description = |rig: &UiRig| rig.harness.get_by_label_contains("200: ").rect();
-    let short = description(&rig).height();
+    let description = |rig: &UiRig, lead: &str| rig.harness.get_by_label_contains(lead).rect();
+    let short = description(&rig, "200: ").height();
     rig.harness.state_mut().state.form.delay = "35000".into();
     rig.harness.step();
     rig.harness.step();
     // The description grew (the answer is now too late for the service) and the button stayed.
-    rig.harness
-        .get_by_label_contains("200: treated as a temporary problem");
+    // It leads with the delay: "200: treated as a temporary problem" read as if the code were.
+    rig.harness.get_by_label(
+        "200 after 35 s: comes after the service stops waiting (30 s), so it counts a time-out: treated as a temporary problem and retried on the schedule",
+    );
     // And says why a 200 is a failure: the delay, not the code.
     rig.harness.get_by_label(
         "The 35 s delay reaches the service's 30 s wait: it gives up first and counts a time-out (a temporary failure, retried), whatever the code.",
     );
-    assert!(description(&rig).height() > short);
+    assert!(description(&rig, "200 after 35 s: ").height() > short);
     assert_eq!(at(&rig), before);
 }
 
@@ -1291,6 +1293,23 @@ fn secondary_text_is_large_enough_to_read() {
     assert_eq!(small, hookscope::app::SMALL_TEXT);
     rig.harness
         .get_by_label("retried on the schedule, and the service slows down");
+}
+
+/// The custom answer's preview says the wait its Retry-After asks for, with a 429 too (it said
+/// only "the service slows down").
+#[test]
+fn the_custom_preview_says_the_retry_after_wait() {
+    let mut rig = start();
+    {
+        let form = &mut rig.harness.state_mut().state.form;
+        form.code = "429".into();
+        form.retry_after = "120".into();
+    }
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label(
+        "429: retried on the schedule, and the service slows down; never sooner than 120 s after a failure (its Retry-After)",
+    );
 }
 
 #[test]

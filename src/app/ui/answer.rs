@@ -44,12 +44,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 };
                 // What this preset makes the service do: with its own Retry-After, not the
                 // general "when the answer gives one".
-                let says = match preset.retry_after {
-                    Some(ra) => format!(
-                        "retried on the schedule, and never sooner than {ra} s after a failure (its Retry-After)"
-                    ),
-                    None => outcome.describe().to_owned(),
-                };
+                let says = preset.answer().describe();
                 let frame = egui::Frame::group(ui.style()).fill(if chosen && overridden.is_none() {
                     ui.visuals().selection.bg_fill.gamma_multiply(0.35)
                 } else {
@@ -513,7 +508,14 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let apply = button.clicked() || entered;
     match &preview {
         Ok(a) => {
-            ui.label(RichText::new(format!("{}: {}", a.status, a.outcome().describe())).small());
+            // With its delay, and the wait its Retry-After asks for: "200: treated as a
+            // temporary problem" read as if the code were the problem, and a 429's preview
+            // did not mention its Retry-After.
+            let lead = match a.delay_text() {
+                Some(delay) => format!("{} after {delay}", a.status),
+                None => a.status.to_string(),
+            };
+            ui.label(RichText::new(format!("{lead}: {}", a.describe())).small());
             if let Some(note) = a.too_late_note() {
                 ui.label(
                     RichText::new(note)

@@ -336,7 +336,7 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
         (n, None) => format!("Answering by {n} rules, else {}", a.summary()),
     };
     let hover = if rules == 0 {
-        format!("The service will treat this as: {}", outcome.describe())
+        format!("The service will treat this as: {}", a.describe())
     } else if let Some(name) = catch_all {
         format!(
             "The rule \"{name}\" has no condition and never retires: it answers every call the rules before it do not, so the rules after it and the fixed answer ({}) are never used",
@@ -346,7 +346,7 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
         format!(
             "The first rule that matches a call chooses its answer; a call no rule matches gets {} ({})",
             a.summary(),
-            outcome.describe()
+            a.describe()
         )
     };
     (text, hover, outcome)
