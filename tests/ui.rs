@@ -1537,6 +1537,10 @@ fn a_recipe_asks_before_it_replaces_changes_not_applied() {
     rig.click_in_sight("Fail the first 2 attempts, then succeed");
     rig.harness.step();
     rig.harness.step();
+    // It says all it replaces: the rules in force too, not only the changes.
+    rig.harness.get_by_label(
+        "The rules editor holds changes that were never applied. The recipe replaces the rules in force and the editor's text, and the changes are lost.",
+    );
     rig.harness.get_by_label("Keep my changes").click();
     rig.harness.step();
     let state = &rig.harness.state().state;

@@ -195,7 +195,7 @@ fn confirm_recipe_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
         Some(Replacing::Recipe(i)) => match RECIPES.get(i) {
             Some((file, text)) => (
                 format!("Use \"{}\"?", recipe_title(file)),
-                "The recipe replaces them",
+                "The recipe replaces the rules in force and the editor's text",
                 "Use the recipe",
                 *text,
                 recipe_source(file),
@@ -215,7 +215,7 @@ fn confirm_recipe_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
         ui.set_max_width(380.0);
         ui.heading(heading);
         ui.label(format!(
-            "The rules editor holds changes that were never applied. {what}, and they are lost."
+            "The rules editor holds changes that were never applied. {what}, and the changes are lost."
         ));
         ui.add_space(8.0);
         ui.horizontal(|ui| {
