@@ -3799,6 +3799,47 @@ fn an_answer_the_service_never_got_in_time_reads_late() {
         .get_by_label_contains("No answer reached the service in time");
 }
 
+/// The Timeline's *Read at* field says what it refuses (egui's number field dropped "abc"
+/// and made 0 into 1 without a word), and reads a speed once it is typed.
+#[test]
+fn read_at_says_what_it_refuses() {
+    let mut rig = start();
+    rig.harness.state_mut().apply_answer(Answer::status(503));
+    rig.harness.step();
+    assert_eq!(rig.send("status-report", "dlv-read", 1), 503);
+    rig.open_newest("dlv-read", 1);
+    rig.show_tab("Timeline");
+    rig.until("its delivery is read", |app| app.state.delivery.is_some());
+    rig.harness.run_steps(2);
+    let type_in = |rig: &mut UiRig, text: &str| {
+        rig.harness
+            .get_by_role_and_label(egui::accesskit::Role::SpinButton, "Read at")
+            .click();
+        rig.harness.run_steps(3);
+        rig.harness.event(egui::Event::Text(text.to_owned()));
+        rig.harness.run_steps(2);
+        rig.harness.key_press(egui::Key::Enter);
+        rig.harness.run_steps(3);
+    };
+    type_in(&mut rig, "abc");
+    rig.harness.get_by_label(
+        "\"abc\" is not a speed: Read at takes a number from 1 (the real service) to 1 000 000; kept 1x.",
+    );
+    assert_eq!(rig.harness.state().state.settings.other_speed, 1.0);
+    type_in(&mut rig, "0");
+    rig.harness.get_by_label_contains("\"0\" is not a speed");
+    assert_eq!(rig.harness.state().state.settings.other_speed, 1.0);
+    // A speed is taken, and the note goes.
+    type_in(&mut rig, "60x");
+    rig.until("read at 60x", |app| app.state.settings.other_speed == 60.0);
+    rig.harness.run_steps(2);
+    assert!(
+        rig.harness
+            .query_by_label_contains("is not a speed")
+            .is_none()
+    );
+}
+
 /// Retries from an emulator at 600x that does not say its speed, read at the real service's speed, are all
 /// "too early"; the Timeline says which clock they follow and reads them at it on a click.
 #[test]

@@ -273,6 +273,29 @@ enum Clock {
 /// The speeds the Timeline offers for other services' deliveries.
 const OTHER_SPEEDS: std::ops::RangeInclusive<f64> = 1.0..=1_000_000.0;
 
+/// A speed typed in the Timeline's *Read at* field: a number from 1 to 1 000 000, its `x`
+/// optional (`60`, `60x`, `1.5`, `1 000`). The error says what was typed and what is taken.
+fn parse_speed(text: &str) -> Result<f64, String> {
+    let number: String = text
+        .trim()
+        .trim_end_matches(['x', 'X', '×'])
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    const TAKES: &str = "Read at takes a number from 1 (the real service) to 1 000 000";
+    let refused = || match text.trim() {
+        "" => TAKES.to_owned(),
+        typed => format!(
+            "\"{}\" is not a speed: {TAKES}",
+            crate::text::single_line(typed)
+        ),
+    };
+    match number.parse::<f64>() {
+        Ok(v) if OTHER_SPEEDS.contains(&v) => Ok(v),
+        _ => Err(refused()),
+    }
+}
+
 /// The Timeline tab; returns the clock speed the user chose for other services' deliveries.
 fn delivery_ui(
     ui: &mut egui::Ui,
@@ -399,23 +422,51 @@ fn delivery_ui(
             ui.horizontal_wrapped(|ui| {
                 let l = ui.weak("Read at");
                 let mut v = speed;
-                if ui
+                // What the field's text made of the last thing typed: nothing typed, a
+                // speed, or why it is not one (egui's field drops it, or clamps 0 to 1,
+                // without a word).
+                let typed: std::cell::RefCell<Option<Option<String>>> = Default::default();
+                let field = ui
                     .add(
                         egui::DragValue::new(&mut v)
                             .range(OTHER_SPEEDS)
                             .speed(1.0)
                             .max_decimals(2)
-                            .suffix("x"),
+                            .suffix("x")
+                            // Read once typed (Enter, or leaving the field), not at each key:
+                            // "600" read the delivery again at 6 and 60 on the way.
+                            .update_while_editing(false)
+                            .custom_parser(|text| {
+                                let parsed = parse_speed(text);
+                                *typed.borrow_mut() = Some(parsed.as_ref().err().cloned());
+                                parsed.ok()
+                            }),
                     )
                     .labelled_by(l.id)
                     .on_hover_text(
                         "The speed of the service's clock: 1 for the real service, N for an emulator whose clock runs N times faster. The timeline is drawn on that clock. (Hookscope's own emulator names its speed in each call, and is read on it.)",
-                    )
-                    .changed()
-                {
+                    );
+                if field.changed() {
                     chosen = Some(v);
                 }
+                let key = field.id.with("refused");
+                if let Some(refused) = typed.into_inner() {
+                    ui.data_mut(|d| d.insert_temp(key, refused));
+                } else if field.gained_focus() {
+                    ui.data_mut(|d| d.remove_temp::<Option<String>>(key));
+                }
                 ui.weak("real time (1 for the real service, N for an emulator N times faster)");
+                if let Some(refused) = ui.data(|d| d.get_temp::<Option<String>>(key)).flatten() {
+                    let kept = if field.has_focus() {
+                        String::new()
+                    } else {
+                        format!("; kept {}", speed_text(v))
+                    };
+                    ui.label(
+                        RichText::new(format!("{refused}{kept}."))
+                            .color(super::severity_color(crate::contract::Severity::Warning, dark)),
+                    );
+                }
             });
             if let Some(hint) = d.speed_hint.filter(|h| (h / speed - 1.0).abs() > 0.2) {
                 ui.horizontal_wrapped(|ui| {
@@ -1332,6 +1383,36 @@ fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn read_at_takes_a_speed_with_or_without_its_x_and_says_what_it_refuses() {
+        use super::parse_speed;
+        for (typed, speed) in [
+            ("60", 60.0),
+            ("60x", 60.0),
+            (" 1.5 ", 1.5),
+            ("1 000", 1000.0),
+            ("1", 1.0),
+            ("1000000×", 1e6),
+        ] {
+            assert_eq!(parse_speed(typed), Ok(speed), "{typed}");
+        }
+        assert_eq!(
+            parse_speed(" "),
+            Err("Read at takes a number from 1 (the real service) to 1 000 000".to_owned())
+        );
+        for typed in ["0", "abc", "-5", "0.5", "2000000", "NaN", "inf"] {
+            let e = parse_speed(typed).expect_err(typed);
+            assert!(
+                e.starts_with(&format!("\"{}\" is not a speed", typed.trim())),
+                "{e}"
+            );
+            assert!(
+                e.ends_with("a number from 1 (the real service) to 1 000 000"),
+                "{e}"
+            );
+        }
+    }
+
     use super::*;
     use crate::store::{Header, Invocation, SentAnswer};
 
