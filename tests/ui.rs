@@ -2866,6 +2866,14 @@ fn too_narrow_for_three_columns_the_service_panel_is_a_drawer_over_the_list() {
         answer_left > 360.0,
         "the list keeps room for its rows: the Answer panel starts at {answer_left}"
     );
+    // The list's keys are not the list's while the drawer is over it: the selection behind it
+    // does not move.
+    let selected = rig.harness.state().state.list.selected;
+    for key in [egui::Key::ArrowDown, egui::Key::ArrowUp, egui::Key::End] {
+        rig.harness.key_press(key);
+        rig.harness.step();
+        assert_eq!(rig.harness.state().state.list.selected, selected, "{key:?}");
+    }
     rig.harness.get_by_label("Close").click();
     rig.harness.step();
     rig.harness.step();

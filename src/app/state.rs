@@ -830,6 +830,9 @@ pub struct AppState {
     pub rules: RulesEditor,
     /// The Answer panel's button just clicked, kept in its place.
     pub answer_place: KeptPlace,
+    /// The Service panel lies over the list as a drawer (the window is too narrow for it
+    /// beside the list): the list's keys are not the list's while it is there.
+    pub service_drawer: bool,
     pub service: ServiceState,
     pub show_service: bool,
 }
@@ -877,6 +880,7 @@ impl AppState {
             held: Vec::new(),
             rules: RulesEditor::default(),
             answer_place: KeptPlace::default(),
+            service_drawer: false,
             service: ServiceState {
                 inject_from: "+27007654321".into(),
                 inject_text: "YES".into(),

@@ -276,7 +276,10 @@ fn keyboard(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // A dialog open over the window (Answer 410?, Delete webhook?) has the keys: Enter there
     // must not open a call behind it.
     let dialog = ui.ctx().memory(|m| m.top_modal_layer().is_some());
+    // Nor does the list behind the Service drawer: its selection moved unseen, and the
+    // detail below changed under the user reading the drawer.
     if dialog
+        || app.state.service_drawer
         || app.state.typing
         || ui.ctx().egui_wants_keyboard_input()
         || app.state.list.count == 0

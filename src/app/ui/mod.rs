@@ -197,6 +197,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // keeps its width under it.
     let drawer = app.state.show_service && width - SERVICE_MIN - ANSWER_MIN < LIST_LEAST_WIDTH;
     let docked = app.state.show_service && !drawer;
+    app.state.service_drawer = drawer;
     let (left, right) = side_widths(width);
     // Resizable, but never so wide that the list between them has no room, also when the
     // window is made narrower after the panels were laid out (they keep their width).
