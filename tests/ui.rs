@@ -2468,6 +2468,31 @@ fn a_1024_window_keeps_the_list_and_the_detail_between_the_side_panels() {
     ends_before("the outcome filter", outcome, answer_panel_left);
 }
 
+/// The top bar's answer is not broken mid-phrase: at 1024 × 768 and a large zoom
+/// "Answering 503 (Retry-After 120 s)" read "… 120" on one line and "s)" on the next. Where it
+/// does not fit beside the receiver's address it starts a line of its own, and a number keeps
+/// its unit.
+#[test]
+fn the_top_bar_keeps_the_answer_whole() {
+    for zoom in [1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2.0] {
+        let mut rig = start_sized([1024.0, 768.0]);
+        rig.harness
+            .state_mut()
+            .apply_answer(Answer::status(503).with_retry_after(120));
+        rig.harness.ctx.set_zoom_factor(zoom);
+        rig.harness.run_steps(4);
+        let answer = rig
+            .harness
+            .get_by_label("Answering 503 (Retry-After 120 s)")
+            .rect();
+        let line = rig.harness.ctx.global_style().text_styles[&egui::TextStyle::Body].size;
+        assert!(
+            answer.height() < 1.6 * line,
+            "zoom {zoom}: the answer wraps: {answer:?}"
+        );
+    }
+}
+
 #[test]
 fn the_top_bar_and_the_list_stay_readable_in_a_narrow_window_and_at_a_large_zoom() {
     for (size, zoom) in [

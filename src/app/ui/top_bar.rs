@@ -46,7 +46,14 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         Some(_) => ui.visuals().strong_text_color(),
         None => super::outcome_color(outcome, dark),
     };
-    let answer = RichText::new(text.clone()).strong().color(color);
+    // A number keeps its unit, and Retry-After its value, where the answer wraps (read out,
+    // and found, with its plain spaces).
+    let answer = RichText::new(glue_units(&text)).strong().color(color);
+    let answer_label = |ui: &mut egui::Ui, answer: RichText, hover: String| {
+        let label = ui.label(answer);
+        label.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &text));
+        label.on_hover_text(hover);
+    };
     let answer_width = super::widest_text(ui, egui::TextStyle::Body, [text.as_str()]);
     let full = ui.available_width();
     let [status_was, buttons_was] = app.state.top_bar_widths;
@@ -75,7 +82,7 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ui.data_mut(|d| d.insert_temp(buttons_centre_key(), centre));
             if layout == TopBarLayout::OneLine {
                 ui.separator();
-                ui.label(answer.clone()).on_hover_text(hover.clone());
+                answer_label(ui, answer.clone(), hover.clone());
             }
         });
     });
@@ -88,8 +95,14 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .rect
                     .width();
                 ui.separator();
+                // Where it does not fit beside the address, on a row of its own: wrapped after
+                // it, it broke mid-phrase.
+                // (The room left on the row: a wrapping layout's available width is the row's.)
+                if ui.max_rect().right() - ui.cursor().min.x < answer_width {
+                    ui.end_row();
+                }
             }
-            ui.label(answer).on_hover_text(hover);
+            answer_label(ui, answer, hover);
         });
     }
     measured[0] += status_on_line_two;
@@ -322,6 +335,23 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, room: f32) -> f32 {
     middle
 }
 
+/// `text` with the spaces that must not break a line made non-breaking: between a number and
+/// its unit (`120 s`), and after `Retry-After`.
+fn glue_units(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.char_indices().peekable();
+    let mut before = None;
+    while let Some((i, c)) = chars.next() {
+        let after = chars.peek().map(|&(_, a)| a);
+        let unit = before.is_some_and(|b: char| b.is_ascii_digit())
+            && after.is_some_and(char::is_alphabetic);
+        let glued = c == ' ' && (unit || text[..i].ends_with("Retry-After"));
+        out.push(if glued { '\u{a0}' } else { c });
+        before = Some(c);
+    }
+    out
+}
+
 /// "Answering …" in the colour of what the service will do, and its hover text.
 fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome) {
     let a = &app.state.settings.answer;
@@ -355,6 +385,19 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
 #[cfg(test)]
 mod tests {
     use super::TopBarLayout;
+
+    #[test]
+    fn a_number_keeps_its_unit_and_retry_after_its_value() {
+        assert_eq!(
+            super::glue_units("Answering 503 (Retry-After 120 s) after 2.5 s"),
+            "Answering 503 (Retry-After\u{a0}120\u{a0}s) after 2.5\u{a0}s"
+        );
+        // A code before a bracket stays breakable; a count and its noun are kept together.
+        assert_eq!(
+            super::glue_units("Answering by 2 rules, else 200"),
+            "Answering by 2\u{a0}rules, else 200"
+        );
+    }
 
     #[test]
     fn the_top_bar_takes_a_second_line_only_when_its_parts_do_not_fit() {
