@@ -841,13 +841,36 @@ fn parse_json(path: &str, text: &str) -> Result<RuleFile, RuleError> {
     serde_json::from_str(text).map_err(|e| {
         // A slip of JSON's grammar in plain words; else what was read is of the wrong kind.
         let slip = crate::text::json_slip(&e, text, "the file", "the rule file");
+        let mut reason = slip.reason.unwrap_or_else(|| plain_reason(&slip.said));
+        // A whole number too large is read as a float first, and quoted as one (`1e+20`): as
+        // typed, as TOML's errors quote it.
+        if let Some(float) = slip
+            .said
+            .strip_prefix("invalid type: floating point `")
+            .and_then(|rest| rest.split('`').next())
+            && let Some(typed) = number_before(text, slip.line, slip.column)
+        {
+            reason = reason.replacen(&format!("`{float}`"), &format!("`{typed}`"), 1);
+        }
         RuleError::Syntax {
             path: path.to_owned(),
             line: slip.line,
             column: slip.column,
-            reason: slip.reason.unwrap_or_else(|| plain_reason(&slip.said)),
+            reason,
         }
     })
+}
+
+/// The number in `text` that ends at `line` and `column` (1-based, the column in bytes, as
+/// serde_json counts them), as it was typed.
+fn number_before(text: &str, line: usize, column: usize) -> Option<&str> {
+    let row = text.lines().nth(line.checked_sub(1)?)?;
+    let upto = row.get(..column)?;
+    let start = upto
+        .rfind(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')))
+        .map_or(0, |i| i + 1);
+    let typed = &upto[start..];
+    typed.bytes().any(|b| b.is_ascii_digit()).then_some(typed)
 }
 
 /// A TOML rule file with the same fields as the JSON one (an absent value is left out: TOML
@@ -1099,6 +1122,22 @@ mod tests {
                 "line 2, column 12: a text holds a carriage return as it is: JSON takes it only as an escape, \\r",
             ),
         ];
+        // A whole number too large for its field is quoted as typed, not as the float serde
+        // read it as (`1e+20`); so is one not whole.
+        let cases = cases.into_iter().chain([
+            (
+                r#"{"rules": [{"name": "a", "answer": {"status": 100000000000000000000}}]}"#.to_owned(),
+                "a number too large, or not whole: `100000000000000000000`, expected a whole number (a status code from 200 to 599)",
+            ),
+            (
+                "{\"rules\": [\n  {\"name\": \"a\", \"when\": {\"attempt\": {\"equals\": 2.50}},\n \"answer\": {\"status\": 503}}]}".to_owned(),
+                "line 2, column 51: a number too large, or not whole: `2.50`, expected a whole number from 1 to 4294967295",
+            ),
+            (
+                r#"{"rules": [{"name": "a", "answer": {"status": 1E+21}}]}"#.to_owned(),
+                "`1E+21`",
+            ),
+        ]);
         for (text, says) in cases {
             let e = RuleSet::parse("r.json", &text).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");
