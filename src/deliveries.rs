@@ -358,7 +358,7 @@ fn local(t: DateTime<Utc>) -> String {
 
 /// `t` as a time of day when it falls on `now`'s day, else with its date as well: "next
 /// attempt expected at 12:27:00" read at 11:27 as an hour away when it was a day and an hour.
-fn local_on(t: DateTime<Utc>, now: DateTime<Utc>) -> String {
+pub fn local_on(t: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let (t, now) = (t.with_timezone(&Local), now.with_timezone(&Local));
     if t.date_naive() == now.date_naive() {
         t.format("%H:%M:%S").to_string()

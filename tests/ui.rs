@@ -1351,6 +1351,11 @@ fn the_what_if_and_delivery_timelines_show_the_projected_next_attempt() {
         .value()
         .unwrap_or_default();
     assert!(next.ends_with("2 min after the failure"), "{next}");
+    // Today's date is not given, as in the Timeline's heading (another day's is).
+    let then = chrono::Local::now() + chrono::TimeDelta::seconds(120);
+    let today = then.date_naive() == chrono::Local::now().date_naive();
+    let dated = next.contains(&then.format("%-d %b ").to_string());
+    assert_eq!(dated, !today, "{next}");
     assert!(
         rig.harness
             .query_by_label_contains("194 retries, 195 attempts in all")

@@ -313,11 +313,8 @@ fn what_if_ui(
         ui.label("No retry fits in the 2-day window: the message is discarded at once.");
         return;
     };
-    let local = |t: chrono::DateTime<chrono::Utc>| {
-        t.with_timezone(&chrono::Local)
-            .format("%-d %b %H:%M:%S")
-            .to_string()
-    };
+    // Dated only on another day than today's, as the Timeline's next attempt is.
+    let local = |t: chrono::DateTime<chrono::Utc>| crate::deliveries::local_on(t, now);
     ui.label(format!(
         "Next attempt (retry 1) at {}, {} after the failure",
         local(next.at),
