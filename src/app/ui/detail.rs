@@ -1383,9 +1383,11 @@ fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::store::{Header, Invocation, SentAnswer};
+
     #[test]
     fn read_at_takes_a_speed_with_or_without_its_x_and_says_what_it_refuses() {
-        use super::parse_speed;
         for (typed, speed) in [
             ("60", 60.0),
             ("60x", 60.0),
@@ -1412,9 +1414,6 @@ mod tests {
             );
         }
     }
-
-    use super::*;
-    use crate::store::{Header, Invocation, SentAnswer};
 
     #[test]
     fn items_wrap_where_the_next_would_pass_the_room() {

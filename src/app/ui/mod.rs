@@ -95,8 +95,6 @@ pub fn copy_menu(ui: &mut egui::Ui, copied: &mut Option<(String, f64)>, items: V
         .on_hover_text(hover);
 }
 
-/// How wide the widest of `texts` is, laid out on one line in `style`: what a control must
-/// leave room for so that changing its text never moves what is beside it.
 /// The width for a text field that fills `ui`'s width: whole pixels, one short of the room.
 /// Given `f32::INFINITY`, egui's text field came out a fraction of a pixel wider than the
 /// room at zooms such as 1.2, 1.4 or 2, and the rules editor around it widened by a pixel
@@ -106,6 +104,8 @@ pub fn fill_width(ui: &egui::Ui) -> f32 {
     (((ui.available_width() * ppp).floor() - 1.0) / ppp).max(0.0)
 }
 
+/// How wide the widest of `texts` is, laid out on one line in `style`: what a control must
+/// leave room for so that changing its text never moves what is beside it.
 pub fn widest_text<'a>(
     ui: &egui::Ui,
     style: egui::TextStyle,
