@@ -205,7 +205,11 @@ impl Answer {
                 outcome.describe()
             );
         }
-        let wait = match (self.retry_after_effect(now), self.retry_after.as_deref()) {
+        let effect = self.retry_after_effect(now);
+        if let Some(RetryAfterEffect::PastWindow(_)) = effect {
+            return "not retried: its Retry-After reaches past the service's 2-day window, so the message is discarded after this attempt".to_owned();
+        }
+        let wait = match (effect, self.retry_after.as_deref()) {
             (None, Some(raw)) => crate::contract::RetryAfter::parse(raw),
             _ => None,
         };
@@ -215,6 +219,11 @@ impl Answer {
             }
             (Some(crate::contract::RetryAfter::Until(_)), Some(words)) => {
                 format!("never before {words} (its Retry-After)")
+            }
+            // No wait asked for: a 503's "not before the Retry-After wait when the answer
+            // gives one" read as if there were one.
+            _ if outcome == Outcome::RetryUnavailable => {
+                return "retried on the schedule".to_owned();
             }
             _ => return outcome.describe().to_owned(),
         };
@@ -618,15 +627,34 @@ mod tests {
             d(dated),
             format!("retried on the schedule, and never before {date} (its Retry-After)")
         );
-        // Without one, ignored, or of a date passed: the outcome alone (the notes say why).
-        for (code, ra) in [
-            (503, None),
-            (500, Some("120")),
-            (503, Some("Sun, 06 Nov 1994 08:49:37 GMT")),
+        // A 503 without one, or of a date passed, or one ignored: the outcome alone (the notes
+        // say why).
+        for (code, ra, says) in [
+            (503, None, "retried on the schedule"),
+            (
+                503,
+                Some("Sun, 06 Nov 1994 08:49:37 GMT"),
+                "retried on the schedule",
+            ),
+            (
+                500,
+                Some("120"),
+                "treated as a temporary problem and retried on the schedule",
+            ),
+            (
+                429,
+                None,
+                "retried on the schedule, and the service slows down",
+            ),
+            (
+                503,
+                Some("99999999"),
+                "not retried: its Retry-After reaches past the service's 2-day window, so the message is discarded after this attempt",
+            ),
         ] {
             let mut a = Answer::status(code);
             a.retry_after = ra.map(str::to_owned);
-            assert_eq!(d(a.clone()), a.outcome().describe(), "{code} {ra:?}");
+            assert_eq!(d(a), says, "{code} {ra:?}");
         }
         // Held past the service's wait: a time-out, whatever the code.
         let mut late = Answer::status(200);
