@@ -94,12 +94,15 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .response
                     .rect
                     .width();
-                ui.separator();
-                // Where it does not fit beside the address, on a row of its own: wrapped after
-                // it, it broke mid-phrase.
-                // (The room left on the row: a wrapping layout's available width is the row's.)
-                if ui.max_rect().right() - ui.cursor().min.x < answer_width {
+                // Where it does not fit beside the address, on a row of its own (wrapped after
+                // it, it broke mid-phrase), and then without the separator, which had been left
+                // at the row's end. (The room left on the row: a wrapping layout's available
+                // width is the whole row's.)
+                let separator = ui.spacing().item_spacing.x * 2.0 + 6.0;
+                if ui.max_rect().right() - ui.cursor().min.x < separator + answer_width {
                     ui.end_row();
+                } else {
+                    ui.separator();
                 }
             }
             answer_label(ui, answer, hover);
