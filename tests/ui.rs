@@ -727,13 +727,7 @@ fn the_apply_button_stays_put_while_the_custom_answer_is_edited() {
 fn applying_a_custom_answer_does_not_move_the_form() {
     let mut rig = start();
     let at = |rig: &UiRig| rig.harness.get_by_label("Apply custom answer").rect();
-    // Whether the What-if grows with it (a timeline, a paragraph more) or gets shorter.
-    for (code, delay, grows) in [
-        ("503", "0", true),
-        ("503", "8000", true),
-        ("404", "0", false),
-        ("200", "2.5s", true),
-    ] {
+    for (code, delay) in [("503", "0"), ("503", "8000"), ("404", "0"), ("200", "2.5s")] {
         {
             let form = &mut rig.harness.state_mut().state.form;
             form.code = code.into();
@@ -762,33 +756,34 @@ fn applying_a_custom_answer_does_not_move_the_form() {
             (after.top() - before.top()).abs() < 1.0,
             "{code} after {delay}: moved from {before:?} to {after:?}"
         );
-        // The What-if above it did change height: the panel scrolled instead.
+        // The What-if above it did change height (grown, or shorter: the 404 after a 503's
+        // timeline): the panel scrolled instead, and left no gap where the timeline was.
         let heading = rig
             .harness
             .get_by_label("What if every attempt gets this answer")
             .rect();
         let (was, is) = (before.top() - what_if.top(), after.top() - heading.top());
-        if grows {
-            // The What-if above it grew: the panel scrolled instead.
-            assert!(is - was > 10.0, "{code} after {delay}: {was} then {is}");
-        } else {
-            // Shorter, it kept its height while the pointer is on the panel...
-            assert!(
-                (was - is).abs() < 1.0,
-                "{code} after {delay}: {was} then {is}"
-            );
-            // ...and takes its own once the pointer has left.
-            rig.harness
-                .event(egui::Event::PointerMoved(egui::pos2(100.0, 300.0)));
-            for _ in 0..3 {
-                rig.harness.step();
-            }
-            let heading = rig
+        assert!(
+            (was - is).abs() > 10.0,
+            "{code} after {delay}: {was} then {is}"
+        );
+        if code == "404" {
+            // Shorter: what it says now is in sight, with the heading above it.
+            let said = rig
                 .harness
-                .get_by_label("What if every attempt gets this answer")
+                .get_by_label_contains("No retries: failed permanently")
                 .rect();
-            let own = at(&rig).top() - heading.top();
-            assert!(was - own > 10.0, "{code} after {delay}: {was} then {own}");
+            let panel_top = rig
+                .harness
+                .get_by_label(
+                    "What the receiver answers to the next call, and what the service will do:",
+                )
+                .rect()
+                .bottom();
+            assert!(
+                heading.top() >= panel_top && said.bottom() < after.top(),
+                "{heading:?} {said:?} under {panel_top}"
+            );
         }
     }
 }
@@ -1728,6 +1723,39 @@ fn the_rules_editor_keeps_its_width() {
             "zoom {zoom}: with Fields open the editor went from {before:?} to {open:?}"
         );
     }
+}
+
+/// The rules' text keeps room to be edited: with *Fields* open and an error above it, at the
+/// default size, it had been squeezed to two lines, its first cut off.
+#[test]
+fn the_rules_text_keeps_room_with_the_fields_and_an_error() {
+    let mut rig = start();
+    rig.harness.state_mut().state.rules.open = true;
+    rig.harness.state_mut().state.rules.text = "{\"rules\": [\n  {\"name\": 1}\n]}".into();
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("Fields").click();
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("Apply").click();
+    rig.until("the error shows", |app| app.state.rules.error.is_some());
+    rig.harness.run_steps(3);
+    let text = rig
+        .harness
+        .get_by_role_and_label(
+            egui::accesskit::Role::MultilineTextInput,
+            "Rules (JSON or TOML)",
+        )
+        .rect();
+    let row = rig.harness.ctx.global_style().text_styles[&egui::TextStyle::Monospace].size;
+    // What is in sight of it: the field scrolls inside the editor, which scrolls too.
+    let editor = rig
+        .harness
+        .get_by_role_and_label(egui::accesskit::Role::Window, "Answer rules")
+        .rect();
+    let seen = text.intersect(editor);
+    assert!(
+        seen.height() > 8.0 * row,
+        "{seen:?}: fewer than 8 rows of {row}"
+    );
 }
 
 #[test]

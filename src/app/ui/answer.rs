@@ -100,8 +100,12 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 && app.state.settings.emulator_speed > 1.0)
                 .then_some(app.state.settings.emulator_speed);
             // Kept as tall while the user works in the panel: a rule retiring (its line
-            // above goes), or an answer applied, would move the form below under the pointer.
-            keep_height(ui, "what_if_height", held, |ui| {
+            // above goes), or the rules cleared, would move the form below under the pointer.
+            // Not after a click on a button kept in place: the panel scrolls by what the
+            // What-if lost instead, which leaves in sight what the click changed rather than
+            // a gap where it was.
+            let clicked = app.state.answer_place.anchor.is_some();
+            keep_height(ui, "what_if_height", held && !clicked, |ui| {
                 what_if_ui(ui, &current, &app.state.rules, emulator);
             });
             ui.add_space(8.0);

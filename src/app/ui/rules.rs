@@ -252,9 +252,11 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         .default_pos(room.center())
         .constrain_to(room)
         .open(&mut open)
+        // As tall as the room allows, up to 720 points: at 460, with *Fields* open and an
+        // error above it, the rules' text had two lines in sight at the default size.
         .default_size([
             560.0_f32.min(room.width() - 24.0),
-            460.0_f32.min(room.height() - 60.0),
+            720.0_f32.min(room.height() - 60.0),
         ])
         .max_width(room.width() - 16.0)
         .max_height((room.height() - 50.0).max(120.0))
@@ -331,7 +333,7 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
 const RULE_FIELDS: [(&str, &str); 12] = [
     (
         "name",
-        "required: the banner, show and the window name the rule that answered",
+        "required: the rule's name, given for each call it answers (listen's banner, show, the window)",
     ),
     (
         "when.event",
@@ -354,7 +356,10 @@ const RULE_FIELDS: [(&str, &str); 12] = [
         "when.every_nth",
         "N: every Nth call that meets the rest and reaches this rule",
     ),
-    ("answer.status", "required: 100-599"),
+    (
+        "answer.status",
+        "required: 200-599 (a 1xx is not an answer)",
+    ),
     (
         "answer.retry_after",
         "seconds (a number or a string) or an HTTP date",
