@@ -61,6 +61,18 @@ fn start_saved(
     size: [f32; 2],
     fill: impl FnOnce(&Store, &tokio::runtime::Runtime),
 ) -> UiRig {
+    start_stepped(settings, size, 0.25, fill)
+}
+
+/// [`start_saved`] with frames `step_dt` seconds apart (egui's animations, such as a scroll
+/// bar's coming and going, last a few of a screen's frames, and the harness's quarter-second
+/// frames end them at once).
+fn start_stepped(
+    settings: Settings,
+    size: [f32; 2],
+    step_dt: f32,
+    fill: impl FnOnce(&Store, &tokio::runtime::Runtime),
+) -> UiRig {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -73,6 +85,7 @@ fn start_saved(
     let data_dir = dir.path().to_owned();
     let harness = Harness::builder()
         .with_size(size)
+        .with_step_dt(step_dt)
         .build_eframe(move |cc| HookscopeApp::new(&cc.egui_ctx, engine, rx, settings, data_dir));
     UiRig {
         harness,
@@ -3903,6 +3916,62 @@ fn read_at_says_what_it_refuses() {
         rig.harness
             .query_by_label_contains("is not a speed")
             .is_none()
+    );
+}
+
+/// A window made smaller and large again leaves the Timeline as it was: the scroll bar the
+/// smaller window needed had stayed, the heading wrapped beside it, and the content, taller
+/// for it, kept needing the bar: the demo's heading on two lines at the default size, the
+/// table's last row out of sight.
+#[test]
+fn a_window_made_smaller_and_large_again_leaves_the_timeline_as_it_was() {
+    // Frames as a screen draws them, so that the bar's room fades as it does there.
+    let mut rig = start_stepped(
+        Settings::default(),
+        [1280.0, 800.0],
+        1.0 / 60.0,
+        |store, rt| {
+            rt.block_on(hookscope::app::demo::fill(store)).unwrap();
+        },
+    );
+    rig.until("the receiver listens", |app| {
+        matches!(app.state.listening, Listening::On(_))
+    });
+    rig.harness.run_steps(3);
+    rig.harness
+        .get_all_by_label("dlv-91c2")
+        .next()
+        .expect("a row")
+        .click();
+    rig.until("the delivery is read", |app| {
+        app.state
+            .delivery
+            .as_ref()
+            .is_some_and(|d| d.attempts.len() == 5)
+    });
+    rig.show_tab("Timeline");
+    rig.harness.run_steps(30);
+    let heading = |rig: &UiRig| {
+        rig.harness
+            .get_by_label_contains("retrying: next attempt expected at")
+            .rect()
+    };
+    let one_line = heading(&rig);
+    // Made narrower, and wider a little at a time, visiting a window small enough to need the
+    // scroll bar on the way (the heading is on two lines at first, being narrower).
+    for width in (1230..=1280).step_by(2) {
+        let full = egui::vec2(width as f32, 800.0);
+        rig.harness.set_size(full);
+        rig.harness.run_steps(20);
+        rig.harness.set_size(egui::vec2(1024.0, 768.0));
+        rig.harness.run_steps(20);
+        rig.harness.set_size(full);
+        rig.harness.run_steps(20);
+    }
+    let after = heading(&rig);
+    assert!(
+        (after.height() - one_line.height()).abs() < 1.0,
+        "back at 1280 points: {after:?}, where it was {one_line:?}"
     );
 }
 

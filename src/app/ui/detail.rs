@@ -121,6 +121,30 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         answer_sent_ui(ui, &s);
         return;
     }
+    // A vertical tab's scroll bar is judged afresh once the panel's width has changed by more
+    // than a bar's (a resize, a zoom): the bar a narrower panel needed had stayed after the
+    // window was made wide again, the heading wrapped beside it, and the content, taller for
+    // it, kept needing the bar (the Timeline's heading on two lines at the default size after
+    // a trip to 1024 points and back, its table's last row out of sight). Its scroll position
+    // goes with it: the tab starts at its top again, as the list does after a zoom.
+    if matches!(
+        app.state.detail_tab,
+        DetailTab::Findings | DetailTab::Delivery
+    ) {
+        let width = ui.available_width();
+        let key = egui::Id::unique("detail_scroll_judged_at");
+        let judged = ui.data(|d| d.get_temp::<f32>(key));
+        if judged.is_none_or(|w| (w - width).abs() > ui.spacing().scroll.allocated_width()) {
+            let id = ui.make_persistent_id(egui::IdSalt::new("detail_scroll"));
+            ui.data_mut(|d| {
+                d.remove::<egui::scroll_area::State>(id);
+                d.insert_temp(key, width);
+            });
+            // The bar's room is animated: left to fade out, it narrowed the content long
+            // enough for the heading to wrap and the bar to be needed again.
+            ui.ctx().clear_animations();
+        }
+    }
     // No taller than the room left under the header and the tabs: a scroll area keeps 64
     // points at least, and at zoom 2 (the tabs on two rows) that ran past the panel's foot,
     // which egui then moved up over the list's, its header hidden under the list.
