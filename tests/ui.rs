@@ -3917,6 +3917,17 @@ fn read_at_says_what_it_refuses() {
             .query_by_label_contains("is not a speed")
             .is_none()
     );
+    // Refused again, then read at another speed some other way (a drag, *Read at 600x*): the
+    // note goes, rather than say it kept a speed no longer read at.
+    type_in(&mut rig, "fast");
+    rig.harness.get_by_label_contains("; kept 60x.");
+    rig.harness.state_mut().state.settings.other_speed = 600.0;
+    rig.harness.run_steps(3);
+    assert!(
+        rig.harness
+            .query_by_label_contains("is not a speed")
+            .is_none()
+    );
 }
 
 /// A window made smaller and large again leaves the Timeline as it was: the scroll bar the

@@ -92,7 +92,7 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     });
     ui.separator();
     // Tables and raw text scroll sideways; sentences and the timeline wrap to the panel.
-    let scroll = match app.state.detail_tab {
+    let mut scroll = match app.state.detail_tab {
         DetailTab::Messages | DetailTab::Json | DetailTab::Headers | DetailTab::Raw => {
             egui::ScrollArea::both()
         }
@@ -125,8 +125,9 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // than a bar's (a resize, a zoom): the bar a narrower panel needed had stayed after the
     // window was made wide again, the heading wrapped beside it, and the content, taller for
     // it, kept needing the bar (the Timeline's heading on two lines at the default size after
-    // a trip to 1024 points and back, its table's last row out of sight). Its scroll position
-    // goes with it: the tab starts at its top again, as the list does after a zoom.
+    // a trip to 1024 points and back, its table's last row out of sight). Where it was
+    // scrolled to is kept.
+    let mut keep_offset = None;
     if matches!(
         app.state.detail_tab,
         DetailTab::Findings | DetailTab::Delivery
@@ -136,14 +137,18 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         let judged = ui.data(|d| d.get_temp::<f32>(key));
         if judged.is_none_or(|w| (w - width).abs() > ui.spacing().scroll.allocated_width()) {
             let id = ui.make_persistent_id(egui::IdSalt::new("detail_scroll"));
+            keep_offset = egui::scroll_area::State::load(ui.ctx(), id).map(|s| s.offset().y);
             ui.data_mut(|d| {
                 d.remove::<egui::scroll_area::State>(id);
                 d.insert_temp(key, width);
             });
             // The bar's room is animated: left to fade out, it narrowed the content long
-            // enough for the heading to wrap and the bar to be needed again.
-            ui.ctx().clear_animations();
+            // enough for the heading to wrap and the bar to be needed again. Ended at once.
+            ui.ctx().animate_bool_with_time(id.with("v"), false, 0.0);
         }
+    }
+    if let Some(y) = keep_offset {
+        scroll = scroll.vertical_scroll_offset(y);
     }
     // No taller than the room left under the header and the tabs: a scroll area keeps 64
     // points at least, and at zoom 2 (the tabs on two rows) that ran past the panel's foot,
@@ -473,18 +478,25 @@ fn delivery_ui(
                 if field.changed() {
                     chosen = Some(v);
                 }
-                let key = field.id.with("refused");
+                // Said for this delivery, while the speed it kept is the one read at (a
+                // drag, or *Read at 600x*, makes it old news).
+                let key = egui::Id::unique(("read_at_refused", &d.delivery, &d.webhook_id));
                 if let Some(refused) = typed.into_inner() {
-                    ui.data_mut(|d| d.insert_temp(key, refused));
-                } else if field.gained_focus() {
-                    ui.data_mut(|d| d.remove_temp::<Option<String>>(key));
+                    let note = refused.map(|r| (r, speed.to_bits()));
+                    ui.data_mut(|d| d.insert_temp(key, note));
+                } else if field.gained_focus() || field.changed() {
+                    ui.data_mut(|d| d.remove_temp::<Option<(String, u64)>>(key));
                 }
                 ui.weak("real time (1 for the real service, N for an emulator N times faster)");
-                if let Some(refused) = ui.data(|d| d.get_temp::<Option<String>>(key)).flatten() {
+                let note = ui
+                    .data(|d| d.get_temp::<Option<(String, u64)>>(key))
+                    .flatten()
+                    .filter(|(_, kept)| *kept == speed.to_bits());
+                if let Some((refused, _)) = note {
                     let kept = if field.has_focus() {
                         String::new()
                     } else {
-                        format!("; kept {}", speed_text(v))
+                        format!("; kept {}", speed_text(speed))
                     };
                     ui.label(
                         RichText::new(format!("{refused}{kept}."))
