@@ -214,6 +214,10 @@ impl Answer {
             _ => None,
         };
         let never = match (wait, self.retry_after_words()) {
+            // "never sooner than 0 s after a failure" says nothing.
+            (Some(crate::contract::RetryAfter::Wait(w)), Some(_)) if w.is_zero() => {
+                "its Retry-After of 0 s asks for no wait".to_owned()
+            }
             (Some(crate::contract::RetryAfter::Wait(_)), Some(words)) => {
                 format!("never sooner than {words} after a failure (its Retry-After)")
             }
@@ -645,6 +649,16 @@ mod tests {
                 429,
                 None,
                 "retried on the schedule, and the service slows down",
+            ),
+            (
+                503,
+                Some("0"),
+                "retried on the schedule, and its Retry-After of 0 s asks for no wait",
+            ),
+            (
+                429,
+                Some("0"),
+                "retried on the schedule, and the service slows down; its Retry-After of 0 s asks for no wait",
             ),
             (
                 503,

@@ -867,8 +867,10 @@ fn number_before(text: &str, line: usize, column: usize) -> Option<&str> {
     let row = text.lines().nth(line.checked_sub(1)?)?;
     let upto = row.get(..column)?;
     let start = upto
-        .rfind(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let typed = &upto[start..];
     typed.bytes().any(|b| b.is_ascii_digit()).then_some(typed)
 }

@@ -724,6 +724,10 @@ pub struct KeptPlace {
     /// the panel has nothing more to scroll by when what is below the button gets shorter
     /// (the rules listed below a recipe get fewer), and the button would slide down.
     pub room_below: f32,
+    /// Room kept above the panel's content while the pointer is over it: near the panel's top,
+    /// there is not enough to scroll back by when what is above the button gets shorter, and
+    /// the button would slide up.
+    pub room_above: f32,
     /// A recipe clicked over changes not applied: where it was, kept once the confirmation
     /// applies it (the What-if above it grows then, as when no confirmation is asked).
     pub pending: Option<Anchor>,

@@ -35,6 +35,9 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     let held = working_in(ui);
     scroll.show(ui, |ui| {
+            // Room kept above the content for a clicked button whose panel could not scroll
+            // back by what the content above it lost (see [`keep_in_place`]).
+            ui.add_space(app.state.answer_place.room_above);
             for preset in Preset::ALL {
                 let outcome = preset.outcome();
                 let chosen = current == preset.answer();
@@ -78,19 +81,24 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     clicked
                 });
                 // The whole card chooses, not only its code.
-                let card_click = ui
+                let card_response = ui
                     .interact(
                         card.response.rect,
                         ui.scope_id().with(("preset_card", preset.code)),
                         egui::Sense::click(),
                     )
-                    .on_hover_cursor(egui::CursorIcon::PointingHand)
-                    .clicked();
-                if card.inner || card_click {
+                    .on_hover_cursor(egui::CursorIcon::PointingHand);
+                // Kept in place as any clicked button of the panel: above the What-if, it does
+                // not move, and the What-if below it then takes its new height at once (held
+                // as it was, it left a gap as tall as the timeline it had shown).
+                let key = egui::Id::unique(("preset", preset.code));
+                keep_in_place(ui, &mut app.state.answer_place, key, &card_response);
+                if card.inner || card_response.clicked() {
                     if preset.confirm {
                         app.state.confirm = Some(preset.answer());
                     } else {
                         app.apply_answer(preset.answer());
+                        hold_in_place(&mut app.state.answer_place, key, &card_response);
                     }
                 }
             }
@@ -143,8 +151,12 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     // The room kept for a clicked button goes once the pointer has left the panel (the content
     // may then move: nothing is under the pointer to be hit by mistake).
     let place = &mut app.state.answer_place;
-    if place.room_below > 0.0 && place.anchor.is_none() && !ui.ui_contains_pointer() {
+    if (place.room_below > 0.0 || place.room_above > 0.0)
+        && place.anchor.is_none()
+        && !ui.ui_contains_pointer()
+    {
         place.room_below = 0.0;
+        place.room_above = 0.0;
     }
 }
 
@@ -180,11 +192,19 @@ pub(super) fn keep_in_place(
         // Moved down: what is below it got shorter, and at the panel's end there may be
         // nothing left to scroll by. Room below the content gives it (what it moved is at
         // most what is missing; the room goes once the pointer leaves the panel).
+        let mut scroll = -moved;
         if moved > 0.0 {
             place.room_below += moved;
+        } else {
+            // Moved up: what is above it got shorter (a 404's line for a 503's timeline).
+            // The panel scrolls back by as much as it is scrolled; near its top, room above
+            // the content gives the rest (it goes too once the pointer leaves).
+            let scrolled = (ui.clip_rect().top() - ui.min_rect().top()).max(0.0);
+            scroll = scrolled.min(-moved);
+            place.room_above += -moved - scroll;
         }
         ui.scroll_with_delta_animation(
-            egui::vec2(0.0, -moved),
+            egui::vec2(0.0, scroll),
             egui::style::ScrollAnimation::none(),
         );
         ui.ctx().request_discard("a clicked button keeps its place");

@@ -137,7 +137,8 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         let judged = ui.data(|d| d.get_temp::<f32>(key));
         if judged.is_none_or(|w| (w - width).abs() > ui.spacing().scroll.allocated_width()) {
             let id = ui.make_persistent_id(egui::IdSalt::new("detail_scroll"));
-            keep_offset = egui::scroll_area::State::load(ui.ctx(), id).map(|s| s.clamped_offset().y);
+            keep_offset =
+                egui::scroll_area::State::load(ui.ctx(), id).map(|s| s.clamped_offset().y);
             ui.data_mut(|d| {
                 d.remove::<egui::scroll_area::State>(id);
                 d.insert_temp(key, width);

@@ -167,10 +167,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let in_force = app.engine.responder.rules_in_force();
     if in_force == 0 && app.state.rules.in_force > 0 {
         // "2 rules from X in force since ..." is not true once they have retired.
-        app.state.rules.note = Some(
-            "Every rule has retired (each answered as many times as it was given): the fixed choice answers every call again."
-                .into(),
-        );
+        app.state.rules.note = Some(rules::ALL_RETIRED.into());
     }
     app.state.rules.in_force = in_force;
 

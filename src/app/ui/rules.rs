@@ -6,6 +6,9 @@ use crate::app::state::Replacing;
 use crate::rules::RECIPES;
 use egui::RichText;
 
+/// The rules' note once every rule has retired.
+pub(super) const ALL_RETIRED: &str = "Every rule has retired (each answered as many times as it was given): the fixed choice answers every call again.";
+
 fn recipe_title(file: &str) -> &'static str {
     match file {
         "fail-twice-then-succeed.json" => "Fail the first 2 attempts, then succeed",
@@ -138,7 +141,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             // by a line as it retired, it moved what is below under the pointer.
             if let Some(times) = r.times.filter(|_| !retired) {
                 let last = line(u64::from(times), true);
-                let height = text_height(ui, &last);
+                let height = text_height(ui, &last, egui::TextStyle::Body);
                 if height > shown.rect.height() + 0.5 {
                     ui.add_space(height - shown.rect.height());
                 }
@@ -146,7 +149,19 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     }
     if let Some(note) = &app.state.rules.note {
-        ui.label(RichText::new(note).small());
+        let shown = ui.label(RichText::new(note).small());
+        // Rules that will all retire have the room of the note that says so from the start:
+        // grown by a line as the last retired, it moved the registration check's box under
+        // the pointer.
+        let all_retire = !active.rules.is_empty()
+            && active.rules.iter().all(|r| r.times.is_some())
+            && active.in_force() > 0;
+        if all_retire {
+            let height = text_height(ui, ALL_RETIRED, egui::TextStyle::Small);
+            if height > shown.rect.height() + 0.5 {
+                ui.add_space(height - shown.rect.height());
+            }
+        }
     }
     if let Some(e) = &app.state.rules.error {
         ui.colored_label(
@@ -167,14 +182,14 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
 }
 
-/// How tall `text` is as a label of `ui`, wrapped to its width.
-fn text_height(ui: &egui::Ui, text: &str) -> f32 {
+/// How tall `text` is as a label of `ui` in `style`, wrapped to its width.
+fn text_height(ui: &egui::Ui, text: &str, style: egui::TextStyle) -> f32 {
     egui::WidgetText::from(text)
         .into_galley(
             ui,
             Some(egui::TextWrapMode::Wrap),
             ui.available_width(),
-            egui::TextStyle::Body,
+            style,
         )
         .size()
         .y
@@ -248,6 +263,9 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     // both edges, its Save as… out of reach).
     let room = super::room_under_bar(ctx, app);
     egui::Window::new("Answer rules")
+        // Its own id, not its title's: egui keeps a window's size across restarts, and the
+        // 460 points an earlier version opened it at would have stayed.
+        .id(egui::Id::unique("rules_editor_window"))
         .pivot(egui::Align2::CENTER_CENTER)
         .default_pos(room.center())
         .constrain_to(room)

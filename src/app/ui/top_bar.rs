@@ -339,15 +339,18 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, room: f32) -> f32 {
 }
 
 /// `text` with the spaces that must not break a line made non-breaking: between a number and
-/// its unit (`120 s`), and after `Retry-After`.
+/// its unit (`120 s`, `1.5 min`), and after `Retry-After`.
 fn glue_units(text: &str) -> String {
+    const UNITS: [&str; 5] = ["ms", "s", "min", "h", "d"];
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.char_indices().peekable();
     let mut before = None;
-    while let Some((i, c)) = chars.next() {
-        let after = chars.peek().map(|&(_, a)| a);
-        let unit = before.is_some_and(|b: char| b.is_ascii_digit())
-            && after.is_some_and(char::is_alphabetic);
+    for (i, c) in text.char_indices() {
+        let rest = &text[i + c.len_utf8()..];
+        let word = rest
+            .split(|w: char| !w.is_alphanumeric())
+            .next()
+            .unwrap_or_default();
+        let unit = before.is_some_and(|b: char| b.is_ascii_digit()) && UNITS.contains(&word);
         let glued = c == ' ' && (unit || text[..i].ends_with("Retry-After"));
         out.push(if glued { '\u{a0}' } else { c });
         before = Some(c);
@@ -369,7 +372,7 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
         (n, None) => format!("Answering by {n} rules, else {}", a.summary()),
     };
     let hover = if rules == 0 {
-        format!("The service will treat this as: {}", a.describe())
+        format!("What the service does with it: {}", a.describe())
     } else if let Some(name) = catch_all {
         format!(
             "The rule \"{name}\" has no condition and never retires: it answers every call the rules before it do not, so the rules after it and the fixed answer ({}) are never used",
@@ -395,11 +398,12 @@ mod tests {
             super::glue_units("Answering 503 (Retry-After 120 s) after 2.5 s"),
             "Answering 503 (Retry-After\u{a0}120\u{a0}s) after 2.5\u{a0}s"
         );
-        // A code before a bracket stays breakable; a count and its noun are kept together.
+        // A code before a bracket or a word stays breakable, as does a count and its noun.
         assert_eq!(
-            super::glue_units("Answering by 2 rules, else 200"),
-            "Answering by 2\u{a0}rules, else 200"
+            super::glue_units("Answering by 2 rules, else 503 after 1.5 min (Retry-After 9 d)"),
+            "Answering by 2 rules, else 503 after 1.5\u{a0}min (Retry-After\u{a0}9\u{a0}d)"
         );
+        assert_eq!(super::glue_units("200 seconds"), "200 seconds");
     }
 
     #[test]
