@@ -2766,6 +2766,54 @@ fn control_characters_from_a_call_read_as_escapes() {
     });
     rig.show_tab("Headers");
     rig.harness.get_by_label_contains("abc\\u{202e}def");
+    // A direction override in the delivery id reads as its escape in the list and in the
+    // detail's header, as in Headers: hidden, "rtl\u{202e}evil" read "rtlevil".
+    let raw = "rtl\u{202e}evil";
+    let headers = invoker_headers("status-report", raw, 1);
+    let req = post(
+        &rig.client,
+        &rig.url("/hook"),
+        &headers,
+        status_report_body("1"),
+    );
+    let status = rig
+        .rt
+        .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
+        .unwrap();
+    assert_eq!(status, 200);
+    rig.until("the call is listed", |app| {
+        app.state
+            .list
+            .row(0)
+            .is_some_and(|r| r.delivery.as_deref() == Some(raw))
+    });
+    rig.harness.step();
+    rig.harness.get_by_label("rtl\\u{202e}evil").click();
+    rig.until("its detail is read", |app| {
+        app.state
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.inv.delivery.as_deref() == Some("rtl\u{202e}evil"))
+    });
+    rig.harness.run_steps(2);
+    assert!(rig.harness.query_by_label_contains("\u{202e}").is_none());
+    rig.harness
+        .get_by_label_contains("delivery rtl\\u{202e}evil");
+    // An empty body is said to be one, not "not JSON".
+    let answer = rig.send_raw(b"GET /hook HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    assert!(answer.starts_with(b"HTTP/1.1 "));
+    rig.until("the GET is listed", |app| app.state.list.count >= 4);
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("GET /hook").click();
+    rig.until("its detail is read", |app| {
+        app.state
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.inv.method == "GET" && d.inv.path == "/hook")
+    });
+    rig.show_tab("JSON");
+    rig.harness
+        .get_by_label("The call has no body: there is no JSON to show.");
 }
 
 /// A small window at zoom 2 (760 × 600 pixels, 380 points) had its detail drawn over the

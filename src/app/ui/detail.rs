@@ -690,7 +690,12 @@ const DROPPED_FIRST: [usize; 5] = [5, 6, 8, 4, 7];
 
 fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     let Some(Value::Array(items)) = json else {
-        ui.label("The body is not a JSON array of messages; see the Raw body and Findings tabs.");
+        // An empty body is not "not JSON" to a reader: there is nothing there at all.
+        ui.label(if s.inv.body.is_empty() {
+            "The call has no body, so no messages (a GET, or a POST with nothing in it)."
+        } else {
+            "The body is not a JSON array of messages; see the Raw body and Findings tabs."
+        });
         return;
     };
     if items.is_empty() {
@@ -854,6 +859,9 @@ fn json_tab_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
         (None, Some(f)) => {
             let text = format!("{} See the Raw body tab.", f.message);
             ui.label(super::bidi_safe(ui, text.into()));
+        }
+        (None, None) if s.inv.body.is_empty() => {
+            ui.label("The call has no body: there is no JSON to show.");
         }
         (None, None) => {
             ui.label("The body is not JSON; see the Raw body tab.");
@@ -1366,7 +1374,13 @@ fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
         parts.push(RichText::new(crate::text::single_line(&request)).monospace());
     }
     if let Some(d) = &s.inv.delivery {
-        parts.push(RichText::new(format!("delivery {d}")));
+        // A direction override in it reads as its escape, as in the Headers tab: hidden, it
+        // turned the id around and a search for what was shown found nothing.
+        let d = crate::text::head_chars(d, 200).0;
+        parts.push(RichText::new(format!(
+            "delivery {}",
+            crate::text::single_line(d)
+        )));
     }
     let line = |ui: &egui::Ui, parts: &[RichText]| {
         let mut job = egui::text::LayoutJob::default();

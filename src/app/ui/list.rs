@@ -720,6 +720,11 @@ fn cell_ui(
                 // Cut at the front: ids of one sender share their start and differ
                 // towards the end (the emulator's dlv-2812749301-000003, …-000004).
                 Some(delivery) => {
+                    // A direction override or a control in it reads as its escape, as in the
+                    // Headers tab: hidden, "rtl\u{202e}evil" read "rtlevil", which a search
+                    // did not find.
+                    let delivery = crate::text::single_line(delivery);
+                    let delivery = delivery.as_ref();
                     let font = egui::TextStyle::Monospace.resolve(ui.style());
                     let shown = elide_front(ui, delivery, &font, ui.available_width());
                     let label = ui.label(RichText::new(shown.as_str()).monospace());
