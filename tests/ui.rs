@@ -2169,7 +2169,25 @@ fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highligh
                 .as_ref()
                 .is_ok_and(|t| t.contains("status report arrived")))
     );
+    // Its last report (FAILED, after SENT) follows: that is the one selected, as the panel
+    // says its last status is FAILED (the SENT one had stayed selected).
+    let first = rig.harness.state().state.list.selected;
+    rig.until("the last report is selected", |app| {
+        app.state.service.status.as_ref().is_some_and(|s| {
+            s.as_ref()
+                .is_ok_and(|t| t.contains("; its last arrived at"))
+        })
+    });
     let selected = rig.harness.state().state.list.selected;
+    assert!(selected > first, "{selected:?} after {first:?}");
+    rig.until("the last report is shown", move |app| {
+        app.state.detail.as_ref().map(|d| d.id) == selected
+            && app
+                .state
+                .detail
+                .as_ref()
+                .is_some_and(|d| String::from_utf8_lossy(&d.inv.body).contains("HANDSET_ERROR"))
+    });
     rig.until("the report is the list's first row", move |app| {
         app.state.list.row(0).map(|r| r.id) == selected
     });

@@ -347,6 +347,7 @@ impl HookscopeApp {
                     .count();
                 // Only a webhook the service calls with status reports can bring them here.
                 sv.awaiting_test = active > left_behind || !sv.listed;
+                sv.test_reports = None;
                 sv.status = Some(if active > 0 && active == left_behind {
                     Err(format!(
                         "Test message {id} accepted, but the SENT webhooks point at a port the receiver has left: its status reports will not arrive here. Point them at the receiver (the button under each one) and send again."
@@ -657,13 +658,47 @@ impl HookscopeApp {
                 let from_sent = from_webhook(crate::contract::TriggerScope::Sent);
                 let from_received = from_webhook(crate::contract::TriggerScope::Received);
                 let sv = &mut self.state.service;
-                let awaited = if sv.awaiting_test && event == Some("status-report") && from_sent {
+                // Its later reports (FAILED after SENT) follow the first within a few seconds:
+                // the last is the one shown, as the panel says its last status is FAILED.
+                let following = sv
+                    .test_reports
+                    .as_ref()
+                    .is_some_and(|(since, _)| since.elapsed() < state::TEST_REPORTS_WINDOW);
+                let test_report =
+                    event == Some("status-report") && from_sent && (sv.awaiting_test || following);
+                let awaited = if test_report {
+                    if sv.awaiting_test || !following {
+                        sv.test_reports = Some((std::time::Instant::now(), Vec::new()));
+                    }
                     sv.awaiting_test = false;
-                    Some("The test message's status report")
+                    let calls = match sv.test_reports.as_mut() {
+                        Some((_, calls)) => {
+                            calls.push(rec.summary.id);
+                            calls.clone()
+                        }
+                        None => vec![rec.summary.id],
+                    };
+                    Some(calls)
+                } else {
+                    None
+                };
+                let awaited = if let Some(calls) = awaited {
+                    Some(match calls.as_slice() {
+                        [_] => "The test message's status report".to_owned(),
+                        [earlier @ .., _] => format!(
+                            "The test message's status reports came in calls {}; its last",
+                            earlier
+                                .iter()
+                                .map(i64::to_string)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        [] => "The test message's status report".to_owned(),
+                    })
                 } else if sv.awaiting_incoming && event == Some("incoming-message") && from_received
                 {
                     sv.awaiting_incoming = false;
-                    Some("The incoming message")
+                    Some("The incoming message".to_owned())
                 } else {
                     None
                 };

@@ -648,6 +648,10 @@ pub struct ServiceState {
     pub busy: u32,
     /// A test message was sent: the next status report is highlighted.
     pub awaiting_test: bool,
+    /// The test message's status reports so far (their calls' ids) and when the first came:
+    /// those that follow it within [`TEST_REPORTS_WINDOW`] are its later ones (SENT, then
+    /// FAILED), and the last is the one selected.
+    pub test_reports: Option<(std::time::Instant, Vec<i64>)>,
     /// An incoming message was sent with Receive: the next incoming-message call is selected.
     pub awaiting_incoming: bool,
     pub inject_from: String,
@@ -732,6 +736,10 @@ pub struct KeptPlace {
     /// applies it (the What-if above it grows then, as when no confirmation is asked).
     pub pending: Option<Anchor>,
 }
+
+/// How long after the test message's first status report the next ones are taken for its own
+/// (the emulator sends the final one a moment after SENT).
+pub const TEST_REPORTS_WINDOW: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A button kept in its place on the screen for a few frames after a click.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -159,6 +159,7 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         sv.listed = false;
         sv.status = None;
         sv.awaiting_test = false;
+        sv.test_reports = None;
         sv.awaiting_incoming = false;
         if !app.state.settings.api_custom {
             // The emulator needs no credentials: list its webhooks again at once.
