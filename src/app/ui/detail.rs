@@ -1376,7 +1376,6 @@ fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
     if let Some(d) = &s.inv.delivery {
         // A direction override in it reads as its escape, as in the Headers tab: hidden, it
         // turned the id around and a search for what was shown found nothing.
-        let d = crate::text::head_chars(d, 200).0;
         parts.push(RichText::new(format!(
             "delivery {}",
             crate::text::single_line(d)
