@@ -2093,6 +2093,22 @@ fn a_webhook_name_that_does_not_fit_beside_its_id_goes_whole_on_its_own_line() {
         "the name shows whole: {} of {whole} points",
         listed.width()
     );
+    // Narrower still (the drawer of a 760 × 600 window at its largest zoom), the id does not
+    // run into its scope ("28302285873RECEIVED"): it goes on a line of its own.
+    rig.harness.set_size(egui::vec2(760.0, 600.0));
+    rig.harness.ctx.set_zoom_factor(2.0);
+    rig.harness.run_steps(3);
+    if rig.harness.query_by_label("RECEIVED").is_none() {
+        service_button(&rig);
+    }
+    rig.harness.run_steps(3);
+    let id_text = rig.harness.state().state.service.webhooks[0].id.to_string();
+    let id = rig.harness.get_by_label(&id_text).rect();
+    let scope = rig.harness.get_by_label("RECEIVED").rect();
+    assert!(
+        id.bottom() <= scope.top() || id.right() + 2.0 <= scope.left(),
+        "{id:?} runs into {scope:?}"
+    );
 }
 
 #[test]

@@ -348,24 +348,35 @@ fn webhook_heading(ui: &mut egui::Ui, w: &crate::api::model::Webhook) {
     let name = crate::text::short_name(&w.name, NAME_ON_HOVER);
     let body = egui::TextStyle::Body;
     let width = |t: &str| super::widest_text(ui, body.clone(), [t]);
+    let gap = ui.spacing().item_spacing.x;
     let wanted = width(&id) + width(&name) + width(scope) + width(state);
-    let one_line = wanted + 3.0 * ui.spacing().item_spacing.x <= ui.available_width();
+    let one_line = wanted + 3.0 * gap <= ui.available_width();
+    // Too narrow even for the id beside its scope and state (the drawer at zoom 2, an id of
+    // eleven digits): the id on a line of its own, where beside them it ran into the scope
+    // ("28302285873RECEIVED").
+    let id_apart =
+        width(&id) + width(scope) + width(state) + 2.0 * gap + 4.0 > ui.available_width();
     let name_label = |ui: &mut egui::Ui| {
         let text = RichText::new(name.as_str()).strong();
         ui.add(egui::Label::new(super::bidi_safe(ui, text)).truncate());
     };
+    if id_apart {
+        // The id whole: cut, it would read as another id.
+        ui.label(RichText::new(&id).strong());
+    }
     let row = egui::vec2(ui.available_width(), ui.spacing().interact_size.y);
     let right_to_left = egui::Layout::right_to_left(egui::Align::Center);
     ui.allocate_ui_with_layout(row, right_to_left, |ui| {
         ui.label(RichText::new(state).color(color));
         ui.label(scope);
-        ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
-            // The id whole: cut, it would read as another id.
-            ui.label(RichText::new(&id).strong());
-            if one_line {
-                name_label(ui);
-            }
-        });
+        if !id_apart {
+            ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+                ui.label(RichText::new(&id).strong());
+                if one_line {
+                    name_label(ui);
+                }
+            });
+        }
     });
     if !one_line {
         name_label(ui);
