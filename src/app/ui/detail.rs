@@ -1222,9 +1222,16 @@ pub fn curl_command(s: &Stored, base: &str) -> String {
     ];
     for h in &inv.headers {
         let name = h.name.to_ascii_lowercase();
+        // `Expect: 100-continue` is curl's own to send for a large body (copied, it made
+        // curl wait for a go-ahead before a body it did not have).
         if matches!(
             name.as_str(),
-            "host" | "content-length" | "connection" | "transfer-encoding" | "accept-encoding"
+            "host"
+                | "content-length"
+                | "connection"
+                | "transfer-encoding"
+                | "accept-encoding"
+                | "expect"
         ) {
             continue;
         }
@@ -1234,6 +1241,14 @@ pub fn curl_command(s: &Stored, base: &str) -> String {
             Some(_) => sh_quote_bytes(&[format!("{}: ", h.name).as_bytes(), &h.bytes()].concat()),
             None => sh_quote(&format!("{}: {}", h.name, h.value)),
         });
+    }
+    if !inv.body_kept {
+        // Sent again, it would be another request: the command says it lacks the body.
+        let size = crate::text::human_size(inv.declared_size.unwrap_or(0).max(inv.body_size));
+        return format!(
+            "# The body ({size}) was over the body limit and not kept: this command sends none.\n{}",
+            parts.join(" ")
+        );
     }
     if inv.body.len() > INLINE_BODY {
         // One shell argument holds at most 128 KiB (Linux): a larger body goes through stdin,
@@ -1614,5 +1629,19 @@ mod tests {
         let c = curl_command(&stored(b"\xff\x00"), "http://h");
         assert!(c.starts_with("printf '\\xff\\x00' | curl"));
         assert!(c.ends_with("--data-binary @-"));
+        // A body over the limit was not kept: the command says it sends none, and leaves out
+        // the Expect header that made curl wait for a go-ahead before it.
+        let mut dropped = stored(b"");
+        dropped.inv.body_kept = false;
+        dropped.inv.body_size = 2_100_000;
+        dropped.inv.declared_size = Some(2_100_000);
+        dropped.inv.headers = vec![
+            Header::new("expect", b"100-continue"),
+            Header::new("x-service-event", b"status-report"),
+        ];
+        assert_eq!(
+            curl_command(&dropped, "http://h"),
+            "# The body (2.0 MiB) was over the body limit and not kept: this command sends none.\ncurl -X POST 'http://h/hook?secret=it'\\''s' -H 'x-service-event: status-report'"
+        );
     }
 }
