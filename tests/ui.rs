@@ -4449,6 +4449,27 @@ fn a_clock_speed_typed_in_its_box_applies_on_enter_not_at_each_keystroke() {
     assert_eq!(speed_now(&rig), (600.0, Some(600.0)));
     rig.harness
         .get_by_label_contains("At 600×, the first retry (90 s) comes after 150 ms");
+    // What the box cannot take is said, and the clock keeps its speed (0 had become 1, and
+    // "abc" gone without a word).
+    for typed in ["0", "abc"] {
+        rig.harness
+            .get_by(|n| {
+                n.role() == egui::accesskit::Role::SpinButton && n.numeric_value() == Some(600.0)
+            })
+            .click();
+        rig.harness.run_steps(3);
+        // A click opens it for typing with its text selected: what is typed replaces it.
+        for c in typed.chars() {
+            rig.harness.event(egui::Event::Text(c.to_string()));
+            rig.harness.run_steps(2);
+        }
+        rig.harness.key_press(egui::Key::Enter);
+        rig.harness.run_steps(3);
+        assert_eq!(speed_now(&rig), (600.0, Some(600.0)), "{typed}");
+        rig.harness.get_by_label(&format!(
+            "\"{typed}\" is not a clock speed: the clock speed is a whole number from 1 (real time) to 1 000 000; kept 600×."
+        ));
+    }
 }
 
 #[test]

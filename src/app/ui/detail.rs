@@ -452,10 +452,8 @@ fn delivery_ui(
             ui.horizontal_wrapped(|ui| {
                 let l = ui.weak("Read at");
                 let mut v = speed;
-                // What the field's text made of the last thing typed: nothing typed, a
-                // speed, or why it is not one (egui's field drops it, or clamps 0 to 1,
-                // without a word).
-                let typed: std::cell::RefCell<Option<Option<String>>> = Default::default();
+                // Said for this delivery, while the speed it kept is the one read at.
+                let refusals = super::Refusals::default();
                 let field = ui
                     .add(
                         egui::DragValue::new(&mut v)
@@ -466,11 +464,7 @@ fn delivery_ui(
                             // Read once typed (Enter, or leaving the field), not at each key:
                             // "600" read the delivery again at 6 and 60 on the way.
                             .update_while_editing(false)
-                            .custom_parser(|text| {
-                                let parsed = parse_speed(text);
-                                *typed.borrow_mut() = Some(parsed.as_ref().err().cloned());
-                                parsed.ok()
-                            }),
+                            .custom_parser(refusals.parser(parse_speed)),
                     )
                     .labelled_by(l.id)
                     .on_hover_text(
@@ -479,28 +473,12 @@ fn delivery_ui(
                 if field.changed() {
                     chosen = Some(v);
                 }
-                // Said for this delivery, while the speed it kept is the one read at (a
-                // drag, or *Read at 600x*, makes it old news).
                 let key = egui::Id::unique(("read_at_refused", &d.delivery, &d.webhook_id));
-                if let Some(refused) = typed.into_inner() {
-                    let note = refused.map(|r| (r, speed.to_bits()));
-                    ui.data_mut(|d| d.insert_temp(key, note));
-                } else if field.gained_focus() || field.changed() {
-                    ui.data_mut(|d| d.remove_temp::<Option<(String, u64)>>(key));
-                }
+                let note = refusals.note(ui, key, &field, speed, &speed_text(speed));
                 ui.weak("real time (1 for the real service, N for an emulator N times faster)");
-                let note = ui
-                    .data(|d| d.get_temp::<Option<(String, u64)>>(key))
-                    .flatten()
-                    .filter(|(_, kept)| *kept == speed.to_bits());
-                if let Some((refused, _)) = note {
-                    let kept = if field.has_focus() {
-                        String::new()
-                    } else {
-                        format!("; kept {}", speed_text(speed))
-                    };
+                if let Some(note) = note {
                     ui.label(
-                        RichText::new(format!("{refused}{kept}."))
+                        RichText::new(note)
                             .color(super::severity_color(crate::contract::Severity::Warning, dark)),
                     );
                 }

@@ -95,6 +95,58 @@ pub fn copy_menu(ui: &mut egui::Ui, copied: &mut Option<(String, f64)>, items: V
         .on_hover_text(hover);
 }
 
+/// What a number field refused, said beside it: egui's number fields drop text they cannot
+/// read, and clamp what is out of range (0 became 1), without a word. Give the field
+/// [`Refusals::parser`] as its parser, then show [`Refusals::note`] after it.
+#[derive(Default)]
+pub struct Refusals {
+    /// What the field made of the last thing typed, if it read one this frame: a value, or
+    /// why it is not one.
+    typed: std::cell::RefCell<Option<Option<String>>>,
+}
+
+impl Refusals {
+    /// A parser for the field that reads with `parse` and remembers what it refused.
+    pub fn parser<'a>(
+        &'a self,
+        parse: impl Fn(&str) -> Result<f64, String> + 'a,
+    ) -> impl Fn(&str) -> Option<f64> + 'a {
+        move |text| {
+            let parsed = parse(text);
+            *self.typed.borrow_mut() = Some(parsed.as_ref().err().cloned());
+            parsed.ok()
+        }
+    }
+
+    /// The sentence to show under `field` (kept under `key`): what it refused, and the value
+    /// it kept, `kept` in words, while `value` is still the one in force (a drag, or a value
+    /// set elsewhere, makes it old news).
+    pub fn note(
+        self,
+        ui: &egui::Ui,
+        key: egui::Id,
+        field: &egui::Response,
+        value: f64,
+        kept: &str,
+    ) -> Option<String> {
+        if let Some(refused) = self.typed.into_inner() {
+            let note = refused.map(|r| (r, value.to_bits()));
+            ui.data_mut(|d| d.insert_temp(key, note));
+        } else if field.gained_focus() || field.changed() {
+            ui.data_mut(|d| d.remove_temp::<Option<(String, u64)>>(key));
+        }
+        let (refused, _) = ui
+            .data(|d| d.get_temp::<Option<(String, u64)>>(key))
+            .flatten()
+            .filter(|(_, at)| *at == value.to_bits())?;
+        Some(if field.has_focus() {
+            format!("{refused}.")
+        } else {
+            format!("{refused}; kept {kept}.")
+        })
+    }
+}
+
 /// The width for a text field that fills `ui`'s width: whole pixels, one short of the room.
 /// Given `f32::INFINITY`, egui's text field came out a fraction of a pixel wider than the
 /// room at zooms such as 1.2, 1.4 or 2, and the rules editor around it widened by a pixel

@@ -446,6 +446,28 @@ fn test_message_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
 }
 
+/// A clock speed typed in the emulator's box: a whole number from 1 (real time) to 1 000 000,
+/// its `x` optional (`60`, `60x`, `1 000`).
+fn parse_clock_speed(text: &str) -> Result<f64, String> {
+    let number: String = text
+        .trim()
+        .trim_end_matches(['x', 'X', '×'])
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    const TAKES: &str = "the clock speed is a whole number from 1 (real time) to 1 000 000";
+    match number.parse::<f64>() {
+        Ok(v) if v.fract() == 0.0 && (1.0..=crate::emulator::MAX_SPEED).contains(&v) => Ok(v),
+        _ => Err(match text.trim() {
+            "" => crate::text::first_upper(TAKES),
+            typed => format!(
+                "\"{}\" is not a clock speed: {TAKES}",
+                crate::text::single_line(typed)
+            ),
+        }),
+    }
+}
+
 fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.strong("Emulator");
     let Some(emu) = app.state.service.emulator.clone() else {
@@ -453,21 +475,37 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     };
     let mut speed = app.state.settings.emulator_speed;
     let l = ui.label("Clock speed (× real time)");
-    if ui
+    // What its box cannot take is said, not dropped or clamped (0 had become 1, "abc" nothing).
+    let refusals = super::Refusals::default();
+    let field = ui
         .add(
             egui::Slider::new(&mut speed, 1.0..=crate::emulator::MAX_SPEED)
                 .logarithmic(true)
                 .max_decimals(0)
                 // A typed speed applies on Enter or leaving the box: typing 600 would otherwise
                 // run the clock at 6 and 60 on the way, and read the open delivery again at each.
-                .update_while_editing(false),
+                .update_while_editing(false)
+                .custom_parser(refusals.parser(parse_clock_speed)),
         )
         .labelled_by(l.id)
         .on_hover_text(
             "60: a minute of the retry schedule passes every second; up to 1,000,000, as hookscope emulate --speed",
-        )
-        .changed()
-    {
+        );
+    let shown = app.state.settings.emulator_speed;
+    let note = refusals.note(
+        ui,
+        egui::Id::unique("clock_speed_refused"),
+        &field,
+        shown,
+        &format!("{shown:.0}×"),
+    );
+    if let Some(note) = note {
+        ui.label(RichText::new(note).color(super::severity_color(
+            crate::contract::Severity::Warning,
+            ui.visuals().dark_mode,
+        )));
+    }
+    if field.changed() {
         app.state.settings.emulator_speed = speed;
         emu.set_speed(speed);
         // The open delivery's retries to come follow the new speed: read it again.
@@ -617,5 +655,35 @@ fn delete_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
     });
     if modal.should_close() {
         app.state.service.confirm_delete = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_clock_speed_box_takes_a_whole_speed_and_says_what_it_refuses() {
+        use super::parse_clock_speed;
+        for (typed, speed) in [
+            ("60", 60.0),
+            ("600x", 600.0),
+            ("1 000", 1000.0),
+            ("1", 1.0),
+            ("1000000×", 1e6),
+        ] {
+            assert_eq!(parse_clock_speed(typed), Ok(speed), "{typed}");
+        }
+        for typed in ["0", "-5", "abc", "2.5", "2000000", "inf"] {
+            let e = parse_clock_speed(typed).expect_err(typed);
+            assert_eq!(
+                e,
+                format!(
+                    "\"{typed}\" is not a clock speed: the clock speed is a whole number from 1 (real time) to 1 000 000"
+                )
+            );
+        }
+        assert_eq!(
+            parse_clock_speed(""),
+            Err("The clock speed is a whole number from 1 (real time) to 1 000 000".to_owned())
+        );
     }
 }
