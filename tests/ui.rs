@@ -4070,6 +4070,63 @@ fn read_at_says_what_it_refuses() {
     );
 }
 
+/// A hostile call's sizes stay readable: a delivery id of 5,000 characters is cut in the
+/// Timeline, with how much is left (whole, it filled the tab), and a count of findings too
+/// long for "N found" in its column is given bare ("18000 f…" was cut).
+#[test]
+fn a_huge_delivery_id_and_a_huge_count_of_findings_stay_readable() {
+    let mut rig = start();
+    let long = "d".repeat(5000);
+    let headers = invoker_headers("status-report", &long, 1);
+    let req = post(
+        &rig.client,
+        &rig.url("/hook"),
+        &headers,
+        status_report_body("1"),
+    );
+    let status = rig
+        .rt
+        .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
+        .unwrap();
+    assert_eq!(status, 200);
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    let id = rig.harness.state().state.list.row(0).map(|r| r.id).unwrap();
+    rig.harness.state_mut().select(id);
+    rig.until("the detail loads", move |app| {
+        app.state.detail.as_ref().is_some_and(|d| d.id == id)
+    });
+    rig.show_tab("Timeline");
+    rig.until("its delivery is read", |app| app.state.delivery.is_some());
+    rig.harness.run_steps(2);
+    rig.harness
+        .get_by_label_contains("ddd… (4880 more characters) of webhook");
+    // 3,000 messages with none of their fields: thousands of findings.
+    let body = format!("[{}]", vec!["{}"; 3000].join(","));
+    rig.send_body_and_click("dlv-many", body.into_bytes());
+    rig.until("the detail loads", |app| {
+        app.state
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.inv.delivery.as_deref() == Some("dlv-many"))
+    });
+    rig.harness.run_steps(2);
+    let problems = rig
+        .harness
+        .state()
+        .state
+        .list
+        .row(0)
+        .map(|r| r.problems())
+        .unwrap();
+    assert!(problems >= 10_000, "{problems}");
+    rig.harness.get_by_label(&problems.to_string());
+    assert!(
+        rig.harness
+            .query_by_label(&format!("{problems} found"))
+            .is_none()
+    );
+}
+
 /// A window made smaller and large again leaves the Timeline as it was: the scroll bar the
 /// smaller window needed had stayed, the heading wrapped beside it, and the content, taller
 /// for it, kept needing the bar: the demo's heading on two lines at the default size, the

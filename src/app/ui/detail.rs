@@ -221,14 +221,23 @@ fn delivery_heading(
         }
     }
     let planned = d.projection.as_ref().is_some_and(|p| !p.retries.is_empty());
+    // An id of thousands of characters (a hostile header) cut, with how much is left: whole,
+    // it filled the tab and pushed the timeline out of sight.
+    let id = |text: &str| match crate::text::head_chars(text, ID_CHARS) {
+        (whole, 0) => crate::text::single_line(whole).into_owned(),
+        (head, rest) => format!(
+            "{}… ({rest} more characters)",
+            crate::text::single_line(head)
+        ),
+    };
     ui.weak(format!(
         "Delivery {} {}: {} seen.{}",
-        crate::text::single_line(&d.delivery),
+        id(&d.delivery),
         d.webhook_id
             .as_deref()
             .map_or("(no webhook id header)".into(), |w| format!(
                 "of webhook {}",
-                crate::text::single_line(w)
+                id(w)
             )),
         crate::text::count(d.attempts.len() as u64, "attempt", "attempts"),
         if planned {
@@ -628,6 +637,9 @@ fn shown(text: &str) -> String {
 }
 
 const SHOWN_CHARS: usize = 2000;
+
+/// The most of a delivery or webhook id the Timeline's line under its heading shows.
+const ID_CHARS: usize = 120;
 
 /// A message's field at `path`, borrowed when it is a string (it may be megabytes long).
 fn field<'a>(v: &'a Value, path: &[&str]) -> std::borrow::Cow<'a, str> {

@@ -783,11 +783,15 @@ fn cell_ui(
         }
         _ => {
             if s.problems() > 0 {
-                // The bare number under the short title.
-                let text = if short {
+                // The bare number under the short title, or where "N found" would be cut
+                // ("18000 f…").
+                let found = format!("{} found", s.problems());
+                let fits = super::widest_text(ui, egui::TextStyle::Body, [found.as_str()])
+                    <= ui.available_width();
+                let text = if short || !fits {
                     s.problems().to_string()
                 } else {
-                    format!("{} found", s.problems())
+                    found
                 };
                 // In the colour of the gravest: red when one breaks the contract.
                 let worst = s.worst.unwrap_or(crate::contract::Severity::Warning);
