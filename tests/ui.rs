@@ -4127,6 +4127,68 @@ fn a_huge_delivery_id_and_a_huge_count_of_findings_stay_readable() {
     );
 }
 
+/// Settings' number boxes say what they cannot take, below Apply, and keep what they had:
+/// 99999 had become 65535 and a body limit of 0 MiB 1, without a word.
+#[test]
+fn settings_number_boxes_say_what_they_refuse() {
+    let mut rig = start();
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.run_steps(3);
+    let type_in = |rig: &mut UiRig, label: &str, text: &str| {
+        rig.harness
+            .get_by_role_and_label(egui::accesskit::Role::SpinButton, label)
+            .click();
+        rig.harness.run_steps(3);
+        for c in text.chars() {
+            rig.harness.event(egui::Event::Text(c.to_string()));
+        }
+        rig.harness.run_steps(2);
+        rig.harness.key_press(egui::Key::Enter);
+        rig.harness.run_steps(3);
+    };
+    let port = rig
+        .harness
+        .state()
+        .state
+        .settings_draft
+        .as_ref()
+        .map(|d| d.port);
+    type_in(&mut rig, "Port", "99999");
+    rig.harness.get_by_label(&format!(
+        "\"99999\" is not a port: give a whole number from 0 (any free port) to 65535; kept {}.",
+        port.unwrap_or_default()
+    ));
+    assert_eq!(
+        rig.harness
+            .state()
+            .state
+            .settings_draft
+            .as_ref()
+            .map(|d| d.port),
+        port
+    );
+    type_in(&mut rig, "Body limit (MiB)", "0");
+    rig.harness.get_by_label(
+        "\"0\" is not a body limit: give a whole number of MiB from 1 to 512; kept 32.",
+    );
+    // A number it takes puts the note away.
+    type_in(&mut rig, "Body limit (MiB)", "64");
+    assert!(
+        rig.harness
+            .query_by_label_contains("is not a body limit")
+            .is_none()
+    );
+    assert_eq!(
+        rig.harness
+            .state()
+            .state
+            .settings_draft
+            .as_ref()
+            .map(|d| d.body_limit_mib),
+        Some(64)
+    );
+}
+
 /// A window made smaller and large again leaves the Timeline as it was: the scroll bar the
 /// smaller window needed had stayed, the heading wrapped beside it, and the content, taller
 /// for it, kept needing the bar: the demo's heading on two lines at the default size, the

@@ -48,6 +48,12 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         .show(ctx, |ui| {
             let s = &mut draft;
             let dark = &mut app.state.settings.dark;
+            // What the number boxes cannot take is said below Apply, not clamped without a
+            // word (99999 had become 65535, 0 MiB 1).
+            let (port_refusals, limit_refusals) =
+                (super::Refusals::default(), super::Refusals::default());
+            let mut port_field = None;
+            let mut limit_field = None;
             let listening_on = match app.state.listening {
                 Listening::On(addr) => Some(addr.port()),
                 _ => None,
@@ -63,9 +69,18 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                     ui.end_row();
                     let l = ui.label("Port");
                     ui.horizontal(|ui| {
-                        ui.add(egui::DragValue::new(&mut s.port).range(0..=65535))
+                        port_field = Some(
+                            ui.add(
+                                egui::DragValue::new(&mut s.port)
+                                    .range(0..=65535)
+                                    // Read once typed: "99999" had set the port to 9 999 on
+                                    // the way, and the note said it kept that.
+                                    .update_while_editing(false)
+                                    .custom_parser(port_refusals.parser(parse_port)),
+                            )
                             .labelled_by(l.id)
-                            .on_hover_text("0 picks any free port");
+                            .on_hover_text("0 picks any free port"),
+                        );
                         // 0 beside the port in the top bar read as a contradiction.
                         if s.port == 0
                             && let Some(port) = listening_on
@@ -80,8 +95,15 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                         .on_hover_text("The word in the header names: X-<word>-Event");
                     ui.end_row();
                     let l = ui.label("Body limit (MiB)");
-                    ui.add(egui::DragValue::new(&mut s.body_limit_mib).range(1..=crate::text::MAX_BODY_LIMIT >> 20))
-                        .labelled_by(l.id);
+                    limit_field = Some(
+                        ui.add(
+                            egui::DragValue::new(&mut s.body_limit_mib)
+                                .range(1..=crate::text::MAX_BODY_LIMIT >> 20)
+                                .update_while_editing(false)
+                                .custom_parser(limit_refusals.parser(parse_limit_mib)),
+                        )
+                        .labelled_by(l.id),
+                    );
                     ui.end_row();
                     let l = ui.label("Public URL");
                     ui.add(
@@ -169,6 +191,23 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
             for p in &problems {
                 ui.label(RichText::new(p).color(bad));
             }
+            let refused = [
+                (port_refusals, port_field, "settings_port_refused", draft.port as f64),
+                (
+                    limit_refusals,
+                    limit_field,
+                    "settings_limit_refused",
+                    draft.body_limit_mib as f64,
+                ),
+            ];
+            for (refusals, field, key, value) in refused {
+                let Some(field) = field else { continue };
+                let kept = format!("{value:.0}");
+                if let Some(note) = refusals.note(ui, egui::Id::unique(key), &field, value, &kept)
+                {
+                    ui.label(RichText::new(note).color(warn));
+                }
+            }
             if changed && problems.is_empty() {
                 ui.label(
                     RichText::new("Not applied yet: closing this window throws the changes away.")
@@ -206,4 +245,71 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         }
     }
     app.state.settings_draft = Some(draft);
+}
+
+/// A port typed in Settings: a whole number from 0 (any free port) to 65535.
+fn parse_port(text: &str) -> Result<f64, String> {
+    whole_in(
+        text,
+        0.0..=65535.0,
+        "a port",
+        "a whole number from 0 (any free port) to 65535",
+    )
+}
+
+/// A body limit typed in Settings, in MiB: a whole number from 1 to 512.
+fn parse_limit_mib(text: &str) -> Result<f64, String> {
+    whole_in(
+        text,
+        1.0..=(crate::text::MAX_BODY_LIMIT >> 20) as f64,
+        "a body limit",
+        "a whole number of MiB from 1 to 512",
+    )
+}
+
+/// `text` read as a whole number within `range`; else why not, naming `what` it must be and
+/// what it `takes`.
+fn whole_in(
+    text: &str,
+    range: std::ops::RangeInclusive<f64>,
+    what: &str,
+    takes: &str,
+) -> Result<f64, String> {
+    let number: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    match number.parse::<f64>() {
+        Ok(v) if v.fract() == 0.0 && range.contains(&v) => Ok(v),
+        _ => Err(format!(
+            "\"{}\" is not {what}: give {takes}",
+            crate::text::single_line(text.trim())
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_number_boxes_take_whole_numbers_in_range_and_say_what_they_refuse() {
+        use super::{parse_limit_mib, parse_port};
+        assert_eq!(parse_port("0"), Ok(0.0));
+        assert_eq!(parse_port("8 787"), Ok(8787.0));
+        assert_eq!(parse_port("65535"), Ok(65535.0));
+        for typed in ["99999", "-1", "80.5", "abc"] {
+            assert_eq!(
+                parse_port(typed),
+                Err(format!(
+                    "\"{typed}\" is not a port: give a whole number from 0 (any free port) to 65535"
+                ))
+            );
+        }
+        assert_eq!(parse_limit_mib("32"), Ok(32.0));
+        assert_eq!(parse_limit_mib("512"), Ok(512.0));
+        for typed in ["0", "513", "1.5", "lots"] {
+            assert_eq!(
+                parse_limit_mib(typed),
+                Err(format!(
+                    "\"{typed}\" is not a body limit: give a whole number of MiB from 1 to 512"
+                ))
+            );
+        }
+    }
 }
