@@ -4586,7 +4586,7 @@ fn a_clock_speed_typed_in_its_box_applies_on_enter_not_at_each_keystroke() {
         rig.harness.run_steps(3);
         assert_eq!(speed_now(&rig), (600.0, Some(600.0)), "{typed}");
         rig.harness.get_by_label(&format!(
-            "\"{typed}\" is not a clock speed: the clock speed is a whole number from 1 (real time) to 1 000 000; kept 600×."
+            "\"{typed}\" is not a clock speed: give a whole number from 1 (real time) to 1 000 000; kept 600×."
         ));
     }
 }

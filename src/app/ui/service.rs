@@ -455,11 +455,13 @@ fn parse_clock_speed(text: &str) -> Result<f64, String> {
         .chars()
         .filter(|c| !c.is_whitespace())
         .collect();
-    const TAKES: &str = "the clock speed is a whole number from 1 (real time) to 1 000 000";
+    const TAKES: &str = "give a whole number from 1 (real time) to 1 000 000";
     match number.parse::<f64>() {
         Ok(v) if v.fract() == 0.0 && (1.0..=crate::emulator::MAX_SPEED).contains(&v) => Ok(v),
         _ => Err(match text.trim() {
-            "" => crate::text::first_upper(TAKES),
+            "" => {
+                "Give the clock speed as a whole number from 1 (real time) to 1 000 000".to_owned()
+            }
             typed => format!(
                 "\"{}\" is not a clock speed: {TAKES}",
                 crate::text::single_line(typed)
@@ -677,13 +679,15 @@ mod tests {
             assert_eq!(
                 e,
                 format!(
-                    "\"{typed}\" is not a clock speed: the clock speed is a whole number from 1 (real time) to 1 000 000"
+                    "\"{typed}\" is not a clock speed: give a whole number from 1 (real time) to 1 000 000"
                 )
             );
         }
         assert_eq!(
             parse_clock_speed(""),
-            Err("The clock speed is a whole number from 1 (real time) to 1 000 000".to_owned())
+            Err(
+                "Give the clock speed as a whole number from 1 (real time) to 1 000 000".to_owned()
+            )
         );
     }
 }
