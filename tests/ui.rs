@@ -4167,6 +4167,16 @@ fn settings_number_boxes_say_what_they_refuse() {
             .map(|d| d.port),
         port
     );
+    // Closed and opened again, Settings does not say it again.
+    rig.harness.state_mut().state.show_settings = false;
+    rig.harness.run_steps(2);
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.run_steps(3);
+    assert!(
+        rig.harness
+            .query_by_label_contains("is not a port")
+            .is_none()
+    );
     type_in(&mut rig, "Body limit (MiB)", "0");
     rig.harness.get_by_label(
         "\"0\" is not a body limit: give a whole number of MiB from 1 to 512; kept 32.",

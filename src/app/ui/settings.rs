@@ -6,9 +6,15 @@ use egui::RichText;
 
 pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     if !app.state.show_settings {
-        // Closed without applying: what was typed is thrown away.
+        // Closed without applying: what was typed is thrown away, and what a box refused is
+        // not said again when Settings reopens.
         app.state.settings_draft = None;
         app.state.settings_draft_base = None;
+        ctx.data_mut(|d| {
+            for key in REFUSED_KEYS {
+                d.remove_temp::<Option<(String, u64)>>(egui::Id::unique(key));
+            }
+        });
         return;
     }
     let mut open = true;
@@ -192,11 +198,11 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                 ui.label(RichText::new(p).color(bad));
             }
             let refused = [
-                (port_refusals, port_field, "settings_port_refused", draft.port as f64),
+                (port_refusals, port_field, REFUSED_KEYS[0], draft.port as f64),
                 (
                     limit_refusals,
                     limit_field,
-                    "settings_limit_refused",
+                    REFUSED_KEYS[1],
                     draft.body_limit_mib as f64,
                 ),
             ];
@@ -246,6 +252,9 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     }
     app.state.settings_draft = Some(draft);
 }
+
+/// Where the port and body-limit boxes keep what they refused.
+const REFUSED_KEYS: [&str; 2] = ["settings_port_refused", "settings_limit_refused"];
 
 /// A port typed in Settings: a whole number from 0 (any free port) to 65535.
 fn parse_port(text: &str) -> Result<f64, String> {
