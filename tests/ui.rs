@@ -283,12 +283,7 @@ impl UiRig {
         headers: &[(String, String)],
         body: Vec<u8>,
     ) {
-        let req = post(&self.client, &self.url("/hook"), headers, body);
-        let status = self
-            .rt
-            .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
-            .unwrap();
-        assert_eq!(status, 200);
+        assert_eq!(self.send_with_headers(headers, body), 200);
         self.until("the call is listed", |app| {
             app.state
                 .list
@@ -301,17 +296,11 @@ impl UiRig {
 
     /// A status report announced as an incoming message (one finding), waited for in the list.
     fn send_mislabelled(&mut self, delivery: &str) {
-        let req = post(
-            &self.client,
-            &self.url("/hook"),
-            &invoker_headers("incoming-message", delivery, 1),
-            status_report_body("6"),
+        let headers = invoker_headers("incoming-message", delivery, 1);
+        assert_eq!(
+            self.send_with_headers(&headers, status_report_body("6")),
+            200
         );
-        let status = self
-            .rt
-            .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
-            .unwrap();
-        assert_eq!(status, 200);
         self.until("the call is listed", |app| {
             app.state.list.row(0).is_some_and(|r| r.findings > 0)
         });
@@ -354,16 +343,19 @@ impl UiRig {
     }
 
     fn send(&self, event: &str, delivery: &str, attempt: u32) -> u16 {
-        let req = post(
-            &self.client,
-            &self.url("/hook"),
+        self.send_with_headers(
             &invoker_headers(event, delivery, attempt),
             if event == "incoming-message" {
                 incoming_body("5")
             } else {
                 status_report_body("5")
             },
-        );
+        )
+    }
+
+    /// A POST of `body` with `headers` to the receiver's /hook: the code it was answered.
+    fn send_with_headers(&self, headers: &[(String, String)], body: Vec<u8>) -> u16 {
+        let req = post(&self.client, &self.url("/hook"), headers, body);
         self.rt
             .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
             .unwrap()
@@ -2804,17 +2796,10 @@ fn control_characters_from_a_call_read_as_escapes() {
     // detail's header, as in Headers: hidden, "rtl\u{202e}evil" read "rtlevil".
     let raw = "rtl\u{202e}evil";
     let headers = invoker_headers("status-report", raw, 1);
-    let req = post(
-        &rig.client,
-        &rig.url("/hook"),
-        &headers,
-        status_report_body("1"),
+    assert_eq!(
+        rig.send_with_headers(&headers, status_report_body("1")),
+        200
     );
-    let status = rig
-        .rt
-        .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
-        .unwrap();
-    assert_eq!(status, 200);
     rig.until("the call is listed", |app| {
         app.state
             .list
@@ -4078,17 +4063,10 @@ fn a_huge_delivery_id_and_a_huge_count_of_findings_stay_readable() {
     let mut rig = start();
     let long = "d".repeat(5000);
     let headers = invoker_headers("status-report", &long, 1);
-    let req = post(
-        &rig.client,
-        &rig.url("/hook"),
-        &headers,
-        status_report_body("1"),
+    assert_eq!(
+        rig.send_with_headers(&headers, status_report_body("1")),
+        200
     );
-    let status = rig
-        .rt
-        .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
-        .unwrap();
-    assert_eq!(status, 200);
     rig.until("the call is listed", |app| app.state.list.row(0).is_some());
     let id = rig.harness.state().state.list.row(0).map(|r| r.id).unwrap();
     rig.harness.state_mut().select(id);
@@ -4479,17 +4457,10 @@ fn the_open_delivery_stays_its_own_when_another_webhook_sends_the_same_delivery_
             *value = "235".into();
         }
     }
-    let req = post(
-        &rig.client,
-        &rig.url("/hook"),
-        &headers,
-        status_report_body("5"),
+    assert_eq!(
+        rig.send_with_headers(&headers, status_report_body("5")),
+        200
     );
-    let status = rig
-        .rt
-        .block_on(async { req.send().await.map(|r| r.status().as_u16()) })
-        .unwrap();
-    assert_eq!(status, 200);
     rig.until("the other webhook's call is listed", |app| {
         app.state
             .list
