@@ -671,29 +671,22 @@ impl HookscopeApp {
                         sv.test_reports = Some((std::time::Instant::now(), Vec::new()));
                     }
                     sv.awaiting_test = false;
-                    let calls = match sv.test_reports.as_mut() {
+                    let earlier = match sv.test_reports.as_mut() {
                         Some((_, calls)) => {
+                            let earlier = calls.clone();
                             calls.push(rec.summary.id);
-                            calls.clone()
-                        }
-                        None => vec![rec.summary.id],
-                    };
-                    Some(calls)
-                } else {
-                    None
-                };
-                let awaited = if let Some(calls) = awaited {
-                    Some(match calls.as_slice() {
-                        [_] => "The test message's status report".to_owned(),
-                        [earlier @ .., _] => format!(
-                            "The test message's status reports came in calls {}; its last",
                             earlier
-                                .iter()
-                                .map(i64::to_string)
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                        [] => "The test message's status report".to_owned(),
+                        }
+                        None => Vec::new(),
+                    };
+                    Some(if earlier.is_empty() {
+                        "The test message's status report".to_owned()
+                    } else {
+                        let ids: Vec<String> = earlier.iter().map(i64::to_string).collect();
+                        format!(
+                            "The test message's status reports came in calls {}; its last",
+                            ids.join(", ")
+                        )
                     })
                 } else if sv.awaiting_incoming && event == Some("incoming-message") && from_received
                 {

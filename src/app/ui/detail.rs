@@ -315,12 +315,6 @@ const OTHER_SPEEDS: std::ops::RangeInclusive<f64> = 1.0..=1_000_000.0;
 /// A speed typed in the Timeline's *Read at* field: a number from 1 to 1 000 000, its `x`
 /// optional (`60`, `60x`, `1.5`, `1 000`). The error says what was typed and what is taken.
 fn parse_speed(text: &str) -> Result<f64, String> {
-    let number: String = text
-        .trim()
-        .trim_end_matches(['x', 'X', '×'])
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
     const TAKES: &str = "Read at takes a number from 1 (the real service) to 1 000 000";
     let refused = || match text.trim() {
         "" => TAKES.to_owned(),
@@ -329,8 +323,8 @@ fn parse_speed(text: &str) -> Result<f64, String> {
             crate::text::single_line(typed)
         ),
     };
-    match number.parse::<f64>() {
-        Ok(v) if OTHER_SPEEDS.contains(&v) => Ok(v),
+    match super::typed_number(text, &super::SPEED_UNITS) {
+        Some(v) if OTHER_SPEEDS.contains(&v) => Ok(v),
         _ => Err(refused()),
     }
 }

@@ -95,6 +95,21 @@ pub fn copy_menu(ui: &mut egui::Ui, copied: &mut Option<(String, f64)>, items: V
         .on_hover_text(hover);
 }
 
+/// A number typed in a box: spaces anywhere ignored (`1 000`), and a trailing unit among
+/// `units` (`60x`) allowed; `None` when what is left is no number.
+pub fn typed_number(text: &str, units: &[char]) -> Option<f64> {
+    let number: String = text
+        .trim()
+        .trim_end_matches(units)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    number.parse().ok()
+}
+
+/// The units a speed may be typed with: `60x`, `60×`.
+pub const SPEED_UNITS: [char; 3] = ['x', 'X', '×'];
+
 /// What a number field refused, said beside it: egui's number fields drop text they cannot
 /// read, and clamp what is out of range (0 became 1), without a word. Give the field
 /// [`Refusals::parser`] as its parser, then show [`Refusals::note`] after it.

@@ -449,15 +449,9 @@ fn test_message_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 /// A clock speed typed in the emulator's box: a whole number from 1 (real time) to 1 000 000,
 /// its `x` optional (`60`, `60x`, `1 000`).
 fn parse_clock_speed(text: &str) -> Result<f64, String> {
-    let number: String = text
-        .trim()
-        .trim_end_matches(['x', 'X', '×'])
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
     const TAKES: &str = "give a whole number from 1 (real time) to 1 000 000";
-    match number.parse::<f64>() {
-        Ok(v) if v.fract() == 0.0 && (1.0..=crate::emulator::MAX_SPEED).contains(&v) => Ok(v),
+    match super::typed_number(text, &super::SPEED_UNITS) {
+        Some(v) if v.fract() == 0.0 && (1.0..=crate::emulator::MAX_SPEED).contains(&v) => Ok(v),
         _ => Err(match text.trim() {
             "" => {
                 "Give the clock speed as a whole number from 1 (real time) to 1 000 000".to_owned()

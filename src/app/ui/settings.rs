@@ -284,9 +284,8 @@ fn whole_in(
     what: &str,
     takes: &str,
 ) -> Result<f64, String> {
-    let number: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    match number.parse::<f64>() {
-        Ok(v) if v.fract() == 0.0 && range.contains(&v) => Ok(v),
+    match super::typed_number(text, &[]) {
+        Some(v) if v.fract() == 0.0 && range.contains(&v) => Ok(v),
         _ => Err(format!(
             "\"{}\" is not {what}: give {takes}",
             crate::text::single_line(text.trim())
