@@ -511,6 +511,7 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
                 Some(_) => Some(InvokeOption::Many),
                 None => entry.many.then_some(InvokeOption::Many),
             };
+            warn_if_unreachable(&api, &e.url);
             show(&api, client(&api)?.create_webhook_answered(&e).await?)
         }
         WebhooksCommand::Update {
@@ -535,6 +536,7 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
                 e.name = n;
             }
             if let Some(u) = url {
+                warn_if_unreachable(&api, &u);
                 e.url = u;
             }
             if let Some(s) = sc {
@@ -573,6 +575,14 @@ async fn set_active(api: &ApiArgs, id: u64, active: bool) -> Result<(), ApiCliEr
     e.active = Some(active);
     warn_unknown_invoke_option(&e, id);
     show(api, c.update_webhook_answered(id, &e).await?)
+}
+
+/// Says, before the service is asked, when the service cannot call `url` (a public API and the
+/// receiver's 127.0.0.1): its registration check would fail with an error that does not say why.
+fn warn_if_unreachable(api: &ApiArgs, url: &str) {
+    if let Some(why) = crate::api::reach::unreachable_by(&api.base_url().0, url) {
+        eprintln!("Note: {why}");
+    }
 }
 
 fn warn_unknown_invoke_option(e: &WebhookEntry, id: u64) {

@@ -6020,3 +6020,56 @@ fn the_answer_sent_tab_says_why_a_head_answer_has_no_body() {
     rig.harness
         .get_by_label("No body: an answer to HEAD carries no body: HTTP sends its headers only.");
 }
+
+/// A real service calls from the internet: the form, which starts with the receiver's own
+/// 127.0.0.1 when no Public URL is set, says it cannot reach it and what to do; a tunnel's
+/// address, or the built-in emulator (which calls this machine), raises no such word.
+#[test]
+fn a_real_service_is_told_it_cannot_reach_the_receivers_local_url() {
+    let mut rig = start();
+    const CANNOT: &str = "cannot reach 127.0.0.1, this machine's own address";
+    // The emulator calls this machine: nothing to say.
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.step();
+    assert!(
+        rig.harness
+            .state()
+            .state
+            .service
+            .form
+            .url
+            .contains("127.0.0.1"),
+        "the form starts with the receiver's URL"
+    );
+    assert!(rig.harness.query_by_label_contains(CANNOT).is_none());
+    rig.harness.get_by_label("Cancel").click();
+    rig.harness.step();
+
+    rig.harness.get_by_label("A real service").click();
+    rig.harness.step();
+    rig.harness.state_mut().state.settings.api_base_url = "https://sms.example/v1".into();
+    rig.harness.step();
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.step();
+    let Listening::On(addr) = rig.harness.state().state.listening else {
+        panic!("the receiver listens");
+    };
+    let port = addr.port();
+    let warning = rig.harness.get_by_label_contains(CANNOT);
+    let text = {
+        use egui_kittest::kittest::NodeT;
+        warning.accesskit_node().value().unwrap_or_default()
+    };
+    assert!(
+        text.contains(&format!("in front of port {port}")),
+        "names the port to tunnel: {text}"
+    );
+    assert!(text.contains("Settings' Public URL"), "{text}");
+    // A tunnel's address is reachable: the warning goes.
+    rig.harness.state_mut().state.service.form.url = "https://xyz.trycloudflare.com/hook".into();
+    rig.harness.step();
+    rig.harness.step();
+    assert!(rig.harness.query_by_label_contains(CANNOT).is_none());
+}

@@ -3,6 +3,7 @@
 
 mod client;
 pub mod model;
+pub mod reach;
 
 pub(crate) use client::Transport;
 pub(crate) use client::plain_serde;

@@ -675,11 +675,13 @@ pub struct ServiceState {
 /// A URL at another host, or at a port the receiver never had, is the user's business.
 pub fn moved_receiver_url(url: &str, was: &[u16], now: std::net::SocketAddr) -> Option<String> {
     let mut parsed = url::Url::parse(url).ok()?;
-    let local = match parsed.host()? {
-        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
-        url::Host::Ipv4(ip) => ip.is_loopback() || std::net::IpAddr::V4(ip) == now.ip(),
-        url::Host::Ipv6(ip) => ip.is_loopback() || std::net::IpAddr::V6(ip) == now.ip(),
-    };
+    let host = parsed.host()?;
+    let local = crate::api::reach::reach(&host) == crate::api::reach::Reach::ThisMachine
+        || match host {
+            url::Host::Ipv4(ip) => std::net::IpAddr::V4(ip) == now.ip(),
+            url::Host::Ipv6(ip) => std::net::IpAddr::V6(ip) == now.ip(),
+            url::Host::Domain(_) => false,
+        };
     let port = parsed.port_or_known_default()?;
     if !local || parsed.scheme() != "http" || port == now.port() || !was.contains(&port) {
         return None;

@@ -397,15 +397,8 @@ pub fn check_target(url: &reqwest::Url, allow_remote: bool) -> Result<(), String
     if allow_remote {
         return Ok(());
     }
-    let local = match host {
-        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
-        url::Host::Ipv4(ip) => ip.is_loopback(),
-        // ::1, and 127.x.y.z written as an IPv4-mapped address (::ffff:127.0.0.1).
-        url::Host::Ipv6(ip) => {
-            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
-    };
-    if local {
+    // 127.0.0.0/8, ::1 (and 127.x.y.z written as ::ffff:127.0.0.1), localhost.
+    if crate::api::reach::reach(&host) == crate::api::reach::Reach::ThisMachine {
         Ok(())
     } else {
         Err(format!(
@@ -496,6 +489,7 @@ mod tests {
             "https://[::1]:8/x",
             "http://127.8.9.1/",
             "http://[::ffff:127.0.0.1]:8787/h",
+            "http://0.0.0.0:8787/h",
         ] {
             assert_eq!(check_target(&url(ok), false), Ok(()), "{ok}");
         }

@@ -393,6 +393,18 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         });
         field(ui, "Name", egui::TextEdit::singleline(&mut f.name));
         field(ui, "URL", egui::TextEdit::singleline(&mut f.url));
+        // A real service calls from the internet: the receiver's own 127.0.0.1 (what the form
+        // starts with when no Public URL is set) never gets its calls.
+        if app.state.settings.api_custom
+            && let Some(why) =
+                crate::api::reach::unreachable_by(&app.state.settings.api_base_url, &f.url)
+        {
+            let warn = super::severity_color(crate::contract::Severity::Warning, dark);
+            ui.colored_label(
+                warn,
+                format!("{why} Settings' Public URL makes new webhooks start with it."),
+            );
+        }
         ui.label("Scope");
         ui.horizontal_wrapped(|ui| {
             ui.selectable_value(&mut f.scope, TriggerScope::Sent, "SENT (status reports)");
