@@ -6073,3 +6073,177 @@ fn a_real_service_is_told_it_cannot_reach_the_receivers_local_url() {
     rig.harness.step();
     assert!(rig.harness.query_by_label_contains(CANNOT).is_none());
 }
+
+/// A status-report body of `n` messages, each missing the fields `drop` names (a QA tester's
+/// broken payload), with ids from 1000.
+fn messages_body(n: usize, drop: &[&str]) -> Vec<u8> {
+    let msgs: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            let sample =
+                hookscope::contract::Message::sample_status_report(&(1000 + i).to_string());
+            let mut m = serde_json::to_value(sample).unwrap();
+            let fields = m.as_object_mut().unwrap();
+            fields.insert("body".into(), format!("message number {i}").into());
+            for f in drop {
+                fields.remove(*f);
+            }
+            m
+        })
+        .collect();
+    serde_json::to_vec(&msgs).unwrap()
+}
+
+/// The Messages tab lists every message of a large call, laying out only the rows in sight: it
+/// had stopped at 1,000 ("500 more messages: see the JSON tab") and laid all 1,000 out on every
+/// frame.
+#[test]
+fn the_messages_tab_lists_every_message_of_a_large_call() {
+    let mut rig = start();
+    rig.send_body_and_click("dlv-many", messages_body(1500, &[]));
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.harness.state_mut().state.detail_tab = hookscope::app::state::DetailTab::Messages;
+    rig.harness.step();
+    rig.harness.step();
+    assert!(
+        rig.harness
+            .query_by_label_contains("more messages")
+            .is_none()
+    );
+    // Only the rows in sight are in the tree, not all 1,500.
+    let laid_out = rig
+        .harness
+        .query_all_by_label_contains("message number")
+        .count();
+    assert!(
+        (5..200).contains(&laid_out),
+        "{laid_out} message rows laid out in one frame"
+    );
+    // The last message is reached by scrolling the detail, as a user does.
+    let over = rig.harness.get_by_label("message number 0").rect().center();
+    for _ in 0..200 {
+        if rig.harness.query_by_label("message number 1499").is_some() {
+            break;
+        }
+        rig.wheel(over, egui::MouseWheelUnit::Page, -5.0);
+    }
+    rig.harness.get_by_label("message number 1499");
+}
+
+/// A call with more findings than a page says what kinds they are and how many, and shows them
+/// a page at a time: 16,000 (eight fields missing from each of 2,000 messages) had all been laid
+/// out on every frame, half a second a frame.
+#[test]
+fn a_call_with_thousands_of_findings_shows_them_a_page_at_a_time() {
+    let mut rig = start();
+    let drop = ["encoding", "protocolId"];
+    rig.send_body_and_click("dlv-broken", messages_body(2000, &drop));
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    let total = rig
+        .harness
+        .state()
+        .state
+        .detail
+        .as_ref()
+        .unwrap()
+        .inv
+        .findings
+        .len();
+    assert_eq!(total, 4000, "two findings a message");
+    rig.harness.state_mut().state.detail_tab = hookscope::app::state::DetailTab::Findings;
+    rig.harness.step();
+    rig.harness.step();
+    let page = hookscope::app::state::FINDINGS_PAGE;
+    rig.harness.get_by_label(&format!(
+        "4000 findings, shown {page} at a time. The most frequent:"
+    ));
+    rig.harness
+        .get_by_label("2000 × Message … has no \"encoding\" field.");
+    rig.harness
+        .get_by_label("2000 × Message … has no \"protocolId\" field.");
+    // The page's findings: those about one message, not the summary's kinds.
+    let shown = |rig: &UiRig| {
+        use egui_kittest::kittest::NodeT;
+        rig.harness
+            .query_all_by_label_contains("has no")
+            .filter(|n| !n.accesskit_node().value().unwrap_or_default().contains('×'))
+            .count()
+    };
+    assert_eq!(shown(&rig), page);
+    assert_eq!(
+        rig.harness
+            .get_all_by_label(&format!("1–{page} of 4000"))
+            .count(),
+        2,
+        "above and below the page"
+    );
+    let about = |rig: &UiRig, n: usize| {
+        rig.harness
+            .query_all_by_label_contains(&format!("Message {n} has no"))
+            .count()
+    };
+    assert_eq!(about(&rig, 1), 2, "both of message 1's findings");
+    // Next (the one above the page) shows the next page.
+    rig.harness.get_all_by_label("Next").next().unwrap().click();
+    rig.harness.step();
+    rig.harness.step();
+    let range = format!("{}–{} of 4000", page + 1, 2 * page);
+    assert_eq!(rig.harness.get_all_by_label(&range).count(), 2);
+    assert_eq!(shown(&rig), page);
+    assert_eq!(
+        about(&rig, page / 2 + 1),
+        2,
+        "the next page begins with the next message"
+    );
+    assert_eq!(about(&rig, 1), 0);
+    // The one below, reached by scrolling, moves on and brings the new page's head into sight.
+    let bottom = rig.harness.ctx.content_rect().bottom();
+    for _ in 0..100 {
+        let below = rig.harness.get_all_by_label("Next").last().unwrap().rect();
+        if below.bottom() < bottom - 10.0 {
+            break;
+        }
+        // Over the detail, the lower panel.
+        rig.wheel(
+            egui::pos2(below.center().x, bottom - 60.0),
+            egui::MouseWheelUnit::Page,
+            -3.0,
+        );
+    }
+    for _ in 0..30 {
+        rig.harness.step();
+    }
+    rig.harness.get_all_by_label("Next").last().unwrap().click();
+    for _ in 0..10 {
+        rig.harness.step();
+    }
+
+    let head = rig
+        .harness
+        .get_all_by_label_contains(&format!("Message {} has no", page + 1))
+        .next()
+        .unwrap()
+        .rect();
+    let content = rig.harness.ctx.content_rect();
+    assert!(
+        head.top() >= 0.0 && head.bottom() <= content.bottom(),
+        "the new page's first finding is in sight: {head:?}"
+    );
+    // The last page ends at the last finding, and Next is off there.
+    for _ in 0..20 {
+        let next = rig.harness.get_all_by_label("Next").next().unwrap();
+        use egui_kittest::kittest::NodeT;
+        if next.accesskit_node().is_disabled() {
+            break;
+        }
+        next.click();
+        rig.harness.step();
+        rig.harness.step();
+    }
+    let range = format!("{}–4000 of 4000", 4000 - page + 1);
+    assert_eq!(rig.harness.get_all_by_label(&range).count(), 2);
+    assert_eq!(
+        about(&rig, 2000),
+        2,
+        "the last page ends at the last message"
+    );
+}

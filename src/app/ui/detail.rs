@@ -776,12 +776,6 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     } else {
         messages_table(ui, items, &shown_cols, &widths, &least);
     }
-    if items.len() > 1000 {
-        ui.weak(format!(
-            "{} more messages: see the JSON tab.",
-            items.len() - 1000
-        ));
-    }
 }
 
 /// The Messages tab's table: the columns `shown` (indices into `MESSAGE_COLUMNS`) at `widths`.
@@ -814,19 +808,21 @@ fn messages_table(
                 });
             }
         })
-        .body(|mut body| {
-            for m in items.iter().take(1000) {
-                body.row(18.0, |mut row| {
-                    for path in shown_cols.iter().map(|&i| MESSAGE_COLUMNS[i].1) {
-                        row.col(|ui| {
-                            // A value cut to the column's width shows whole on hover (egui's
-                            // own tooltip for elided text: a second one would stack on it).
-                            let text = super::bidi_safe(ui, shown(&field(m, path)).into());
-                            ui.add(egui::Label::new(text).truncate());
-                        });
-                    }
-                });
-            }
+        // Only the rows in the detail's sight are laid out (the table reads the clip of the
+        // scroll area around it): every message of a call is listed, however many, where a
+        // thousand laid out on every frame had taken 22 ms a frame.
+        .body(|body| {
+            body.rows(18.0, items.len(), |mut row| {
+                let m = &items[row.index()];
+                for path in shown_cols.iter().map(|&i| MESSAGE_COLUMNS[i].1) {
+                    row.col(|ui| {
+                        // A value cut to the column's width shows whole on hover (egui's
+                        // own tooltip for elided text: a second one would stack on it).
+                        let text = super::bidi_safe(ui, shown(&field(m, path)).into());
+                        ui.add(egui::Label::new(text).truncate());
+                    });
+                }
+            });
         });
 }
 
@@ -1027,15 +1023,130 @@ fn findings_ui(ui: &mut egui::Ui, s: &Stored, delivery: &[crate::contract::Findi
     if s.inv.findings.is_empty() {
         ui.label("The call on its own keeps to the contract.");
     }
-    for f in &s.inv.findings {
-        finding_ui(ui, f, dark);
-    }
+    call_findings_ui(ui, s.id, &s.inv.findings, dark);
     if !delivery.is_empty() {
         ui.add_space(6.0);
         ui.strong("Across its delivery (all its attempts, as in the Timeline tab)");
         for f in delivery {
             finding_ui(ui, f, dark);
         }
+    }
+}
+
+/// A call's own findings: all of them when they are few; more than a page, what kinds they are
+/// and how many of each, then a page of them at a time with the buttons to move between pages
+/// (above the page and again below it, which brings the new page's head into sight).
+fn call_findings_ui(
+    ui: &mut egui::Ui,
+    call: i64,
+    findings: &[crate::contract::Finding],
+    dark: bool,
+) {
+    use crate::app::state::FINDINGS_PAGE;
+    if findings.len() <= FINDINGS_PAGE {
+        for f in findings {
+            finding_ui(ui, f, dark);
+        }
+        return;
+    }
+    let pages = findings.len().div_ceil(FINDINGS_PAGE);
+    let key = egui::Id::unique(("findings_page", call));
+    let mut page = ui
+        .data(|d| d.get_temp::<usize>(key))
+        .unwrap_or(0)
+        .min(pages - 1);
+    for line in findings_summary(findings) {
+        ui.label(line);
+    }
+    let nav = |ui: &mut egui::Ui, page: &mut usize| {
+        let first = *page * FINDINGS_PAGE;
+        let last = (first + FINDINGS_PAGE).min(findings.len());
+        let mut moved = false;
+        ui.horizontal_wrapped(|ui| {
+            if ui
+                .add_enabled(*page > 0, egui::Button::new("Previous"))
+                .clicked()
+            {
+                *page -= 1;
+                moved = true;
+            }
+            if ui
+                .add_enabled(*page + 1 < pages, egui::Button::new("Next"))
+                .clicked()
+            {
+                *page += 1;
+                moved = true;
+            }
+            ui.label(format!("{}–{last} of {}", first + 1, findings.len()));
+        });
+        moved
+    };
+    let top = ui.cursor().min;
+    nav(ui, &mut page);
+    let first = page * FINDINGS_PAGE;
+    for f in &findings[first..(first + FINDINGS_PAGE).min(findings.len())] {
+        finding_ui(ui, f, dark);
+    }
+    ui.add_space(4.0);
+    if nav(ui, &mut page) {
+        // The new page from its head: the buttons above it, in sight.
+        let at = egui::Rect::from_min_size(top, egui::vec2(1.0, 1.0));
+        ui.scroll_to_rect(at, Some(egui::Align::TOP));
+    }
+    ui.data_mut(|d| d.insert_temp(key, page));
+}
+
+/// For a call whose findings take more than a page: how many, and the most frequent kinds of
+/// them with how many of each ("2000 × Message … has no "encoding" field."), the message's
+/// number left out so that the same finding about each message counts as one kind.
+fn findings_summary(findings: &[crate::contract::Finding]) -> Vec<String> {
+    const KINDS: usize = 5;
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for f in findings {
+        let kind = finding_kind(&f.message);
+        match index.get(&kind) {
+            Some(&at) => kinds[at].1 += 1,
+            None => {
+                index.insert(kind.clone(), kinds.len());
+                kinds.push((kind, 1));
+            }
+        }
+    }
+    // Most frequent first; a tie keeps the order the kinds came in.
+    kinds.sort_by_key(|k| std::cmp::Reverse(k.1));
+    let mut lines = vec![format!(
+        "{} findings, shown {} at a time. The most frequent:",
+        findings.len(),
+        crate::app::state::FINDINGS_PAGE
+    )];
+    for (kind, n) in kinds.iter().take(KINDS) {
+        lines.push(format!("{n} × {}", crate::app::in_window_words(kind)));
+    }
+    if kinds.len() > KINDS {
+        let others: usize = kinds[KINDS..].iter().map(|(_, n)| n).sum();
+        lines.push(format!(
+            "and {} of {} other kinds",
+            others,
+            kinds.len() - KINDS
+        ));
+    }
+    lines
+}
+
+/// A finding's sentence with the number of the message it names left out: `Message 12 has no
+/// "encoding" field.` is `Message … has no "encoding" field.`
+fn finding_kind(message: &str) -> String {
+    match message.strip_prefix("Message ") {
+        Some(rest) => {
+            let number = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            if number > 0 {
+                format!("Message …{}", &rest[number..])
+            } else {
+                message.to_owned()
+            }
+        }
+        None => message.to_owned(),
     }
 }
 
@@ -1627,5 +1738,44 @@ mod tests {
             curl_command(&dropped, "http://h"),
             "# The body (2.0 MiB) was over the body limit and not kept: this command sends none.\ncurl -X POST 'http://h/hook?secret=it'\\''s' -H 'x-service-event: status-report'"
         );
+    }
+
+    #[test]
+    fn the_summary_counts_the_same_finding_about_each_message_as_one_kind() {
+        use crate::contract::{Finding, Severity};
+        let f = |m: &str| Finding {
+            severity: Severity::Error,
+            code: "missing-field".into(),
+            message: m.to_owned(),
+        };
+        assert_eq!(
+            finding_kind("Message 12 has no \"encoding\" field."),
+            "Message … has no \"encoding\" field."
+        );
+        // Not a message's number: left as it is.
+        assert_eq!(
+            finding_kind("Message body is empty."),
+            "Message body is empty."
+        );
+        assert_eq!(
+            finding_kind("The body is not JSON."),
+            "The body is not JSON."
+        );
+        let mut all: Vec<Finding> = (1..=300)
+            .map(|i| f(&format!("Message {i} has no \"encoding\" field.")))
+            .collect();
+        all.extend((1..=5).map(|i| f(&format!("Message {i}: kind {i}."))));
+        all.push(f("Header X is missing."));
+        let lines = findings_summary(&all);
+        assert_eq!(
+            lines[0],
+            "306 findings, shown 200 at a time. The most frequent:"
+        );
+        assert_eq!(lines[1], "300 × Message … has no \"encoding\" field.");
+        // Then the ties in the order they came, five kinds in all, and the rest counted.
+        assert_eq!(lines[2], "1 × Message …: kind 1.");
+        assert_eq!(lines[5], "1 × Message …: kind 4.");
+        assert_eq!(lines[6], "and 2 of 2 other kinds");
+        assert_eq!(lines.len(), 7);
     }
 }
