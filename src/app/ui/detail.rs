@@ -1126,7 +1126,7 @@ fn findings_summary(findings: &[crate::contract::Finding]) -> Vec<String> {
     if kinds.len() > KINDS {
         let others: usize = kinds[KINDS..].iter().map(|(_, n)| n).sum();
         lines.push(format!(
-            "and {} of {} other kinds",
+            "and {} more, of {} other kinds",
             others,
             kinds.len() - KINDS
         ));
@@ -1775,7 +1775,7 @@ mod tests {
         // Then the ties in the order they came, five kinds in all, and the rest counted.
         assert_eq!(lines[2], "1 × Message …: kind 1.");
         assert_eq!(lines[5], "1 × Message …: kind 4.");
-        assert_eq!(lines[6], "and 2 of 2 other kinds");
+        assert_eq!(lines[6], "and 2 more, of 2 other kinds");
         assert_eq!(lines.len(), 7);
     }
 }
