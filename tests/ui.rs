@@ -4001,6 +4001,28 @@ fn an_answer_the_service_never_got_in_time_reads_late() {
     }
     rig.harness
         .get_by_label_contains("No answer reached the service in time");
+    rig.harness
+        .get_by_label_contains("`log`, `show` and `--json` call it retry-temporary.");
+}
+
+/// The list's "discarded" says on hover what it means and the name `log` gives it, so a user
+/// going between the window and the command line knows they are the same outcome.
+#[test]
+fn the_outcome_hover_gives_the_command_lines_name_for_it() {
+    let mut rig = start();
+    rig.harness.state_mut().apply_answer(Answer::status(400));
+    rig.harness.step();
+    assert_eq!(rig.send("status-report", "dlv-gone", 1), 400);
+    rig.until("the call is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.step();
+    rig.harness.get_by_label("discarded").hover();
+    for _ in 0..60 {
+        rig.harness.step();
+    }
+    rig.harness
+        .get_by_label_contains("Failed permanently, so the message is discarded");
+    rig.harness
+        .get_by_label_contains("call it failed-permanently.");
 }
 
 /// The Timeline's *Read at* field says what it refuses (egui's number field dropped "abc"

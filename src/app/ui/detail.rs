@@ -276,9 +276,7 @@ fn attempts_grid(ui: &mut egui::Ui, d: &crate::deliveries::Delivery, speed: f64,
                     RichText::new(super::list::outcome_word(a.outcome, a.unanswered))
                         .color(super::outcome_color(a.outcome, dark)),
                 );
-                if a.unanswered {
-                    word.on_hover_text(super::list::LATE_HOVER);
-                }
+                word.on_hover_text(super::list::outcome_hover(a.outcome, a.unanswered, false));
                 ui.end_row();
             }
         });

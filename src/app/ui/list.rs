@@ -772,13 +772,8 @@ fn cell_ui(
                     format!("{} (its Findings say why).", crate::store::NOT_HTTP_MEANING);
                 hover[..1].make_ascii_uppercase();
                 hover
-            } else if s.unanswered && s.outcome == Outcome::RetryTemporary {
-                LATE_HOVER.to_owned()
-            } else if s.registration_check && s.outcome == Outcome::Succeeded {
-                // No webhook is ready yet: its URL is.
-                "The registration check passed: the service accepts the URL.".to_owned()
             } else {
-                s.outcome.sentence()
+                outcome_hover(s.outcome, s.unanswered, s.registration_check)
             });
         }
         _ => {
@@ -817,8 +812,25 @@ pub(super) fn outcome_word(o: Outcome, unanswered: bool) -> &'static str {
     }
 }
 
+/// What an outcome's word in the list or the Timeline means, for its hover, with the name the
+/// command line gives it: the window says "discarded" where `log` prints `failed-permanently`.
+pub(super) fn outcome_hover(o: Outcome, unanswered: bool, registration_check: bool) -> String {
+    let meaning = if unanswered && o == Outcome::RetryTemporary {
+        LATE_HOVER.to_owned()
+    } else if registration_check && o == Outcome::Succeeded {
+        // No webhook is ready yet: its URL is.
+        "The registration check passed: the service accepts the URL.".to_owned()
+    } else {
+        o.sentence()
+    };
+    format!(
+        "{meaning}\n`log`, `show` and `--json` call it {}.",
+        o.as_str()
+    )
+}
+
 /// What "retry (late)" means, for its hover.
-pub(super) const LATE_HOVER: &str = "No answer reached the service in time (its 30 s passed, or the call was cut off first): it counts the call as a temporary failure and retries it, whatever code was chosen.";
+const LATE_HOVER: &str = "No answer reached the service in time (its 30 s passed, or the call was cut off first): it counts the call as a temporary failure and retries it, whatever code was chosen.";
 
 pub(super) fn list_label(o: Outcome) -> &'static str {
     match o {
