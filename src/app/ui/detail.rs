@@ -907,7 +907,10 @@ fn hex_bytes_per_line(per_row: usize) -> usize {
 }
 
 /// The rows of `text` as the Raw body tab shows them: byte ranges of its lines (without their
-/// line break), each cut into rows of at most `per_row` characters.
+/// line break), each cut into rows of at most `per_row` columns of the monospace font.
+/// Characters are counted by the room they take ([`shown_columns`]), not one each: a Hebrew
+/// text's vowel points, which take none, had cut its rows at half the panel, and an emoji's
+/// two columns had run a row of them past it.
 fn text_rows(text: &str, per_row: usize) -> Vec<std::ops::Range<usize>> {
     let per_row = per_row.max(1);
     let mut rows = Vec::new();
@@ -915,16 +918,36 @@ fn text_rows(text: &str, per_row: usize) -> Vec<std::ops::Range<usize>> {
     for line in text.split_inclusive('\n') {
         let shown = line.trim_end_matches(['\n', '\r']);
         let mut start = offset;
-        for (n, (i, _)) in shown.char_indices().enumerate() {
-            if n > 0 && n % per_row == 0 {
+        let mut used = 0;
+        for (i, c) in shown.char_indices() {
+            let w = shown_columns(c);
+            // A mark that takes no room stays with the letter before it.
+            if used > 0 && used + w > per_row {
                 rows.push(start..offset + i);
                 start = offset + i;
+                used = 0;
             }
+            used += w;
         }
         rows.push(start..offset + shown.len());
         offset += line.len();
     }
     rows
+}
+
+/// How many monospace columns `c` takes in the Raw body tab: none for a combining mark or a
+/// zero-width character, two for a wide one (an emoji, a Chinese character), a tab's four, and
+/// a control character's escape (`\u{1b}`, as [`crate::text::shown_controls`] writes it).
+fn shown_columns(c: char) -> usize {
+    use unicode_width::UnicodeWidthChar;
+    match c {
+        '\t' => 4,
+        c if crate::text::risky(c) => {
+            let digits = (32 - (c as u32).leading_zeros()).div_ceil(4).max(1) as usize;
+            digits + "\\u{}".len()
+        }
+        c => c.width().unwrap_or(0),
+    }
 }
 
 /// What the body tabs say of a body refused for its size: it was not kept, only counted.
@@ -1658,6 +1681,33 @@ mod tests {
         let long = "x".repeat(60);
         assert_eq!(rows, ["ab", "", long.as_str(), long.as_str(), "é", "last"]);
         assert_eq!(text_rows("é", 60).len(), 1);
+        // Hebrew with its points: 60 letters to a row of 60 columns, each with its points
+        // (which take no room), however many characters that is.
+        let pointed = "שָׁ".repeat(90);
+        let rows: Vec<&str> = text_rows(&pointed, 60)
+            .into_iter()
+            .map(|r| &pointed[r])
+            .collect();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0], "שָׁ".repeat(60));
+        // Emoji take two columns each: 30 to a row of 60.
+        let faces = "😀".repeat(45);
+        let rows: Vec<&str> = text_rows(&faces, 60)
+            .into_iter()
+            .map(|r| &faces[r])
+            .collect();
+        assert_eq!(rows, ["😀".repeat(30), "😀".repeat(15)]);
+        // A control character takes its escape's room: \u{1b} is six columns.
+        assert_eq!(shown_columns('\u{1b}'), 6);
+        assert_eq!(shown_columns('\u{202e}'), 8);
+        assert_eq!(shown_columns('\u{5b8}'), 0);
+        assert_eq!(shown_columns('x'), 1);
+        let escapes = format!("{}x", "\u{1b}".repeat(10));
+        let rows: Vec<&str> = text_rows(&escapes, 60)
+            .into_iter()
+            .map(|r| &escapes[r])
+            .collect();
+        assert_eq!(rows, ["\u{1b}".repeat(10), "x".to_owned()]);
         // As wide as the panel, in steps of ten characters, never under forty.
         assert_eq!(raw_row_chars(700.0, 7.0), 100);
         assert_eq!(raw_row_chars(706.0, 7.0), 100);
