@@ -965,6 +965,14 @@ fn not_kept_sentence(inv: &crate::store::Invocation) -> String {
     )
 }
 
+/// The Raw body tab's rows of the text body in sight (see [`text_rows`]).
+type RawRows = std::sync::Arc<Vec<std::ops::Range<usize>>>;
+
+/// Where the rows of the body in sight are kept, with the body's id and the width they are for.
+fn raw_rows_key() -> egui::Id {
+    egui::Id::unique("raw_rows")
+}
+
 /// The body whole, text or hex dump, in a scroll area that lays out only the rows in sight:
 /// a body of megabytes costs the rows on screen, not a galley of millions of glyphs. It is
 /// `height` points tall.
@@ -988,16 +996,19 @@ fn raw_ui(
         .x;
     let bar = ui.spacing().scroll.allocated_width();
     let per_row = raw_row_chars(ui.available_width() - bar, ten / 10.0);
-    // The rows of a text body, worked out once per call and width (a pass over the whole body).
-    type Rows = std::sync::Arc<Vec<std::ops::Range<usize>>>;
-    let rows: Rows = match text {
+    // The rows of a text body, worked out once per call and width (a pass over the whole body),
+    // and kept for the body in sight only: kept for every body opened, a session of bodies of
+    // megabytes held all their rows until the window closed.
+    let rows: RawRows = match text {
         Some(t) => {
-            let key = egui::Id::unique(("raw_rows", id));
-            match ui.data(|d| d.get_temp::<(usize, Rows)>(key)) {
-                Some((width, rows)) if width == per_row => rows,
+            let body_id = egui::Id::unique(id);
+            match ui.data(|d| d.get_temp::<(egui::Id, usize, RawRows)>(raw_rows_key())) {
+                Some((of, width, rows)) if of == body_id && width == per_row => rows,
                 _ => {
                     let rows = std::sync::Arc::new(text_rows(t, per_row));
-                    ui.data_mut(|d| d.insert_temp(key, (per_row, rows.clone())));
+                    ui.data_mut(|d| {
+                        d.insert_temp(raw_rows_key(), (body_id, per_row, rows.clone()))
+                    });
                     rows
                 }
             }
@@ -1825,5 +1836,25 @@ mod tests {
         assert_eq!(lines[5], "1 × Message …: kind 4.");
         assert_eq!(lines[6], "and 2 more, of 2 other kinds");
         assert_eq!(lines.len(), 7);
+    }
+
+    #[test]
+    fn the_raw_tab_keeps_the_rows_of_the_body_in_sight_only() {
+        let ctx = egui::Context::default();
+        let bodies: Vec<Vec<u8>> = (0..5)
+            .map(|i| format!("line {i}\n").repeat(1000).into_bytes())
+            .collect();
+        for (i, body) in bodies.iter().enumerate() {
+            let mut out = ctx.run_ui(egui::RawInput::default(), |ui| {
+                raw_ui(ui, ("request", i as i64), body, 400.0);
+            });
+            out.textures_delta.clear();
+        }
+        let kept = ctx.data(|d| d.count::<(egui::Id, usize, RawRows)>());
+        assert_eq!(kept, 1, "the rows of one body, not of each opened");
+        let rows = ctx.data(|d| d.get_temp::<(egui::Id, usize, RawRows)>(raw_rows_key()));
+        let (of, _, rows) = rows.expect("the last body's rows");
+        assert_eq!(of, egui::Id::unique(("request", 4i64)));
+        assert_eq!(rows.len(), 1000, "a row a line");
     }
 }
