@@ -833,6 +833,19 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
             // stored are noted as never answered, so the store does not claim an answer.
             let report = quitter.quit_now().await;
             eprintln!("{}", quit_message(&report));
+            // Their lines, printed as they were stored, gave the answer chosen for them, which
+            // never went: each is printed again as the store has it now ("-> 200 succeeded"
+            // had stood on stdout for a call the caller got no answer to).
+            let store = store.clone();
+            let ids = report.stored.clone();
+            let lines = tokio::task::spawn_blocking(move || corrected_lines(&store, &ids, json))
+                .await
+                .unwrap_or_default();
+            let mut out = std::io::stdout().lock();
+            for line in lines {
+                let _ = writeln!(out, "{line}");
+            }
+            let _ = out.flush();
             return Ok(());
         }
     }
@@ -867,6 +880,32 @@ fn held_line(h: &crate::receiver::Held) -> String {
             .format("%H:%M:%S%.3f"),
         escape_control(&h.announce())
     )
+}
+
+/// The lines `listen` prints again, after a second Ctrl-C, for the calls `ids` that were stored
+/// and never answered: each as the store has it now (`retry-temporary`), marked as a correction
+/// of the line printed when it was stored (` (corrected: never answered, Hookscope quit at
+/// once)`; with `--json`, `"corrected": true`). A call that cannot be read is left out: its
+/// id is in the quit message.
+fn corrected_lines(store: &Store, ids: &[i64], json: bool) -> Vec<String> {
+    ids.iter()
+        .filter_map(|&id| store.get_without_bodies(id).ok().flatten())
+        .map(|s| {
+            let summary = Summary::of(s.id, &s.inv);
+            if json {
+                let mut v = listen_json(&summary);
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("corrected".into(), serde_json::Value::Bool(true));
+                }
+                crate::text::json_for_terminal(v.to_string())
+            } else {
+                format!(
+                    "{}  (corrected: never answered, Hookscope quit at once)",
+                    format_line(&summary)
+                )
+            }
+        })
+        .collect()
 }
 
 /// What a second Ctrl-C did, in a sentence.
@@ -1580,6 +1619,45 @@ mod tests {
         let path = d.resolve();
         assert!(path.is_absolute(), "{}", path.display());
         assert!(path.ends_with("rel/dir"));
+    }
+
+    /// A call whose line said "-> 200 succeeded" as it was stored, then got no answer because
+    /// of a second Ctrl-C, is printed again as the store now has it.
+    #[tokio::test]
+    async fn a_call_left_unanswered_by_a_quit_is_printed_again_corrected() {
+        use crate::store::{Durability, Invocation, Store};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        let mut inv = Invocation::synthetic(0, b"[]");
+        inv.answer.status = 200;
+        inv.delivery = Some("d-1".into());
+        let id = store.insert(inv).await.unwrap();
+        let before = Summary::of(id, &store.get(id).unwrap().unwrap().inv);
+        assert!(format_line(&before).contains("-> 200 succeeded"));
+        let quit = crate::contract::Finding {
+            severity: crate::contract::Severity::Warning,
+            code: crate::store::QUIT_BEFORE_ANSWER.into(),
+            message: "Hookscope quit at once.".into(),
+        };
+        store
+            .note_replacing(id, quit, crate::store::unanswered_outcome(false), None)
+            .await
+            .unwrap();
+        let text = corrected_lines(&store, &[id, 999], false);
+        assert_eq!(text.len(), 1, "an id not stored is left out: {text:?}");
+        assert!(
+            text[0].contains("delivery=d-1")
+                && text[0].contains("-> 200 retry-temporary")
+                && text[0].ends_with("  (corrected: never answered, Hookscope quit at once)"),
+            "{}",
+            text[0]
+        );
+        let json = corrected_lines(&store, &[id], true);
+        let v: serde_json::Value = serde_json::from_str(&json[0]).unwrap();
+        assert_eq!(v["id"], id);
+        assert_eq!(v["outcome"], "retry-temporary");
+        assert_eq!(v["answer_status"], 200);
+        assert_eq!(v["corrected"], true);
     }
 
     #[test]
