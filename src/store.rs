@@ -1437,19 +1437,38 @@ fn outcome_col(row: &Row<'_>) -> rusqlite::Result<Outcome> {
 
 const SUMMARY_COLUMNS: &str = "id, received_at_us, method, path, event, delivery, attempt, \
     webhook_id, messages, answer_status, outcome, body_size, findings_count, registration_check, rule, took_us, \
-    CASE WHEN findings_count > 0 THEN (SELECT max(CASE json_extract(value, '$.severity') \
-        WHEN 'error' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END) FROM json_each(findings)) END AS worst, \
-    CASE WHEN findings_count > 0 THEN EXISTS (SELECT 1 FROM json_each(findings) \
-        WHERE json_extract(value, '$.code') = 'not-http') ELSE 0 END AS not_http, \
-    CASE WHEN took_us >= 30000000 THEN 1 WHEN findings_count > 0 THEN EXISTS (SELECT 1 \
-        FROM json_each(findings) WHERE json_extract(value, '$.code') \
-        IN ('caller-hung-up', 'quit-before-answer')) ELSE 0 END AS unanswered";
+    CASE WHEN findings_count > 0 AND json_valid(findings) THEN (SELECT max(CASE json_extract(value, '$.severity') \
+        WHEN 'error' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END) FROM json_each(findings) WHERE type = 'object') END AS worst, \
+    CASE WHEN findings_count > 0 AND json_valid(findings) THEN EXISTS (SELECT 1 FROM json_each(findings) \
+        WHERE type = 'object' AND json_extract(value, '$.code') = 'not-http') ELSE 0 END AS not_http, \
+    CASE WHEN took_us >= 30000000 THEN 1 WHEN findings_count > 0 AND json_valid(findings) THEN EXISTS (SELECT 1 \
+        FROM json_each(findings) WHERE type = 'object' AND json_extract(value, '$.code') \
+        IN ('caller-hung-up', 'quit-before-answer')) ELSE 0 END AS unanswered, \
+    CASE WHEN json_valid(findings) AND json_type(findings) = 'array' THEN NULL ELSE findings END AS findings";
 
 fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
     record_row(row, summary_fields)
 }
 
 fn summary_fields(row: &Row<'_>) -> rusqlite::Result<Summary> {
+    // The findings as written by hand, when they are not a JSON array (the SQL above reads
+    // none of them then: one such record had failed the whole page, `log` listing nothing).
+    if let Some(damaged) = row.get::<_, Option<String>>("findings")? {
+        let error = match serde_json::from_str::<Vec<Finding>>(&damaged) {
+            Err(e) => e,
+            Ok(_) => serde_json::from_str::<Vec<Finding>>("{}")
+                .err()
+                .unwrap_or_else(|| serde::de::Error::custom("not an array")),
+        };
+        return Err(rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Text,
+            Box::new(BadJson {
+                column: "findings".into(),
+                error,
+            }),
+        ));
+    }
     Ok(Summary {
         id: row.get("id")?,
         received_at: micros_to_time(row.get("received_at_us")?),

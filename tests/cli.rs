@@ -1918,6 +1918,56 @@ fn a_damaged_store_is_named_with_what_to_do() {
             && err.contains("its findings is not the JSON Hookscope writes"),
         "{err}"
     );
+    // `log` still lists the others around it, naming it in its place: the findings the list
+    // reads in SQL (the worst one, a refused request, an unanswered call) had failed the whole
+    // page, so `log` printed nothing at all. With findings counted, and with a JSON value that
+    // is not a list of them.
+    for findings in ["x", "{\"a\": 1}", "[1, \"two\"]"] {
+        let conn = rusqlite::Connection::open(edited.join(hookscope::store::DB_FILE)).unwrap();
+        conn.execute(
+            "UPDATE invocations SET findings = ?1, findings_count = 2 WHERE id = 297",
+            [findings],
+        )
+        .unwrap();
+        drop(conn);
+        for json in [false, true] {
+            let mut cmd = bin();
+            cmd.args(["log", "--limit", "5"])
+                .arg("--data-dir")
+                .arg(&edited);
+            if json {
+                cmd.arg("--json");
+            }
+            let out = cmd.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{err}");
+            let listed = String::from_utf8_lossy(&out.stdout);
+            let expected = if findings.starts_with('[') && !json {
+                4
+            } else {
+                3
+            };
+            assert_eq!(
+                listed.lines().count(),
+                expected,
+                "{findings}: {listed}{err}"
+            );
+            assert!(err.contains("record 298 in"), "{err}");
+            if expected == 3 {
+                assert!(
+                    err.contains("record 297 in")
+                        && err.contains("its findings is not the JSON Hookscope writes"),
+                    "{findings}: {err}"
+                );
+                assert!(
+                    err.contains(
+                        "2 records could not be read (named above); the others are listed"
+                    ),
+                    "{err}"
+                );
+            }
+        }
+    }
 }
 
 /// `--data-dir` before the subcommand is the subcommand's (it used to be read by the window
