@@ -4,7 +4,7 @@ use crate::contract::{Brand, RetryAfter, SCHEDULE_RULE, Schedule, outcome_of};
 use crate::receiver::{self, ReceiverConfig};
 use crate::responder::{Answer, Responder, ResponderConfig};
 use crate::store::{Durability, Filter, Store, Stored, Summary, default_data_dir};
-use crate::text::{escape_control, human_duration, human_size, parse_duration};
+use crate::text::{escape_control, human_duration, human_size};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::net::IpAddr;
@@ -214,8 +214,27 @@ pub struct AnswerArgs {
     #[arg(long, value_name = "TYPE")]
     pub content_type: Option<String>,
     /// Wait before answering, e.g. 500ms, 1.5s, 35s (past 30 s the service counts a timeout).
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION", allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse_delay, value_name = "DURATION", allow_hyphen_values = true)]
     pub delay: Option<std::time::Duration>,
+}
+
+/// `--delay`: a duration, held to the millisecond. One finer than that is refused rather than
+/// rounded without a word (`0.4ms` had answered at once, the banner saying no delay).
+fn parse_delay(s: &str) -> Result<std::time::Duration, String> {
+    let (d, rounded) = crate::text::parse_duration_rounded(s).map_err(|e| e.to_string())?;
+    if rounded {
+        return Err(format!(
+            "\"{}\" is finer than a delay can be: an answer is held to the millisecond (give {}ms{})",
+            escape_control(s.trim()),
+            d.as_millis(),
+            if d.is_zero() {
+                ", or leave --delay out"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(d)
 }
 
 /// The longest answer body `--body-file` reads.

@@ -423,6 +423,12 @@ pub fn parse_size(s: &str) -> Result<u64, ParseError> {
 
 /// A duration such as `500ms`, `2s`, `1m`, `1h`, or plain seconds `30`.
 pub fn parse_duration(s: &str) -> Result<Duration, ParseError> {
+    parse_duration_rounded(s).map(|(d, _)| d)
+}
+
+/// [`parse_duration`], and whether the value was rounded to the millisecond (`0.4ms`,
+/// `1.0005s`): a delay given finer than that is refused by `listen`, not held for 0 ms.
+pub fn parse_duration_rounded(s: &str) -> Result<(Duration, bool), ParseError> {
     let err = || ParseError {
         input: s.to_owned(),
         what: "a duration",
@@ -451,19 +457,21 @@ pub fn parse_duration(s: &str) -> Result<Duration, ParseError> {
             .map_err(|_| if num.is_empty() { err() } else { too_large() })?;
         return n
             .checked_mul(ms)
-            .map(Duration::from_millis)
+            .map(|ms| (Duration::from_millis(ms), false))
             .ok_or_else(too_large);
     }
     // A fraction, as Hookscope writes gaps ("1.5 s"), to the millisecond.
     let n: f64 = num.parse().map_err(|_| err())?;
-    let total = (n * ms as f64).round();
+    let exact = n * ms as f64;
+    let total = exact.round();
     if !total.is_finite() || total < 0.0 {
         return Err(err());
     }
     if total > u64::MAX as f64 / 2.0 {
         return Err(too_large());
     }
-    Ok(Duration::from_millis(total as u64))
+    let rounded = (exact - total).abs() > 1e-6;
+    Ok((Duration::from_millis(total as u64), rounded))
 }
 
 /// A human size: `1.5 KiB`, `32 MiB`.
@@ -1211,6 +1219,20 @@ mod tests {
         assert_eq!(parse_duration("1.5 s"), Ok(Duration::from_millis(1500)));
         assert_eq!(parse_duration("0.25 min"), Ok(Duration::from_secs(15)));
         assert_eq!(parse_duration(".5"), Ok(Duration::from_millis(500)));
+        // Whether a fraction was rounded to the millisecond.
+        assert_eq!(
+            parse_duration_rounded("1.5s"),
+            Ok((Duration::from_millis(1500), false))
+        );
+        assert_eq!(parse_duration_rounded("0.4ms"), Ok((Duration::ZERO, true)));
+        assert_eq!(
+            parse_duration_rounded("1.0006s"),
+            Ok((Duration::from_millis(1001), true))
+        );
+        assert_eq!(
+            parse_duration_rounded("2"),
+            Ok((Duration::from_secs(2), false))
+        );
         for bad in ["1.2.3s", ".", "1e3s", "1.5x", "99999999999999999999.5h"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }

@@ -213,6 +213,12 @@ fn bad_flag_values_are_refused_with_a_reason() {
     let cases: &[(&[&str], &str)] = &[
         (&["listen", "--port", "-5"], "--port"),
         (&["listen", "--delay", "-1s"], "is not a duration"),
+        // Finer than the millisecond an answer is held to: refused, not answered at once.
+        (
+            &["listen", "--delay", "0.4ms"],
+            "\"0.4ms\" is finer than a delay can be: an answer is held to the millisecond (give 0ms, or leave --delay out)",
+        ),
+        (&["listen", "--delay", "0.0016"], "(give 2ms)"),
         (&["listen", "--brand", "a b"], "cannot be a header word"),
         (&["listen", "--body-limit", "0"], "at least 1KiB"),
         (&["emulate", "--speed", "0"], "is not a clock speed"),
