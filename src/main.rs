@@ -37,9 +37,8 @@ fn main() -> ExitCode {
     // The data directory named by the environment, not by a flag: an error that says to give
     // --data-dir says where the one in use came from.
     // The demo's store is a temporary one of its own.
-    let data_from_env = !cli.demo
-        && !cli.data_dir_given()
-        && std::env::var_os(hookscope::store::DATA_DIR_ENV).is_some_and(|d| !d.is_empty());
+    let data_from_env =
+        !cli.demo && !cli.data_dir_given() && hookscope::store::data_dir_from_env().is_some();
     // The same for the API's URL: an error that asks "is --api-url right?" of a URL the
     // environment gave.
     let url_from_env = cli.api_url_from_env();

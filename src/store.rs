@@ -2144,11 +2144,20 @@ impl Store {
 /// The environment variable that names the data directory when `--data-dir` is not given.
 pub const DATA_DIR_ENV: &str = "HOOKSCOPE_DATA_DIR";
 
+/// The data directory `HOOKSCOPE_DATA_DIR` names, if it names one: an empty or blank value,
+/// left in a shell, counts as unset (as the API's variables do), not as a directory called
+/// "  ".
+pub fn data_dir_from_env() -> Option<PathBuf> {
+    std::env::var_os(DATA_DIR_ENV)
+        .filter(|d| !d.to_string_lossy().trim().is_empty())
+        .map(PathBuf::from)
+}
+
 /// The platform data directory for Hookscope (e.g. `~/.local/share/hookscope`), or
 /// `./hookscope-data` where the platform has none.
 pub fn default_data_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
+    if let Some(dir) = data_dir_from_env() {
+        return dir;
     }
     dirs::data_dir()
         .map(|d| d.join("hookscope"))

@@ -1716,6 +1716,21 @@ fn a_value_from_the_environment_is_named_in_its_error() {
         );
         assert!(!err.contains("HOOKSCOPE_DATA_DIR"), "{command:?}: {err}");
     }
+    // Blank, left in a shell: unset, as the API's variables are (it had been taken for a
+    // directory named "  "), so the platform's directory is used.
+    let home = dir.path().join("home");
+    let (_, err) = said(
+        bin()
+            .arg("log")
+            .env("HOOKSCOPE_DATA_DIR", "  ")
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join("data")),
+    );
+    assert!(
+        err.contains(&home.join("data").join("hookscope").display().to_string()),
+        "{err}"
+    );
+    assert!(!err.contains("HOOKSCOPE_DATA_DIR"), "{err}");
 }
 
 /// `listen --data-dir DIR`, which must refuse DIR with exit status 2: what it says.

@@ -338,6 +338,35 @@ async fn changes_during_a_registration_check_keep_the_rules() {
     ));
 }
 
+/// A service that answers a webhook's GET with another webhook: an error naming both, not
+/// that webhook shown (or edited and saved back) as the one asked for.
+#[tokio::test]
+async fn a_webhook_answered_for_another_id_is_refused() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        if let Ok((mut conn, _)) = listener.accept().await {
+            let mut request = [0u8; 2048];
+            let _ = conn.read(&mut request).await;
+            let body = r#"{"id":6,"name":"other","url":"http://127.0.0.1:9/h","triggerScope":"SENT","active":true}"#;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = conn.write_all(head.as_bytes()).await;
+            let _ = conn.write_all(body.as_bytes()).await;
+        }
+    });
+    let c = ApiClient::new(&base, "demo", Some("demo".into())).unwrap();
+    let e = c
+        .get_webhook(5)
+        .await
+        .expect_err("webhook 6 is not webhook 5");
+    assert!(matches!(e, ApiError::NotReadable { .. }), "{e:?}");
+    assert!(e.to_string().contains("it is webhook 6, not 5"), "{e}");
+}
+
 /// A URL on this machine that answers the registration check 200, then accepts every call and
 /// never answers it (bounded: 200 connections), with a count of the calls accepted.
 async fn hung_url() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {

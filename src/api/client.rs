@@ -713,7 +713,19 @@ impl ApiClient {
     /// [`ApiClient::get_webhook`], with the service's JSON.
     pub async fn get_webhook_answered(&self, id: u64) -> Result<Answered<Webhook>, ApiError> {
         let url = self.url(&format!("/webhooks/{id}"));
-        self.answered(self.http.get(&url), &url, self.timeout).await
+        let answered: Answered<Webhook> = self
+            .answered(self.http.get(&url), &url, self.timeout)
+            .await?;
+        // Another webhook is not this one's answer: shown, or edited and saved back by
+        // `webhooks update`, it would be taken for webhook `id`.
+        if answered.value.id != id {
+            return Err(ApiError::NotReadable {
+                url,
+                status: 200,
+                detail: format!("it is webhook {}, not {id}", answered.value.id),
+            });
+        }
+        Ok(answered)
     }
 
     pub async fn create_webhook(&self, entry: &WebhookEntry) -> Result<Webhook, ApiError> {
