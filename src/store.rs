@@ -505,6 +505,22 @@ impl Invocation {
         )
     }
 
+    /// Whether the service, reading this call's answer, retries no more and discards the
+    /// message: a 503 or 429 whose Retry-After reaches past the 2-day window (its code alone
+    /// reads "retry"). As [`Summary::discarded_by_retry_after`].
+    pub fn discarded_by_retry_after(&self) -> bool {
+        let a = &self.answer;
+        retry_after_discards(
+            a.status,
+            a.headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
+                .map(|(_, v)| v.as_str()),
+            self.unanswered().is_some() || self.not_http() || self.registration_check,
+            self.received_at,
+        )
+    }
+
     /// When the answer went, in words for `show` and the Answer sent tab: `sent after 1.5 s (a
     /// chosen delay of 1.5 s)`, or, for one never sent (its caller hung up, or Hookscope quit),
     /// `held 2 s of a chosen delay of 40 s, never sent`.
@@ -587,6 +603,10 @@ pub struct Summary {
     /// or Hookscope quit): the service retries whatever code was chosen.
     #[serde(default)]
     pub unanswered: bool,
+    /// The Retry-After the answer gave, with a 503 or a 429 (the codes whose Retry-After the
+    /// service reads): one past the 2-day window means no retry ([`Summary::discarded_by_retry_after`]).
+    #[serde(default)]
+    pub retry_after: Option<String>,
 }
 
 impl Summary {
@@ -619,7 +639,26 @@ impl Summary {
             took_us: inv.took_us,
             not_http: inv.not_http(),
             unanswered: inv.unanswered().is_some(),
+            retry_after: inv
+                .answer
+                .headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
+                .filter(|_| matches!(inv.answer.status, 429 | 503))
+                .map(|(_, v)| v.clone()),
         }
+    }
+
+    /// Whether the service, reading this call's answer, retries no more and discards the
+    /// message: a 503 or 429 whose Retry-After reaches past the 2-day window (its code alone
+    /// reads "retry").
+    pub fn discarded_by_retry_after(&self) -> bool {
+        retry_after_discards(
+            self.answer_status,
+            self.retry_after.as_deref(),
+            self.unanswered || self.not_http || self.registration_check,
+            self.received_at,
+        )
     }
 
     /// When it was answered (and stored, and listed).
@@ -1444,6 +1483,9 @@ const SUMMARY_COLUMNS: &str = "id, received_at_us, method, path, event, delivery
     CASE WHEN took_us >= 30000000 THEN 1 WHEN findings_count > 0 AND json_valid(findings) THEN EXISTS (SELECT 1 \
         FROM json_each(findings) WHERE type = 'object' AND json_extract(value, '$.code') \
         IN ('caller-hung-up', 'quit-before-answer')) ELSE 0 END AS unanswered, \
+    CASE WHEN answer_status IN (429, 503) AND json_valid(answer_headers) THEN (SELECT \
+        json_extract(value, '$[1]') FROM json_each(answer_headers) WHERE type = 'array' \
+        AND lower(json_extract(value, '$[0]')) = 'retry-after' LIMIT 1) END AS retry_after, \
     CASE WHEN json_valid(findings) AND json_type(findings) = 'array' THEN NULL ELSE findings END AS findings";
 
 fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
@@ -1493,6 +1535,11 @@ fn summary_fields(row: &Row<'_>) -> rusqlite::Result<Summary> {
         took_us: row.get::<_, i64>("took_us")?.max(0) as u64,
         not_http: row.get::<_, Option<bool>>("not_http")?.unwrap_or(false),
         unanswered: row.get::<_, Option<bool>>("unanswered")?.unwrap_or(false),
+        // Text as Hookscope writes it; anything else changed by hand is no Retry-After.
+        retry_after: match row.get::<_, rusqlite::types::Value>("retry_after")? {
+            rusqlite::types::Value::Text(t) => Some(t),
+            _ => None,
+        },
     })
 }
 
@@ -2141,6 +2188,26 @@ impl Store {
     }
 }
 
+/// Whether an answer of `status` with `retry_after`, sent at `at` to a call the service reads
+/// (`not_read`: it got no answer in time, the HTTP layer refused it, or it is a registration
+/// check), leaves no retry: a 503 or 429 whose Retry-After reaches past the 2-day window.
+fn retry_after_discards(
+    status: u16,
+    retry_after: Option<&str>,
+    not_read: bool,
+    at: DateTime<Utc>,
+) -> bool {
+    !not_read
+        && crate::contract::outcome_of(status).honours_retry_after()
+        && retry_after.is_some_and(|ra| {
+            crate::responder::Answer {
+                retry_after: Some(ra.to_owned()),
+                ..crate::responder::Answer::status(status)
+            }
+            .retry_after_past_window(at)
+        })
+}
+
 /// The environment variable that names the data directory when `--data-dir` is not given.
 pub const DATA_DIR_ENV: &str = "HOOKSCOPE_DATA_DIR";
 
@@ -2466,6 +2533,71 @@ mod tests {
             },
         ];
         assert_eq!(cut.meaning(), NOT_HTTP_UNANSWERED);
+    }
+
+    /// A row knows a 503 or 429 whose Retry-After leaves no retry in the 2-day window, read
+    /// from its answer's headers as `Summary::of` and the full record read them.
+    #[tokio::test]
+    async fn a_row_knows_a_retry_after_past_the_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        let with = |delivery: &str, status: u16, ra: &str| {
+            let mut inv = sample(delivery, 1, status);
+            inv.answer.headers = vec![
+                ("content-type".into(), "text/plain".into()),
+                ("Retry-After".into(), ra.into()),
+            ];
+            inv
+        };
+        let mut late = with("late", 503, "200000");
+        late.took_us = 31_000_000;
+        let mut check = with("check", 503, "200000");
+        check.registration_check = true;
+        let expected = [
+            (with("far", 503, "200000"), Some("200000"), true),
+            (with("slow", 429, "200000"), Some("200000"), true),
+            (with("near", 503, "120"), Some("120"), false),
+            // A 500's Retry-After is not read; nor one of an answer the service never got,
+            // nor a registration check's.
+            (with("other", 500, "200000"), None, false),
+            (late, Some("200000"), false),
+            (check, Some("200000"), false),
+            (
+                Invocation {
+                    answer: SentAnswer {
+                        headers: Vec::new(),
+                        ..sample("none", 1, 503).answer
+                    },
+                    ..sample("none", 1, 503)
+                },
+                None,
+                false,
+            ),
+        ];
+        let mut ids = Vec::new();
+        for (inv, ra, discarded) in expected {
+            let of = Summary::of(0, &inv);
+            assert_eq!(of.retry_after.as_deref(), ra, "{:?}", inv.delivery);
+            assert_eq!(
+                of.discarded_by_retry_after(),
+                discarded,
+                "{:?}",
+                inv.delivery
+            );
+            assert_eq!(
+                inv.discarded_by_retry_after(),
+                discarded,
+                "{:?}",
+                inv.delivery
+            );
+            ids.push((store.insert(inv).await.unwrap(), ra, discarded));
+        }
+        let rows = store.page(&Filter::default(), 0, 10).unwrap();
+        for (id, ra, discarded) in ids {
+            let row = rows.iter().find(|r| r.id == id).unwrap();
+            assert_eq!(row.retry_after.as_deref(), ra, "{row:?}");
+            assert_eq!(row.discarded_by_retry_after(), discarded, "{row:?}");
+        }
     }
 
     /// A row knows a call the service got no answer to in time, as `Summary::of` does: past

@@ -6269,3 +6269,65 @@ fn a_call_with_thousands_of_findings_shows_them_a_page_at_a_time() {
         "the last page ends at the last message"
     );
 }
+
+/// A 503 whose Retry-After reaches past the 2-day window leaves no retry: the list, the
+/// detail's first line, the Answer sent tab and the Timeline's table all say "discarded", in
+/// its colour, as the Timeline's heading does (they had said "retry (503)" beside it).
+#[test]
+fn a_retry_after_past_the_window_reads_discarded_everywhere() {
+    let mut rig = start();
+    let mut answer = Answer::status(503);
+    answer.retry_after = Some("200000".into());
+    rig.harness.state_mut().apply_answer(answer);
+    rig.harness.step();
+    assert_eq!(rig.send("status-report", "dlv-far", 1), 503);
+    rig.open_newest("dlv-far", 1);
+    assert!(rig.harness.query_by_label("retry (503)").is_none());
+    rig.harness
+        .get_by_label_contains("answered 503: discarded (Retry-After past the 2-day window)");
+    rig.show_tab("Timeline");
+    rig.harness
+        .get_by_label_contains("discarded: the Retry-After of the last answer");
+    // The list's cell and the table's last row.
+    assert_eq!(rig.harness.query_all_by_label("discarded").count(), 2);
+    rig.harness
+        .get_all_by_label("discarded")
+        .next()
+        .unwrap()
+        .hover();
+    for _ in 0..60 {
+        rig.harness.step();
+    }
+    rig.harness
+        .get_by_label_contains("Its code asks for a retry, but its Retry-After reaches past");
+    rig.harness
+        .get_by_label_contains("call it retry-unavailable.");
+    // The Answer panel's preview says it already; the tab's headline says it too.
+    const NOT_RETRIED: &str =
+        "503: not retried: its Retry-After reaches past the service's 2-day window";
+    let before = rig.harness.query_all_by_label_contains(NOT_RETRIED).count();
+    rig.show_tab("Answer sent");
+    assert_eq!(
+        rig.harness.query_all_by_label_contains(NOT_RETRIED).count(),
+        before + 1
+    );
+    assert!(
+        rig.harness
+            .query_by_label_contains("503: retried on the schedule")
+            .is_none()
+    );
+    // A Retry-After inside the window is a retry, as before.
+    let mut answer = Answer::status(503);
+    answer.retry_after = Some("120".into());
+    rig.harness.state_mut().apply_answer(answer);
+    rig.harness.step();
+    assert_eq!(rig.send("status-report", "dlv-near", 1), 503);
+    rig.until("the call is listed", |app| {
+        app.state
+            .list
+            .row(0)
+            .is_some_and(|r| r.delivery.as_deref() == Some("dlv-near"))
+    });
+    rig.harness.step();
+    rig.harness.get_by_label("retry (503)");
+}

@@ -1053,6 +1053,7 @@ mod tests {
             took_us: 0,
             not_http: false,
             unanswered: false,
+            retry_after: None,
         }
     }
 

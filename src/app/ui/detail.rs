@@ -248,6 +248,25 @@ fn delivery_heading(
     ));
 }
 
+/// What became of attempt `i` of delivery `d`: the last one is "discarded" when its
+/// Retry-After left no retry in the window, as the Timeline's heading says.
+fn attempt_fate(d: &crate::deliveries::Delivery, i: usize) -> super::list::Fate {
+    let a = &d.attempts[i];
+    super::list::Fate {
+        outcome: a.outcome,
+        unanswered: a.unanswered,
+        discarded: i + 1 == d.attempts.len()
+            && matches!(
+                d.state,
+                crate::deliveries::State::Discarded {
+                    by_retry_after: true,
+                    ..
+                }
+            ),
+        registration_check: false,
+    }
+}
+
 /// A delivery's attempts, one row each: its number, when it came, the gap before it, the
 /// answer and what it meant.
 fn attempts_grid(ui: &mut egui::Ui, d: &crate::deliveries::Delivery, speed: f64, dark: bool) {
@@ -259,7 +278,8 @@ fn attempts_grid(ui: &mut egui::Ui, d: &crate::deliveries::Delivery, speed: f64,
                 ui.strong(h);
             }
             ui.end_row();
-            for a in &d.attempts {
+            for (i, a) in d.attempts.iter().enumerate() {
+                let fate = attempt_fate(d, i);
                 match a.number {
                     Some(n) => ui.label(n.to_string()),
                     None => ui.label("—").on_hover_text(NO_NUMBER_HOVER),
@@ -272,11 +292,8 @@ fn attempts_grid(ui: &mut egui::Ui, d: &crate::deliveries::Delivery, speed: f64,
                 ui.label(a.gap_text(speed).unwrap_or_else(|| "—".into()));
                 // With the Retry-After that moved the next attempt, when the service honours it.
                 ui.label(a.answer_text());
-                let word = ui.label(
-                    RichText::new(super::list::outcome_word(a.outcome, a.unanswered))
-                        .color(super::outcome_color(a.outcome, dark)),
-                );
-                word.on_hover_text(super::list::outcome_hover(a.outcome, a.unanswered, false));
+                ui.label(RichText::new(fate.word()).color(fate.color(dark)))
+                    .on_hover_text(fate.hover());
                 ui.end_row();
             }
         });
@@ -512,17 +529,21 @@ fn delivery_ui(
         let mut marks: Vec<super::timeline::Mark> = d
             .attempts
             .iter()
-            .map(|a| super::timeline::Mark {
-                at: a.at,
-                filled: true,
-                color: super::outcome_color(a.outcome, dark),
-                label: format!(
-                    "attempt {} at {}: answered {}, {}",
-                    a.number.map_or(NO_NUMBER.into(), |n| n.to_string()),
-                    a.at.with_timezone(&chrono::Local).format("%H:%M:%S"),
-                    a.status,
-                    super::list::outcome_word(a.outcome, a.unanswered)
-                ),
+            .enumerate()
+            .map(|(i, a)| {
+                let fate = attempt_fate(d, i);
+                super::timeline::Mark {
+                    at: a.at,
+                    filled: true,
+                    color: fate.color(dark),
+                    label: format!(
+                        "attempt {} at {}: answered {}, {}",
+                        a.number.map_or(NO_NUMBER.into(), |n| n.to_string()),
+                        a.at.with_timezone(&chrono::Local).format("%H:%M:%S"),
+                        a.status,
+                        fate.word()
+                    ),
+                }
             })
             .collect();
         if let Some(plan) = &d.projection {
@@ -1244,17 +1265,29 @@ fn answer_head_ui(ui: &mut egui::Ui, s: &Stored) {
     let a = &s.inv.answer;
     let outcome = s.inv.outcome();
     // A 200 the service never got in time is not a success: said before what it means.
+    let discarded = s.inv.discarded_by_retry_after();
     let head = if s.inv.not_http() && s.inv.unanswered().is_some() {
         s.inv.meaning().to_owned()
     } else if s.inv.unanswered().is_some() {
         format!("{}, not received in time: {}", a.status, s.inv.meaning())
+    } else if discarded {
+        // Its code alone reads "retried on the schedule": the Retry-After leaves no retry.
+        format!(
+            "{}: not retried: its Retry-After reaches past the service's 2-day window, so the message is discarded",
+            a.status
+        )
     } else {
         format!("{}: {}", a.status, s.inv.meaning())
+    };
+    let color = if discarded {
+        crate::contract::Outcome::FailedPermanently
+    } else {
+        outcome
     };
     ui.label(
         RichText::new(head)
             .strong()
-            .color(super::outcome_color(outcome, ui.visuals().dark_mode)),
+            .color(super::outcome_color(color, ui.visuals().dark_mode)),
     );
     if let Some(why) = s.inv.unanswered()
         && !s.inv.not_http()
@@ -1488,6 +1521,7 @@ fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
     }
     let dark = ui.visuals().dark_mode;
     let outcome = s.inv.outcome();
+    let discarded = s.inv.discarded_by_retry_after();
     let answer = match s.inv.unanswered() {
         Some(_) if s.inv.not_http() => "not HTTP, not answered".to_owned(),
         Some(why) => format!("{}, no answer for the service: {why}", s.inv.answer.status),
@@ -1498,13 +1532,23 @@ fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
                 s.inv.answer.status
             )
         }
+        // A Retry-After past the window: no retry, as the Timeline and the list say.
+        None if discarded => format!(
+            "answered {}: discarded (Retry-After past the 2-day window)",
+            s.inv.answer.status
+        ),
         None => format!("answered {}: {}", s.inv.answer.status, outcome.label()),
+    };
+    let color = if discarded {
+        crate::contract::Outcome::FailedPermanently
+    } else {
+        outcome
     };
     // What matters most first: the answer and what the service makes of it, then the attempt;
     // the long path and delivery id last, where a narrow panel cuts.
     let mut parts = vec![
         RichText::new(format!("Call {}", s.id)).strong(),
-        RichText::new(answer).color(super::outcome_color(outcome, dark)),
+        RichText::new(answer).color(super::outcome_color(color, dark)),
     ];
     if let Some(a) = s.inv.attempt {
         parts.push(RichText::new(format!("attempt {a}")));

@@ -667,7 +667,8 @@ fn cell_ui(
     dark: bool,
     short: bool,
 ) {
-    let color = super::outcome_color(s.outcome, dark);
+    let fate = Fate::of(s);
+    let color = fate.color(dark);
     match column {
         0 => {
             let full = |t: chrono::DateTime<chrono::Utc>| {
@@ -758,11 +759,7 @@ fn cell_ui(
         6 => {
             // A request the HTTP layer refused: its code is that layer's answer, which the
             // States table does not read (a 400 was "discarded (4xx)").
-            let word = if s.not_http {
-                "not HTTP"
-            } else {
-                outcome_word(s.outcome, s.unanswered)
-            };
+            let word = if s.not_http { "not HTTP" } else { fate.word() };
             ui.add(
                 egui::Label::new(RichText::new(word).color(color)).show_tooltip_when_elided(false),
             )
@@ -773,7 +770,7 @@ fn cell_ui(
                 hover[..1].make_ascii_uppercase();
                 hover
             } else {
-                outcome_hover(s.outcome, s.unanswered, s.registration_check)
+                fate.hover()
             });
         }
         _ => {
@@ -801,33 +798,74 @@ fn cell_ui(
 /// An outcome in the list's column (and the Timeline's attempts): the filter's word for it,
 /// without the codes where one word is enough, so that none is cut short (what it means is in
 /// the tooltip).
-/// A call's outcome in the list's words, and in the Timeline's: a call the service got no
-/// answer to in time is "retry (late)", whatever code was chosen ("200 … retry (other)" read
-/// as a fault of Hookscope's).
-pub(super) fn outcome_word(o: Outcome, unanswered: bool) -> &'static str {
-    if unanswered && o == Outcome::RetryTemporary {
-        "retry (late)"
-    } else {
-        list_label(o)
+/// What the service does with a call's answer, as the list and the Timeline's table give it
+/// in a word, in a colour and on hover.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Fate {
+    pub outcome: Outcome,
+    /// No answer reached the service in time: "retry (late)", whatever code was chosen
+    /// ("200 … retry (other)" read as a fault of Hookscope's).
+    pub unanswered: bool,
+    /// A 503 or 429 whose Retry-After reaches past the 2-day window: no retry comes, the
+    /// message is discarded, as the Timeline says ("retry (503)" beside its "discarded" had
+    /// said both).
+    pub discarded: bool,
+    pub registration_check: bool,
+}
+
+impl Fate {
+    pub fn of(s: &crate::store::Summary) -> Fate {
+        Fate {
+            outcome: s.outcome,
+            unanswered: s.unanswered,
+            discarded: s.discarded_by_retry_after(),
+            registration_check: s.registration_check,
+        }
+    }
+
+    /// The word: the outcome's short label, but "retry (late)" and "discarded" as above.
+    pub fn word(self) -> &'static str {
+        if self.discarded {
+            "discarded"
+        } else if self.unanswered && self.outcome == Outcome::RetryTemporary {
+            "retry (late)"
+        } else {
+            list_label(self.outcome)
+        }
+    }
+
+    /// The colour of what happens: a discarded message's, for a Retry-After past the window.
+    pub fn color(self, dark: bool) -> egui::Color32 {
+        let shown = if self.discarded {
+            Outcome::FailedPermanently
+        } else {
+            self.outcome
+        };
+        super::outcome_color(shown, dark)
+    }
+
+    /// What the word means, with the name the command line gives the outcome: the window says
+    /// "discarded" where `log` prints `failed-permanently`.
+    pub fn hover(self) -> String {
+        let meaning = if self.discarded {
+            DISCARDED_BY_RETRY_AFTER.to_owned()
+        } else if self.unanswered && self.outcome == Outcome::RetryTemporary {
+            LATE_HOVER.to_owned()
+        } else if self.registration_check && self.outcome == Outcome::Succeeded {
+            // No webhook is ready yet: its URL is.
+            "The registration check passed: the service accepts the URL.".to_owned()
+        } else {
+            self.outcome.sentence()
+        };
+        format!(
+            "{meaning}\n`log`, `show` and `--json` call it {}.",
+            self.outcome.as_str()
+        )
     }
 }
 
-/// What an outcome's word in the list or the Timeline means, for its hover, with the name the
-/// command line gives it: the window says "discarded" where `log` prints `failed-permanently`.
-pub(super) fn outcome_hover(o: Outcome, unanswered: bool, registration_check: bool) -> String {
-    let meaning = if unanswered && o == Outcome::RetryTemporary {
-        LATE_HOVER.to_owned()
-    } else if registration_check && o == Outcome::Succeeded {
-        // No webhook is ready yet: its URL is.
-        "The registration check passed: the service accepts the URL.".to_owned()
-    } else {
-        o.sentence()
-    };
-    format!(
-        "{meaning}\n`log`, `show` and `--json` call it {}.",
-        o.as_str()
-    )
-}
+/// What "discarded" means for a 503 or 429, for its hover.
+const DISCARDED_BY_RETRY_AFTER: &str = "Its code asks for a retry, but its Retry-After reaches past the service's 2-day window: no retry comes, and the message is discarded.";
 
 /// What "retry (late)" means, for its hover.
 const LATE_HOVER: &str = "No answer reached the service in time (its 30 s passed, or the call was cut off first): it counts the call as a temporary failure and retries it, whatever code was chosen.";

@@ -361,7 +361,13 @@ fn glue_units(text: &str) -> String {
 /// "Answering …" in the colour of what the service will do, and its hover text.
 fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome) {
     let a = &app.state.settings.answer;
-    let outcome = a.outcome();
+    // A Retry-After past the 2-day window leaves no retry: a discarded message's colour, as
+    // its hover and the Timeline say, not the yellow of a retry.
+    let outcome = if a.retry_after_past_window(chrono::Utc::now()) {
+        crate::contract::Outcome::FailedPermanently
+    } else {
+        a.outcome()
+    };
     let rules = app.state.rules.in_force;
     let catch_all = app.state.rules.catch_all.as_deref();
     let text = match (rules, catch_all) {
