@@ -1322,6 +1322,47 @@ fn enter_in_a_text_field_keeps_the_detail_tab() {
     });
 }
 
+/// Enter in the custom answer's fields applies it and leaves the keyboard in the field: what
+/// is typed next goes there (it went nowhere), and a second Enter applies again rather than
+/// reach the list and open the selected call afresh on its Messages tab.
+#[test]
+fn enter_in_the_custom_answer_keeps_the_field_and_the_detail_tab() {
+    use hookscope::app::state::DetailTab;
+    let mut rig = start();
+    rig.send_and_open("status-report", "dlv-form");
+    rig.show_tab("Headers");
+    assert_eq!(rig.harness.state().state.detail_tab, DetailTab::Headers);
+    rig.click_in_sight("Status code");
+    rig.harness.step();
+    rig.harness.state_mut().state.form.code.clear();
+    rig.harness.step();
+    rig.harness.get_by_label("Status code").type_text("204");
+    rig.harness.step();
+    rig.harness.key_press(egui::Key::Enter);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    // Refused or not, the field still has the keyboard.
+    rig.harness.get_by_label("Status code").type_text("9");
+    rig.harness.step();
+    assert_eq!(rig.harness.state().state.form.code, "2049");
+    rig.harness.state_mut().state.form.code = "503".into();
+    rig.harness.step();
+    rig.harness.key_press(egui::Key::Enter);
+    rig.until("503 is applied", |app| {
+        app.state.settings.answer.status == 503
+    });
+    rig.harness.key_press(egui::Key::Enter);
+    for _ in 0..3 {
+        rig.harness.step();
+    }
+    assert_eq!(
+        rig.harness.state().state.detail_tab,
+        DetailTab::Headers,
+        "the second Enter reached the list"
+    );
+}
+
 /// Secondary text (what each answer does, webhook URLs) is set larger than egui's 9 points,
 /// to be read on a projector.
 #[test]

@@ -443,10 +443,16 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     let form = &mut app.state.form;
     let mut edited = false;
-    // Enter in a one-line field applies the answer, as in a form.
+    // Enter in a one-line field applies the answer, as in a form, and the field keeps the
+    // keyboard: egui lets go of it on Enter, so what was typed next (after a refused code,
+    // say) went nowhere, and a second Enter reached the list, which opened the selected call
+    // afresh and left the tab being read.
     let mut entered = false;
     let mut entered_in = |r: &egui::Response| {
-        entered |= r.lost_focus() && r.ctx.input(|i| i.key_pressed(egui::Key::Enter));
+        if r.lost_focus() && r.ctx.input(|i| i.key_pressed(egui::Key::Enter)) {
+            entered = true;
+            r.request_focus();
+        }
     };
     egui::Grid::new("custom_answer")
         .num_columns(2)
