@@ -6372,3 +6372,59 @@ fn a_retry_after_past_the_window_reads_discarded_everywhere() {
     rig.harness.step();
     rig.harness.get_by_label("retry (503)");
 }
+
+/// With a failure chosen, the service retries the test message's reports: those retries are
+/// counted in the panel's words, not named as more reports, and the selection stays on the
+/// last report (each retry had taken it, and the note had listed them as reports).
+#[test]
+fn retries_of_the_test_message_s_reports_are_counted_not_selected() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    create_webhook_from_form(&mut rig);
+    rig.harness
+        .state_mut()
+        .apply_answer(hookscope::responder::Answer::status(503));
+    // Retries a few milliseconds apart.
+    rig.harness.state_mut().state.settings.emulator_speed = 6_000.0;
+    rig.harness.step();
+    rig.harness
+        .get_by_label("Send a test message to 1111111")
+        .click();
+    let status = |app: &HookscopeApp| match &app.state.service.status {
+        Some(Ok(t)) => t.clone(),
+        _ => String::new(),
+    };
+    rig.until("both reports and some retries of them", |app| {
+        let t = status(app);
+        t.contains("; its last arrived at") && t.contains("Since then") && t.contains("retr")
+    });
+    let said = status(rig.harness.state());
+    assert!(
+        said.contains("The test message's status reports came in calls ")
+            && said.contains("(not selected)."),
+        "{said}"
+    );
+    // Two reports named, whatever the number of retries.
+    let named = said
+        .split("came in calls ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        !named.contains(','),
+        "one earlier report, not retries: {said}"
+    );
+    rig.harness.step();
+    let app = rig.harness.state();
+    let selected = app.state.list.selected.expect("a report is selected");
+    let shown = app.state.detail.as_ref().map(|d| (d.id, d.inv.attempt));
+    if let Some((id, attempt)) = shown {
+        assert_eq!(id, selected);
+        assert_eq!(attempt, Some(1), "a report, not a retry of one");
+    }
+    assert!(
+        said.contains(&format!("call {selected}, ")),
+        "the call the panel names is the one selected: {said}"
+    );
+}

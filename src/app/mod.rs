@@ -663,18 +663,48 @@ impl HookscopeApp {
                 let following = sv
                     .test_reports
                     .as_ref()
-                    .is_some_and(|(since, _)| since.elapsed() < state::TEST_REPORTS_WINDOW);
+                    .is_some_and(|r| r.since.elapsed() < state::TEST_REPORTS_WINDOW);
                 let test_report =
                     event == Some("status-report") && from_sent && (sv.awaiting_test || following);
-                let awaited = if test_report {
+                // A later attempt of one of its reports (answered 503, say): a retry, not a
+                // report of its own. Counted in the panel's words; the selection stays.
+                let retry_of_report = event == Some("status-report")
+                    && from_sent
+                    && !sv.awaiting_test
+                    && rec.summary.delivery.is_some()
+                    && sv
+                        .test_reports
+                        .as_ref()
+                        .is_some_and(|r| r.calls.iter().any(|(_, d)| *d == rec.summary.delivery));
+                let awaited = if retry_of_report {
+                    if let Some(r) = sv.test_reports.as_mut() {
+                        r.retries += 1;
+                        let was =
+                            |t: &str| t == r.said || t.starts_with(&format!("{} Since", r.said));
+                        // Only while the panel still says it: other news is not overwritten.
+                        if matches!(&sv.status, Some(Ok(t)) if was(t)) {
+                            sv.status = Some(Ok(format!(
+                                "{} Since then {} of them came (not selected).",
+                                r.said,
+                                crate::text::count(r.retries, "retry", "retries")
+                            )));
+                        }
+                    }
+                    None
+                } else if test_report {
                     if sv.awaiting_test || !following {
-                        sv.test_reports = Some((std::time::Instant::now(), Vec::new()));
+                        sv.test_reports = Some(state::TestReports {
+                            since: std::time::Instant::now(),
+                            calls: Vec::new(),
+                            retries: 0,
+                            said: String::new(),
+                        });
                     }
                     sv.awaiting_test = false;
                     let earlier = match sv.test_reports.as_mut() {
-                        Some((_, calls)) => {
-                            let earlier = calls.clone();
-                            calls.push(rec.summary.id);
+                        Some(r) => {
+                            let earlier: Vec<i64> = r.calls.iter().map(|(id, _)| *id).collect();
+                            r.calls.push((rec.summary.id, rec.summary.delivery.clone()));
                             earlier
                         }
                         None => Vec::new(),
@@ -702,14 +732,21 @@ impl HookscopeApp {
                     } else {
                         "selected (the list's filter may hide it)"
                     };
-                    sv.status = Some(Ok(format!(
+                    let said = format!(
                         "{what} arrived at {}: call {}, {place}.",
                         rec.summary
                             .received_at
                             .with_timezone(&chrono::Local)
                             .format("%H:%M:%S"),
                         rec.summary.id
-                    )));
+                    );
+                    if let Some(r) = sv.test_reports.as_mut()
+                        && test_report
+                    {
+                        r.said = said.clone();
+                        r.retries = 0;
+                    }
+                    sv.status = Some(Ok(said));
                     self.state.detail = None;
                     self.select(rec.summary.id);
                     // In the list too, even when it does not follow the newest calls.

@@ -648,10 +648,10 @@ pub struct ServiceState {
     pub busy: u32,
     /// A test message was sent: the next status report is highlighted.
     pub awaiting_test: bool,
-    /// The test message's status reports so far (their calls' ids) and when the first came:
-    /// those that follow it within [`TEST_REPORTS_WINDOW`] are its later ones (SENT, then
-    /// FAILED), and the last is the one selected.
-    pub test_reports: Option<(std::time::Instant, Vec<i64>)>,
+    /// The test message's status reports so far and when the first came: those that follow
+    /// it within [`TEST_REPORTS_WINDOW`] are its later ones (SENT, then FAILED), and the last
+    /// is the one selected.
+    pub test_reports: Option<TestReports>,
     /// An incoming message was sent with Receive: the next incoming-message call is selected.
     pub awaiting_incoming: bool,
     pub inject_from: String,
@@ -743,6 +743,20 @@ pub struct KeptPlace {
 /// sentence; 16,000 of them (eight fields missing from each of 2,000 messages) laid out on every
 /// frame took half a second a frame.
 pub const FINDINGS_PAGE: usize = 200;
+
+/// The test message's status reports, as they come (see [`ServiceState::test_reports`]).
+#[derive(Debug, Clone)]
+pub struct TestReports {
+    pub since: std::time::Instant,
+    /// Each report's call and delivery, in the order they came.
+    pub calls: Vec<(i64, Option<String>)>,
+    /// Later attempts of those deliveries (an answer that asks for a retry): counted, and not
+    /// selected, since they are not new reports (each had taken the selection, and the panel
+    /// had named them as more reports).
+    pub retries: u32,
+    /// What the panel said of the reports, before the retries' count.
+    pub said: String,
+}
 
 /// How long after the test message's first status report the next ones are taken for its own
 /// (the emulator sends the final one a moment after SENT).
