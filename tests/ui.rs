@@ -5489,6 +5489,13 @@ fn the_light_themes_secondary_text_is_readable() {
     assert!(ratio >= 4.5, "weak text at {ratio:.2}:1");
     // The ordinary text stays darker than it.
     assert!(contrast(visuals.text_color(), visuals.panel_fill) > ratio);
+    // A text field, a check box and a button have an edge that stands out from the panel (3:1
+    // for a control's bounds): the fields were white on near-white, with none.
+    let edge = visuals.widgets.inactive.bg_stroke;
+    assert!(edge.width >= 1.0, "{edge:?}");
+    let ratio = contrast(edge.color, visuals.panel_fill);
+    assert!(ratio >= 3.0, "control edges at {ratio:.2}:1");
+    assert!(contrast(edge.color, visuals.text_edit_bg_color()) >= 3.0);
 }
 
 /// While the receiver holds the next attempt of the delivery on the Timeline (a chosen delay),
