@@ -125,51 +125,48 @@ pub fn timeline_ui(
             .size()
             .x
     };
-    // The row above the axis: "end of window" first, then "now", then the counts of shared
-    // spots from the right; a label that would touch one already there is left out.
+    // The row above the axis: "now" first, then "end of window", then the counts of shared
+    // spots from the right; a label that would touch one already there is left out. "now"
+    // goes first: late in a delivery its line falls under "end of window", which had taken
+    // the room on both sides of it, so "now" had no label and its line ran through the other.
     let mut row = LabelRow::default();
-    // The end of the window.
     let xe = x_of(end);
     painter.line_segment(
         [Pos2::new(xe, rect.top() + 4.0), Pos2::new(xe, line_y + 6.0)],
         Stroke::new(2.0, visuals.warn_fg_color),
     );
-    let end_label = "end of window";
-    row.take(xe - 2.0 - width_of(end_label), xe - 2.0);
-    painter.text(
-        Pos2::new(xe - 2.0, rect.top() + 2.0),
-        egui::Align2::RIGHT_TOP,
-        end_label,
-        tick_font.clone(),
-        weak,
-    );
-    if let Some(now) = now
-        && now >= start
-        && now <= end
-    {
-        let x = x_of(now);
+    let now_x = now
+        .filter(|now| *now >= start && *now <= end)
+        .map(&x_of);
+    if let Some(x) = now_x {
         painter.line_segment(
             [Pos2::new(x, rect.top() + 4.0), Pos2::new(x, line_y + 8.0)],
             Stroke::new(1.5, visuals.strong_text_color()),
         );
-        // Right of its line, or else left of it (next to the end of the window).
-        let w = width_of("now");
-        let at = if row.take(x + 3.0, x + 3.0 + w) {
-            Some((x + 3.0, egui::Align2::LEFT_TOP))
-        } else if row.take(x - 3.0 - w, x - 3.0) {
-            Some((x - 3.0, egui::Align2::RIGHT_TOP))
+    }
+    let (now_at, end_label) = place_now_and_end(&mut row, now_x, xe, width_of);
+    if let Some((x, right)) = now_at {
+        let align = if right {
+            egui::Align2::LEFT_TOP
         } else {
-            None
+            egui::Align2::RIGHT_TOP
         };
-        if let Some((x, align)) = at {
-            painter.text(
-                Pos2::new(x, rect.top() + 2.0),
-                align,
-                "now",
-                tick_font.clone(),
-                visuals.strong_text_color(),
-            );
-        }
+        painter.text(
+            Pos2::new(x, rect.top() + 2.0),
+            align,
+            "now",
+            tick_font.clone(),
+            visuals.strong_text_color(),
+        );
+    }
+    if let Some(end_label) = end_label {
+        painter.text(
+            Pos2::new(xe - 2.0, rect.top() + 2.0),
+            egui::Align2::RIGHT_TOP,
+            end_label,
+            tick_font.clone(),
+            weak,
+        );
     }
     // Marks closer than a mark's width are drawn once: projected ones (every 15 min, hundreds
     // of them in the last day) as a band, observed ones with how many share the spot.
@@ -241,6 +238,37 @@ struct Placed {
     band: Option<(f32, f32, usize)>,
 }
 
+/// Where the row above the axis puts "now" (the x its text starts or ends at, and whether it
+/// is right of its line at `now_x`) and which words name the end of the window at `xe`, given
+/// the width of a text. "now" goes first, right of its line, else left of it: late in a
+/// delivery its line falls under "end of window", which had taken the room on both sides of
+/// it, so "now" had no label and its line ran through the other's words. The end is named in
+/// full where it has room and no "now" line runs through the words, else as "end", else not
+/// at all (its line and the axis's last tick say it).
+fn place_now_and_end(
+    row: &mut LabelRow,
+    now_x: Option<f32>,
+    xe: f32,
+    width_of: impl Fn(&str) -> f32,
+) -> (Option<(f32, bool)>, Option<&'static str>) {
+    let now_at = now_x.and_then(|x| {
+        let w = width_of("now");
+        if x + 3.0 + w <= xe - 2.0 && row.take(x + 3.0, x + 3.0 + w) {
+            Some((x + 3.0, true))
+        } else if row.take(x - 3.0 - w, x - 3.0) {
+            Some((x - 3.0, false))
+        } else {
+            None
+        }
+    });
+    let end_label = ["end of window", "end"].into_iter().find(|label| {
+        let from = xe - 2.0 - width_of(label);
+        let crossed = now_x.is_some_and(|x| x > from - 2.0 && x < xe);
+        !crossed && row.take(from, xe - 2.0)
+    });
+    (now_at, end_label)
+}
+
 /// The labels placed in one row, by their extent: a label is placed only where it does not come
 /// within a few points of one already there.
 #[derive(Debug, Default)]
@@ -286,6 +314,47 @@ fn place(xs: impl Iterator<Item = (f32, bool)>) -> Placed {
 
 #[cfg(test)]
 mod tests {
+    /// Texts 6 points a character wide: "now" 18, "end" 18, "end of window" 78.
+    fn width(text: &str) -> f32 {
+        6.0 * text.chars().count() as f32
+    }
+
+    #[test]
+    fn now_is_labelled_even_under_the_end_of_the_window() {
+        use super::{LabelRow, place_now_and_end};
+        // Early in the window: "now" right of its line, the end named in full.
+        let mut row = LabelRow::default();
+        assert_eq!(
+            place_now_and_end(&mut row, Some(100.0), 600.0, width),
+            (Some((103.0, true)), Some("end of window"))
+        );
+        // Under "end of window" (which spans 520-598): "now" keeps its label, right of its
+        // line, and the end, whose words its line would cross, is named by its line alone.
+        let mut row = LabelRow::default();
+        assert_eq!(
+            place_now_and_end(&mut row, Some(560.0), 600.0, width),
+            (Some((563.0, true)), None)
+        );
+        // Closer still to the end: "now" left of its line; "end" has no room either.
+        let mut row = LabelRow::default();
+        assert_eq!(
+            place_now_and_end(&mut row, Some(590.0), 600.0, width),
+            (Some((587.0, false)), None)
+        );
+        // Just left of the full words: "now" right of its line, where "end of window" would
+        // have gone, and the end named as "end" after it.
+        let mut row = LabelRow::default();
+        let (now, end) = place_now_and_end(&mut row, Some(500.0), 600.0, width);
+        assert_eq!(now, Some((503.0, true)));
+        assert_eq!(end, Some("end"));
+        // No "now" on the axis (a delivery read after its window): the end in full.
+        let mut row = LabelRow::default();
+        assert_eq!(
+            place_now_and_end(&mut row, None, 600.0, width),
+            (None, Some("end of window"))
+        );
+    }
+
     #[test]
     fn a_label_that_would_touch_another_is_left_out() {
         let mut row = super::LabelRow::default();
