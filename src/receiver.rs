@@ -168,13 +168,24 @@ impl Held {
     /// What it gets and when, counting down at `now`: `200 in 27 s`, and when the delay is
     /// past its caller's wait, that the caller stops (or stopped) waiting.
     pub fn countdown(&self, now: Instant) -> String {
-        let passed = now.saturating_duration_since(self.since);
-        let left = self.delay.saturating_sub(passed);
-        let line = format!("{} in {}", self.status, crate::text::countdown(left));
-        match self.wait_note(passed) {
+        let line = self.countdown_short(now);
+        match self.wait_note_at(now) {
             Some(note) => format!("{line}; {note}"),
             None => line,
         }
+    }
+
+    /// [`Held::countdown`] without its note: `503 in 2 s`.
+    pub fn countdown_short(&self, now: Instant) -> String {
+        let passed = now.saturating_duration_since(self.since);
+        let left = self.delay.saturating_sub(passed);
+        format!("{} in {}", self.status, crate::text::countdown(left))
+    }
+
+    /// [`Held::countdown`]'s note, when its caller stops (or stopped) waiting before the delay
+    /// ends: `the service stops waiting at 30 s …`.
+    pub fn wait_note_at(&self, now: Instant) -> Option<String> {
+        self.wait_note(now.saturating_duration_since(self.since))
     }
 
     /// How `listen` announces it as it arrives: `POST /hook · ...: will be answered 200 after

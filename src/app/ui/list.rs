@@ -488,7 +488,8 @@ fn held_ui(ui: &mut egui::Ui, held: &[crate::receiver::Held], room: f32) {
 }
 
 /// One held call's line: how much of its delay has passed, the code and the countdown (never
-/// cut), then `rest` (cut to fit).
+/// cut), then when its caller stops waiting, if first, and `rest` (cut to fit: the note on a
+/// fast emulator's wait, in the part never cut, had run the line past the list's edge).
 fn held_line(
     ui: &mut egui::Ui,
     h: &crate::receiver::Held,
@@ -502,7 +503,11 @@ fn held_line(
                 .desired_width(bar)
                 .desired_height(8.0),
         );
-        ui.label(RichText::new(h.countdown(now)).strong());
+        ui.label(RichText::new(h.countdown_short(now)).strong());
+        let rest = match h.wait_note_at(now) {
+            Some(note) => format!("{note} · {rest}"),
+            None => rest,
+        };
         ui.add(egui::Label::new(rest).truncate());
     })
     .response

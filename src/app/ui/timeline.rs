@@ -135,9 +135,7 @@ pub fn timeline_ui(
         [Pos2::new(xe, rect.top() + 4.0), Pos2::new(xe, line_y + 6.0)],
         Stroke::new(2.0, visuals.warn_fg_color),
     );
-    let now_x = now
-        .filter(|now| *now >= start && *now <= end)
-        .map(&x_of);
+    let now_x = now.filter(|now| *now >= start && *now <= end).map(&x_of);
     if let Some(x) = now_x {
         painter.line_segment(
             [Pos2::new(x, rect.top() + 4.0), Pos2::new(x, line_y + 8.0)],
