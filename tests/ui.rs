@@ -6500,3 +6500,77 @@ fn the_held_calls_box_stays_inside_the_list() {
         c.abort();
     }
 }
+
+/// A click in the Service panel, scrolled to its end, leaves what was clicked where it was
+/// while the panel's foot changes: the old news goes at the click and the new comes later,
+/// and the panel's content had moved down 15 points under the pointer (the next click, meant
+/// for the clock-speed box, landed on its label).
+#[test]
+fn the_service_panel_holds_still_while_its_foot_changes() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    // Two webhooks listed: the panel scrolls.
+    create_webhook_from_form(&mut rig);
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.step();
+    rig.harness.get_by_label("Create").click();
+    rig.until("the second webhook is listed", |app| {
+        app.state.service.webhooks.len() == 2
+    });
+    rig.harness.state_mut().state.service.status = Some(Ok(
+        "Earlier news, in a sentence long enough to take three or four lines of the panel's foot, as the test message's does."
+            .into(),
+    ));
+    rig.harness.run_steps(3);
+    // As far down as the panel scrolls.
+    let over = egui::pos2(100.0, 400.0);
+    for _ in 0..10 {
+        rig.wheel(over, egui::MouseWheelUnit::Page, -3.0);
+    }
+    rig.harness.run_steps(30);
+    let send = "Send a test message to 1111111";
+    let before = rig.harness.get_by_label(send).rect();
+    let receive_before = rig.harness.get_by_label("Receive").rect();
+    // A click in the panel, where a button that asks the service would be (the heading
+    // beside it: the service's answer is played below, at the frame chosen).
+    let at = rig.harness.get_by_label("Test message").rect().center();
+    for e in [
+        egui::Event::PointerMoved(at),
+        egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed: true,
+            modifiers: egui::Modifiers::NONE,
+        },
+        egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed: false,
+            modifiers: egui::Modifiers::NONE,
+        },
+    ] {
+        rig.harness.event(e);
+    }
+    rig.harness.step();
+    let still = |rig: &mut UiRig, what: &str| {
+        for frame in 0..10 {
+            rig.harness.step();
+            let now = rig.harness.get_by_label(send).rect();
+            assert!(
+                (now.top() - before.top()).abs() < 0.5,
+                "{what}, frame {frame}: the button moved from {before:?} to {now:?}"
+            );
+        }
+    };
+    // The click clears the old news; a slower service (a real one, a loaded laptop) answers
+    // some frames later: held here, as the reply could come at any frame.
+    rig.harness.state_mut().state.service.status = None;
+    still(&mut rig, "waiting for the service");
+    rig.harness.state_mut().state.service.status = Some(Ok(
+        "The test message's status reports came in calls 72, 73; its last arrived at 15:31:06: call 79, selected in the list."
+            .into(),
+    ));
+    still(&mut rig, "the service's answer");
+    assert_eq!(rig.harness.get_by_label("Receive").rect(), receive_before);
+}

@@ -665,6 +665,9 @@ pub struct ServiceState {
     /// Where in the panel's scrolled content the last click was (points from its top): kept
     /// in sight when a status appears at the foot, which would cover it.
     pub clicked_at: Option<f32>,
+    /// How far the panel was scrolled at that click: held while the foot's words come and go
+    /// (the content padded at its end so that it can be), until the user scrolls.
+    pub held_offset: Option<f32>,
     /// Ports the receiver listened on earlier in this session: a webhook still pointing at
     /// one of them on this machine reaches nothing now, and the panel says so.
     pub receiver_was: Vec<u16>,

@@ -27,6 +27,9 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
     } else {
         ui.heading("Service");
     }
+    // The room for the content and the foot together: what the content may need to keep its
+    // place when the foot's words go.
+    let room = ui.available_height();
     // What the service last said, at the foot of the panel: shown above the buttons it pushed
     // them down, under the pointer, between two clicks.
     if let Some(st) = &app.state.service.status {
@@ -52,32 +55,43 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
     // frames): for a few frames the button clicked for them (Receive, low in a drawer at zoom
     // 2, under seven lines of an error) is kept in sight, once; a scroll of the wheel since
     // the click forgets it.
+    // The words going (the click that asks the service clears the old news) as well as
+    // coming: the panel, scrolled to its end, grew by the foot's height and the content moved
+    // down under the pointer, then stayed there when the news came.
     let sv = &mut app.state.service;
     if sv.status != sv.status_shown {
         sv.status_shown = sv.status.clone();
-        if sv.status.is_some() && sv.clicked_at.is_some() {
+        if sv.clicked_at.is_some() {
             sv.keep_in_sight = KEEP_IN_SIGHT_FRAMES;
         }
     }
+    let keeping = sv.keep_in_sight > 0;
     let keep = match sv.clicked_at {
-        Some(y) if sv.keep_in_sight > 0 => {
+        Some(y) if keeping => {
             sv.keep_in_sight -= 1;
-            if sv.keep_in_sight == 0 {
-                sv.clicked_at = None;
-            } else {
-                // Those frames now, not whenever the pointer next moves.
-                ui.ctx().request_repaint();
-            }
+            // Those frames now, not whenever the pointer next moves.
+            ui.ctx().request_repaint();
             Some(y)
         }
         _ => None,
     };
+    // Where it was at the click, as long as the clicked place is in sight there (the foot's
+    // room is already taken for this frame); else it is scrolled into sight.
+    let row = 2.0 * ui.text_style_height(&egui::TextStyle::Body);
+    let view = ui.available_height();
+    let hold = sv
+        .held_offset
+        .filter(|_| keep.is_some())
+        .filter(|off| keep.is_some_and(|y| y - row / 2.0 >= *off && y + row / 2.0 <= off + view));
     let mut scroll = egui::ScrollArea::vertical().id_salt("service_scroll");
     if app.state.first_frame {
         scroll = scroll.vertical_scroll_offset(0.0);
+    } else if let Some(off) = hold {
+        scroll = scroll.vertical_scroll_offset(off);
     }
+    let pad_for = app.state.service.held_offset;
     let shown = scroll.show(ui, |ui| {
-        if let Some(y) = keep {
+        if let Some(y) = keep.filter(|_| hold.is_none()) {
             let content = ui.max_rect();
             let row = 2.0 * ui.text_style_height(&egui::TextStyle::Body);
             let at = egui::Rect::from_min_size(
@@ -94,6 +108,17 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
         if !app.state.settings.api_custom {
             ui.separator();
             emulator_ui(ui, app);
+        }
+        // Room to stay where the click left it when the foot's words go and the panel grows
+        // by their height: there from before they go, since the scroll is held within the
+        // content of the frame before.
+        // Not scrolled, it cannot be moved; nor padded, which would bring a scroll bar that
+        // narrows the content and rewraps it.
+        if let Some(off) = pad_for.filter(|off| *off > 0.0) {
+            let pad = off + room - ui.min_rect().height();
+            if pad > 0.0 {
+                ui.add_space(pad);
+            }
         }
     });
     // A click in the panel's content, not on a window or a dialog lying over it.
@@ -112,11 +137,22 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
     let here = |p: egui::Pos2| {
         shown.inner_rect.contains(p) && ui.ctx().layer_id_at(p) == Some(ui.layer_id())
     };
+    let offset = shown.state.clamped_offset().y;
+    let sv = &mut app.state.service;
     if let Some(p) = click.filter(|p| here(*p)) {
-        app.state.service.clicked_at =
-            Some(p.y - shown.inner_rect.top() + shown.state.clamped_offset().y);
+        sv.clicked_at = Some(p.y - shown.inner_rect.top() + offset);
+        sv.held_offset = Some(offset);
     } else if wheel && ui.ctx().pointer_hover_pos().is_some_and(here) {
-        app.state.service.clicked_at = None;
+        sv.clicked_at = None;
+        sv.held_offset = None;
+    } else if !keeping
+        && sv
+            .held_offset
+            .is_some_and(|held| (held - offset).abs() > 0.5)
+    {
+        // Scrolled some other way (its bar dragged, a key): the user's place now.
+        sv.clicked_at = None;
+        sv.held_offset = None;
     }
     delete_modal(ui.ctx(), app);
     remote_modal(ui.ctx(), app);
