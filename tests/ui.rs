@@ -4633,6 +4633,14 @@ fn a_clock_speed_typed_in_its_box_applies_on_enter_not_at_each_keystroke() {
             "\"{typed}\" is not a clock speed: give a whole number from 1 (real time) to 1 000 000; kept 600×."
         ));
     }
+    // A click elsewhere is the user moving on: the note goes (it had stayed for the session).
+    rig.harness.get_by_label("Emulator").click();
+    rig.harness.run_steps(3);
+    assert!(
+        rig.harness
+            .query_by_label_contains("is not a clock speed")
+            .is_none()
+    );
 }
 
 #[test]

@@ -135,7 +135,7 @@ impl Refusals {
 
     /// The sentence to show under `field` (kept under `key`): what it refused, and the value
     /// it kept, `kept` in words, while `value` is still the one in force (a drag, or a value
-    /// set elsewhere, makes it old news).
+    /// set elsewhere, makes it old news) and until a click elsewhere.
     pub fn note(
         self,
         ui: &egui::Ui,
@@ -144,10 +144,14 @@ impl Refusals {
         value: f64,
         kept: &str,
     ) -> Option<String> {
+        // A click elsewhere, once the box is left, is the user moving on: the note had stayed
+        // under the emulator's clock for the rest of a session.
+        let moved_on =
+            !field.has_focus() && !field.hovered() && ui.input(|i| i.pointer.any_pressed());
         if let Some(refused) = self.typed.into_inner() {
             let note = refused.map(|r| (r, value.to_bits()));
             ui.data_mut(|d| d.insert_temp(key, note));
-        } else if field.gained_focus() || field.changed() {
+        } else if field.gained_focus() || field.changed() || moved_on {
             ui.data_mut(|d| d.remove_temp::<Option<(String, u64)>>(key));
         }
         let (refused, _) = ui
