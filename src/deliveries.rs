@@ -209,6 +209,10 @@ pub struct Delivery {
     /// The clock speed the calls themselves say they followed (a Hookscope emulator's
     /// [`CLOCK_SPEED_HEADER`](crate::emulator::CLOCK_SPEED_HEADER)): see [`marked_speed`].
     pub marked_speed: Option<f64>,
+    /// The speeds the calls were marked with, in the order they came, each with the index of
+    /// the first attempt made at it (one entry when the clock never changed; none when no call
+    /// was marked): the Timeline names them when the clock changed along the way.
+    pub speed_runs: Vec<(f64, usize)>,
     /// How this machine's times map to the emulator's clock, when the calls carry its times
     /// (its speed may have changed along the way): what the timeline is drawn on.
     pub clock: Option<ClockMap>,
@@ -907,9 +911,18 @@ pub fn analyze(
         Some(c) => c[failing.unwrap_or(0)],
         None => failing.map_or(first.inv.received_at, |i| attempts[i].at),
     }));
+    let mut speed_runs: Vec<(f64, usize)> = Vec::new();
+    for (i, m) in marks.iter().enumerate() {
+        if let Some(m) = *m
+            && speed_runs.last().is_none_or(|(last, _)| *last != m)
+        {
+            speed_runs.push((m, i));
+        }
+    }
     Some(Delivery {
         speed_hint,
         marked_speed: marked_speed(calls),
+        speed_runs,
         clock: clock.map(|c| ClockMap {
             anchors: attempts.iter().map(|a| a.at).zip(c).collect(),
             speed: speed_now,

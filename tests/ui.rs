@@ -4414,6 +4414,29 @@ fn a_built_in_emulator_delivery_made_at_another_speed_says_so() {
     rig.harness.get_by_label(
         "Its calls so far were made at 100000x, and their gaps are read at that speed; the retries still to come follow 60x now.",
     );
+    // Its next attempt made at the speed now: both speeds are named, with their attempts (only
+    // the last had been, and it was the speed now, so nothing was said).
+    let mut second = invoker_headers("status-report", "dlv-fast", 2);
+    for (name, value) in &mut second {
+        if name == b.webhook_id_header() {
+            *value = id.clone();
+        }
+    }
+    second.push((
+        hookscope::emulator::CLOCK_SPEED_HEADER.to_owned(),
+        "60".to_owned(),
+    ));
+    assert_eq!(rig.send_with_headers(&second, status_report_body("9")), 200);
+    rig.until("the second attempt is read in", |app| {
+        app.state
+            .delivery
+            .as_ref()
+            .is_some_and(|d| d.attempts.len() == 2)
+    });
+    rig.harness.step();
+    rig.harness.get_by_label(
+        "Its calls were made at 100000x (attempt 1), then 60x (attempt 2): each gap is read on the clock it passed on; the retries still to come follow 60x.",
+    );
 }
 
 #[test]

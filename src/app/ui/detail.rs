@@ -450,9 +450,11 @@ fn delivery_ui(
                 "This webhook belongs to the built-in emulator, whose clock runs",
                 speed,
             ));
-            // Its calls so far were made at another speed: their gaps are read at that one,
-            // and the sentence above is about what comes next.
-            if let Some(made) = d.marked_speed.filter(|m| (m - speed).abs() > f64::EPSILON) {
+            // Its clock changed along the way: the speeds its calls were made at, each gap read
+            // at its own (only the last had been said, or none when that was the speed now).
+            if d.speed_runs.len() > 1 {
+                ui.weak(speed_runs_text(d, speed));
+            } else if let Some(made) = d.marked_speed.filter(|m| (m - speed).abs() > f64::EPSILON) {
                 ui.weak(format!(
                     "Its calls so far were made at {}, and their gaps are read at that speed; the retries still to come follow {} now.",
                     speed_text(made),
@@ -591,6 +593,50 @@ fn on_clock(lead: &str, speed: f64) -> String {
             crate::text::human_duration(std::time::Duration::from_secs_f64(90.0 / speed))
         )
     }
+}
+
+/// The speeds a delivery's calls were made at, when the emulator's clock changed along the
+/// way, and the one its retries follow now: `Its calls were made at 60x (attempts 1-5), then
+/// 6000x (attempt 6): each gap is read on the clock it passed on; the retries
+/// still to come follow 6000x.`
+fn speed_runs_text(d: &crate::deliveries::Delivery, now: f64) -> String {
+    let attempt = |i: usize| {
+        d.attempts
+            .get(i)
+            .and_then(|a| a.number)
+            .map_or_else(|| format!("call {}", i + 1), |n| n.to_string())
+    };
+    let runs: Vec<String> = d
+        .speed_runs
+        .iter()
+        .enumerate()
+        .map(|(k, &(speed, first))| {
+            let last = d
+                .speed_runs
+                .get(k + 1)
+                .map_or(d.attempts.len(), |&(_, next)| next)
+                .saturating_sub(1);
+            let which = if last <= first {
+                format!("attempt {}", attempt(first))
+            } else {
+                format!("attempts {}-{}", attempt(first), attempt(last))
+            };
+            format!("{} ({which})", speed_text(speed))
+        })
+        .collect();
+    format!(
+        "Its calls were made at {}: each gap is read on the clock it passed on; the retries still to come follow {}{}.",
+        runs.join(", then "),
+        speed_text(now),
+        if d.speed_runs
+            .last()
+            .is_some_and(|(last, _)| (last - now).abs() > f64::EPSILON)
+        {
+            " now"
+        } else {
+            ""
+        }
+    )
 }
 
 /// A clock speed as the Timeline writes it: "600x", "1.5x".
