@@ -6605,3 +6605,40 @@ fn the_service_panel_holds_still_while_its_foot_changes() {
     still(&mut rig, "the service's answer");
     assert_eq!(rig.harness.get_by_label("Receive").rect(), receive_before);
 }
+
+/// A refused code, shorter to say than the preview it replaces, does not move the rules below
+/// up under the pointer while it rests on the Answer panel (6 points at 1024 × 768).
+#[test]
+fn a_refused_code_does_not_move_the_rules_up() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    {
+        let form = &mut rig.harness.state_mut().state.form;
+        // A preview of several lines: a late answer, and what becomes of its Retry-After.
+        form.code = "503".into();
+        form.retry_after = "30".into();
+        form.delay = "35000".into();
+        form.body = "slow down please".into();
+    }
+    rig.harness.step();
+    let rules = "Rules (first match wins, before the answer above)";
+    let over = rig
+        .harness
+        .get_by_role_and_label(egui::accesskit::Role::TextInput, "Status code")
+        .rect()
+        .center();
+    rig.harness.event(egui::Event::PointerMoved(over));
+    rig.harness.run_steps(3);
+    let before = rig.harness.get_by_label(rules).rect();
+    rig.harness.state_mut().state.form.code = "204".into();
+    rig.harness.run_steps(3);
+    assert!(
+        rig.harness
+            .query_by_label_contains("503 after 35 s")
+            .is_none()
+    );
+    assert!(
+        rig.harness.state().state.form.answer().is_err(),
+        "204 with a body is refused"
+    );
+    assert_eq!(rig.harness.get_by_label(rules).rect(), before);
+}

@@ -118,7 +118,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             });
             ui.add_space(8.0);
             ui.separator();
-            custom_ui(ui, app);
+            custom_ui(ui, app, held);
             ui.add_space(8.0);
             ui.separator();
             super::rules::rules_section_ui(ui, app);
@@ -406,7 +406,7 @@ fn what_if_ui(
     ui.label(RichText::new(crate::contract::SCHEDULE_RULE).small().weak());
 }
 
-fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
+fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, held: bool) {
     let current = &app.state.settings.answer;
     let custom_in_force = !crate::app::state::Preset::gives(current);
     let matches = app.state.form.answer().is_ok_and(|a| a == *current);
@@ -533,7 +533,9 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let key = egui::Id::unique("apply_custom_answer");
     keep_in_place(ui, &mut app.state.answer_place, key, &button);
     let apply = button.clicked() || entered;
-    match &preview {
+    // As tall while the user works in the panel: a refusal shorter than the preview it
+    // replaces (204 typed over a 503's two lines) moved the rules below up under the pointer.
+    keep_height(ui, "custom_preview_height", held, |ui| match &preview {
         Ok(a) => {
             // With its delay, and the wait its Retry-After asks for: "200: treated as a
             // temporary problem" read as if the code were the problem, and a 429's preview
@@ -562,7 +564,7 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             // It quotes what was typed, which may be Arabic or Hebrew.
             ui.label(super::bidi_safe(ui, RichText::new(e).color(color)));
         }
-    }
+    });
     let _ = edited;
     if apply && preview.is_ok() {
         hold_in_place(&mut app.state.answer_place, key, &button);
