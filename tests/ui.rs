@@ -6642,3 +6642,33 @@ fn a_refused_code_does_not_move_the_rules_up() {
     );
     assert_eq!(rig.harness.get_by_label(rules).rect(), before);
 }
+
+/// Settings grows with its notes where the screen has room: three at once (a bad address, a
+/// bad brand word, a port it cannot take) had been cut at the window's foot at 1280 × 800,
+/// half the screen below it empty.
+#[test]
+fn settings_grows_with_its_notes_while_the_screen_has_room() {
+    let mut rig = start();
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.run_steps(3);
+    if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {
+        draft.bind = "abc".into();
+        draft.brand = "my brand".into();
+        draft.public_url = "nota url".into();
+    }
+    rig.harness.run_steps(6);
+    let window = rig
+        .harness
+        .get_by_role_and_label(egui::accesskit::Role::Window, "Settings")
+        .rect();
+    let last = rig
+        .harness
+        .get_by_label_contains("is not a whole address")
+        .rect();
+    assert!(
+        last.bottom() <= window.bottom(),
+        "the last note ends at {} under the window's foot at {}",
+        last.bottom(),
+        window.bottom()
+    );
+}

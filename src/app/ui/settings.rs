@@ -39,19 +39,35 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     // No taller than the room under the bar: past that its content scrolls. (Grown past the
     // screen's foot, at zoom 2, egui moved the whole window up as each note appeared, and the
     // field being typed in with it.)
-    egui::Window::new("Settings")
+    // Its content in a scroll area of its own, as tall as the content up to the room left
+    // under the window's title: egui's window scroll kept the height the window opened with,
+    // and notes that came later were cut at its foot with half the screen free below it. The
+    // title's and margins' height is the window's last frame's, less its content's.
+    let max_height = (below_bar.height() - 10.0).max(120.0);
+    let chrome_key = egui::Id::unique("settings_chrome_height");
+    let (chrome, content) = ctx
+        .data(|d| d.get_temp::<(f32, f32)>(chrome_key))
+        .unwrap_or((40.0, 0.0));
+    // egui sizes the window from the height it opened with: asked for what the content
+    // needs, it grows with it.
+    let shown = egui::Window::new("Settings")
         .pivot(egui::Align2::RIGHT_TOP)
         .default_pos([below_bar.right() - 12.0, below_bar.top() + 4.0])
         .constrain_to(below_bar)
-        .max_height((below_bar.height() - 10.0).max(120.0))
-        .vscroll(true)
-        // Its scroll bar has room of its own: kept in sight, so that a note that makes the
-        // content scroll does not widen the window and move Apply under the pointer.
-        .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
+        .min_height((content + chrome).clamp(0.0, max_height))
+        .max_height(max_height)
         .open(&mut open)
         .resizable(false)
         .collapsible(false)
         .show(ctx, |ui| {
+            egui::ScrollArea::vertical()
+                .id_salt("settings_scroll")
+                .max_height((max_height - chrome).max(60.0))
+                .auto_shrink([false, true])
+                // Its scroll bar has room of its own: kept in sight, so that a note that makes
+                // the content scroll does not widen the window and move Apply under the pointer.
+                .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
+                .show(ui, |ui| {
             let s = &mut draft;
             let dark = &mut app.state.settings.dark;
             // What the number boxes cannot take is said below Apply, not clamped without a
@@ -236,7 +252,15 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
             if let Some(why) = why {
                 ui.label(RichText::new(why).color(bad));
             }
+                })
         });
+    if let Some(shown) = &shown
+        && let Some(scroll) = &shown.inner
+    {
+        let chrome = (shown.response.rect.height() - scroll.inner_rect.height()).max(0.0);
+        let content = scroll.content_size.y;
+        ctx.data_mut(|d| d.insert_temp(chrome_key, (chrome, content)));
+    }
     app.state.show_settings = open;
     if !open {
         return;
