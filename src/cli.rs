@@ -468,8 +468,13 @@ pub fn log_line(s: &Summary) -> String {
     line_at(s, "%Y-%m-%d %H:%M:%S%.3f")
 }
 
+/// The most of a value taken from the request (a path, an event, a delivery id) a line of
+/// `listen` or `log` gives: the rest is counted (`show` has it whole).
+const LINE_VALUE_CHARS: usize = 200;
+
 fn line_at(s: &Summary, time_format: &str) -> String {
-    let opt = |v: &Option<String>| escape_control(v.as_deref().unwrap_or("-"));
+    let cut = |v: &str| escape_control(&crate::text::cut_chars(v, LINE_VALUE_CHARS));
+    let opt = |v: &Option<String>| cut(v.as_deref().unwrap_or("-"));
     let event = if s.registration_check {
         "registration-check".to_owned()
     } else if s.method.is_empty() {
@@ -491,7 +496,7 @@ fn line_at(s: &Summary, time_format: &str) -> String {
         if s.path.is_empty() {
             "-".to_owned()
         } else {
-            escape_control(&s.path)
+            cut(&s.path)
         },
         event,
         opt(&s.delivery),
@@ -1747,6 +1752,22 @@ mod tests {
         assert!(line.contains("attempt=2"));
         assert!(line.contains("-> 503 retry-unavailable"));
         assert!(line.contains("findings=0"));
+        // A delivery id or a path of 100,000 characters is cut, with how much is left: whole,
+        // it made a line of 100 KB.
+        let mut long = summary();
+        long.delivery = Some("d".repeat(100_000));
+        long.path = format!("/{}", "p".repeat(100_000));
+        let line = format_line(&long);
+        assert!(line.len() < 1_000, "{} bytes", line.len());
+        assert!(
+            line.contains(&format!(
+                "delivery={}… (99800 more characters)",
+                "d".repeat(200)
+            )),
+            "{line}"
+        );
+        assert!(line.contains("… (99801 more characters)"), "{line}");
+        assert!(line.contains("-> 503 retry-unavailable"));
     }
 
     #[test]

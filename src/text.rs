@@ -587,6 +587,16 @@ pub fn head_chars(text: &str, max: usize) -> (&str, usize) {
     }
 }
 
+/// `text` cut to `max` characters, with how many more there were: `abc… (99880 more
+/// characters)`; whole when it fits. For a value taken from a request (a delivery id, a path)
+/// on a line of its own: one of 100,000 characters had made a 100 KB line.
+pub fn cut_chars(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match head_chars(text, max) {
+        (whole, 0) => whole.into(),
+        (head, rest) => format!("{head}… ({rest} more characters)").into(),
+    }
+}
+
 /// `text` with each `(from, to)` replaced in turn.
 pub fn replace_each(text: &str, pairs: &[(&str, &str)]) -> String {
     pairs

@@ -455,7 +455,7 @@ async fn requests_http_refuses_are_recorded_with_what_arrived_and_why() {
             "400",
             "",
             "",
-            "not a method, a target and an HTTP version",
+            "its HTTP version is \"version\", not HTTP/1.1",
         ),
         (
             b"POST /old HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",

@@ -143,15 +143,50 @@ fn invalid_why(e: httparse::Error, bytes: &[u8]) -> String {
             "a header's value has a control character in it (HTTP allows none but the tab)"
         }
         httparse::Error::NewLine => "a line of its head does not end as HTTP lines end (CR LF)",
-        httparse::Error::Token | httparse::Error::Version => {
-            "its request line is not a method, a target and an HTTP version (POST /hook HTTP/1.1)"
-        }
+        httparse::Error::Token | httparse::Error::Version => return request_line_why(bytes),
         httparse::Error::TooManyHeaders => {
             "it has more than 100 headers, the most the HTTP layer reads"
         }
         httparse::Error::Status => "its head could not be read as HTTP",
     }
     .into()
+}
+
+/// Why a request line is not HTTP's, naming the part at fault where one is: a path with a
+/// control character had been said to be "not a method, a target and an HTTP version".
+fn request_line_why(bytes: &[u8]) -> String {
+    const SHAPE: &str =
+        "its request line is not a method, a target and an HTTP version, as in POST /hook HTTP/1.1";
+    let line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let (Some(first), Some(last)) = (
+        line.iter().position(|b| *b == b' '),
+        line.iter().rposition(|b| *b == b' '),
+    ) else {
+        return SHAPE.into();
+    };
+    if first == last {
+        return SHAPE.into();
+    }
+    let (method, target, version) = (&line[..first], &line[first + 1..last], &line[last + 1..]);
+    // What HTTP allows in a method (a token) and in a target (visible ASCII; httparse takes
+    // the bytes of UTF-8 too).
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if let Some(b) = method.iter().copied().find(|b| !token(*b)) {
+        return format!("its method has a character HTTP does not allow in one (byte 0x{b:02x})");
+    }
+    if let Some(b) = target.iter().copied().find(|b| *b < 0x21 || *b == 0x7f) {
+        return format!(
+            "its target has a character HTTP does not allow in one (byte 0x{b:02x}: a space, a control character or DEL), which a path must percent-encode"
+        );
+    }
+    if !version.starts_with(b"HTTP/1.") {
+        return format!(
+            "its HTTP version is \"{}\", not HTTP/1.1 (or 1.0), which this receiver and the service speak",
+            crate::text::escape_control(&String::from_utf8_lossy(version))
+        );
+    }
+    SHAPE.into()
 }
 
 fn parse_head(bytes: &[u8]) -> Parsed {
@@ -780,6 +815,22 @@ mod tests {
             (
                 b"POST /h\r\n\r\n",
                 "not a method, a target and an HTTP version",
+            ),
+            (
+                b"POST /h\x7fx HTTP/1.1\r\n\r\n",
+                "its target has a character HTTP does not allow in one (byte 0x7f",
+            ),
+            (
+                b"POST /a b HTTP/1.1\r\n\r\n",
+                "its target has a character HTTP does not allow in one (byte 0x20",
+            ),
+            (
+                b"PO(ST /h HTTP/1.1\r\n\r\n",
+                "its method has a character HTTP does not allow in one (byte 0x28)",
+            ),
+            (
+                b"POST /h HTTP/9.9\r\n\r\n",
+                "its HTTP version is \"HTTP/9.9\", not HTTP/1.1",
             ),
         ] {
             let r = refused_after(bytes, b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\n")

@@ -223,13 +223,8 @@ fn delivery_heading(
     let planned = d.projection.as_ref().is_some_and(|p| !p.retries.is_empty());
     // An id of thousands of characters (a hostile header) cut, with how much is left: whole,
     // it filled the tab and pushed the timeline out of sight.
-    let id = |text: &str| match crate::text::head_chars(text, ID_CHARS) {
-        (whole, 0) => crate::text::single_line(whole).into_owned(),
-        (head, rest) => format!(
-            "{}… ({rest} more characters)",
-            crate::text::single_line(head)
-        ),
-    };
+    let id =
+        |text: &str| crate::text::single_line(&crate::text::cut_chars(text, ID_CHARS)).into_owned();
     ui.weak(format!(
         "Delivery {} {}: {} seen.{}",
         id(&d.delivery),
