@@ -6672,3 +6672,43 @@ fn settings_grows_with_its_notes_while_the_screen_has_room() {
         window.bottom()
     );
 }
+
+/// At 1024 × 768, an answer whose words take the top bar onto a second row (503 with a
+/// Retry-After and a delay) leaves *Apply custom answer* under the pointer: the whole window
+/// below the bar had moved down 23 points as it was applied.
+#[test]
+fn an_answer_that_wraps_the_top_bar_leaves_apply_under_the_pointer() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    {
+        let form = &mut rig.harness.state_mut().state.form;
+        form.code = "503".into();
+        form.retry_after = "30".into();
+        form.delay = "2500".into();
+    }
+    rig.harness.step();
+    rig.bring_into_sight("Apply custom answer");
+    // One row before: the answer beside the URL.
+    let answer = rig.harness.get_by_label_contains("Answering 200").rect();
+    let url = rig.harness.get_by_label("Copy URL").rect();
+    assert!(answer.top() < url.bottom(), "{answer:?} under {url:?}");
+    let before = rig.harness.get_by_label("Apply custom answer").rect();
+    rig.harness.get_by_label("Apply custom answer").click();
+    rig.until("503 is applied", |app| {
+        app.state.settings.answer.status == 503
+    });
+    for frame in 0..10 {
+        rig.harness.step();
+        let now = rig.harness.get_by_label("Apply custom answer").rect();
+        assert!(
+            (now.top() - before.top()).abs() < 0.5,
+            "frame {frame}: Apply moved from {before:?} to {now:?}"
+        );
+    }
+    // The bar did take a second row for it.
+    let answer = rig
+        .harness
+        .get_by_label_contains("Answering 503 (Retry-After")
+        .rect();
+    let url = rig.harness.get_by_label("Copy URL").rect();
+    assert!(answer.top() >= url.bottom(), "{answer:?} beside {url:?}");
+}
