@@ -863,6 +863,10 @@ pub struct AppState {
     pub newest: i64,
     /// The calls whose answer the receiver now holds back by a delay (stored when answered).
     pub held: Vec<crate::receiver::Held>,
+    /// When a call was last seen held: the box that names them stays a moment after the last
+    /// is answered, so that delayed calls coming one after another do not make the list grow
+    /// and shrink every two seconds.
+    pub held_seen_at: Option<std::time::Instant>,
     pub rules: RulesEditor,
     /// The Answer panel's button just clicked, kept in its place.
     pub answer_place: KeptPlace,
@@ -914,6 +918,7 @@ impl AppState {
             recorded: 0,
             newest: 0,
             held: Vec::new(),
+            held_seen_at: None,
             rules: RulesEditor::default(),
             answer_place: KeptPlace::default(),
             service_drawer: false,

@@ -339,12 +339,48 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.separator();
     // Under the list, not over it: calls held back arrive while the user reads and clicks the
     // rows, and a box that appeared above them moved every row down under the pointer.
+    let now = std::time::Instant::now();
     if !app.state.held.is_empty() {
+        app.state.held_seen_at = Some(now);
+    }
+    let lingering = app
+        .state
+        .held_seen_at
+        .is_some_and(|at| now.duration_since(at) < HELD_LINGER);
+    if lingering {
         let room = ui.available_height();
-        egui::Panel::bottom("held_calls")
+        let key = egui::Id::unique("held_box_height");
+        let kept = ui.data(|d| d.get_temp::<f32>(key));
+        let shown = egui::Panel::bottom("held_calls")
             .resizable(false)
             .show_separator_line(false)
-            .show(ui, |ui| held_ui(ui, &app.state.held, room));
+            .show(ui, |ui| {
+                let top = ui.min_rect().top();
+                if app.state.held.is_empty() {
+                    egui::Frame::group(ui.style())
+                        .fill(ui.visuals().faint_bg_color)
+                        .show(ui, |ui| {
+                            ui.set_width(ui.available_width());
+                            ui.weak("No call is waiting for its answer now.");
+                        });
+                    // The room it had, so that the list does not grow for a moment.
+                    if let Some(h) = kept {
+                        ui.expand_to_include_y(top + h);
+                    }
+                    ui.ctx().request_repaint_after(HELD_LINGER);
+                } else {
+                    held_ui(ui, &app.state.held, room);
+                }
+                ui.min_rect().height()
+            });
+        // The tallest it has been while calls came one after another.
+        let height = shown.inner;
+        let keep = if app.state.held.is_empty() {
+            kept.unwrap_or(height).max(height)
+        } else {
+            height
+        };
+        ui.data_mut(|d| d.insert_temp(key, keep));
     }
     let dark = ui.visuals().dark_mode;
     let count = app.state.list.count;
@@ -425,6 +461,9 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     });
 }
+
+/// How long the box of held calls stays after the last of them is answered.
+const HELD_LINGER: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How many held calls are named one by one under the list at most; the others are counted.
 const HELD_SHOWN: usize = 3;
