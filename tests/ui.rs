@@ -6441,8 +6441,8 @@ fn retries_of_the_test_message_s_reports_are_counted_not_selected() {
     rig.harness
         .state_mut()
         .apply_answer(hookscope::responder::Answer::status(503));
-    // Retries a few milliseconds apart.
-    rig.harness.state_mut().state.settings.emulator_speed = 6_000.0;
+    // Retries a fraction of a second apart, after the reports' own steps.
+    rig.harness.state_mut().state.settings.emulator_speed = 600.0;
     rig.harness.step();
     rig.harness
         .get_by_label("Send a test message to 1111111")
@@ -6472,17 +6472,50 @@ fn retries_of_the_test_message_s_reports_are_counted_not_selected() {
         !named.contains(','),
         "one earlier report, not retries: {said}"
     );
-    rig.harness.step();
-    let app = rig.harness.state();
-    let selected = app.state.list.selected.expect("a report is selected");
-    let shown = app.state.detail.as_ref().map(|d| (d.id, d.inv.attempt));
-    if let Some((id, attempt)) = shown {
-        assert_eq!(id, selected);
-        assert_eq!(attempt, Some(1), "a report, not a retry of one");
-    }
+    let selected = rig
+        .harness
+        .state()
+        .state
+        .list
+        .selected
+        .expect("a report is selected");
+    rig.until("the selected report is shown", move |app| {
+        app.state.detail.as_ref().is_some_and(|d| d.id == selected)
+    });
+    let attempt = rig
+        .harness
+        .state()
+        .state
+        .detail
+        .as_ref()
+        .unwrap()
+        .inv
+        .attempt;
+    assert_eq!(attempt, Some(1), "a report, not a retry of one");
     assert!(
         said.contains(&format!("call {selected}, ")),
         "the call the panel names is the one selected: {said}"
+    );
+    // A second test message while the first one's reports are still retried: its own first
+    // report is the one selected, not the next retry of the first message's (which had been
+    // taken for it).
+    rig.harness
+        .get_by_label("Send a test message to 1111111")
+        .click();
+    rig.until("the second message's first report", move |app| {
+        status(app).contains("The test message's status report arrived")
+            && app.state.list.selected.is_some_and(|id| id > selected)
+    });
+    let second = rig.harness.state().state.list.selected.unwrap();
+    rig.until("the second message's report is shown", move |app| {
+        app.state.detail.as_ref().is_some_and(|d| d.id == second)
+    });
+    let d = rig.harness.state().state.detail.clone().unwrap();
+    assert_eq!(
+        d.inv.attempt,
+        Some(1),
+        "a new report, not a retry: {:?}",
+        d.inv.delivery
     );
 }
 

@@ -664,13 +664,22 @@ impl HookscopeApp {
                     .test_reports
                     .as_ref()
                     .is_some_and(|r| r.since.elapsed() < state::TEST_REPORTS_WINDOW);
-                let test_report =
-                    event == Some("status-report") && from_sent && (sv.awaiting_test || following);
-                // A later attempt of one of its reports (answered 503, say): a retry, not a
-                // report of its own. Counted in the panel's words; the selection stays.
+                // A later attempt (answered 503, say) is a retry, never a report of its own: a
+                // retry of an earlier test message's report, coming after a new one was sent,
+                // had been taken for the new message's report.
+                let is_retry = rec.summary.attempt.is_some_and(|a| a > 1)
+                    || (rec.summary.delivery.is_some()
+                        && sv.test_reports.as_ref().is_some_and(|r| {
+                            r.calls.iter().any(|(_, d)| *d == rec.summary.delivery)
+                        }));
+                let test_report = event == Some("status-report")
+                    && from_sent
+                    && !is_retry
+                    && (sv.awaiting_test || following);
+                // A retry of one of its reports: counted in the panel's words; the selection
+                // stays.
                 let retry_of_report = event == Some("status-report")
                     && from_sent
-                    && !sv.awaiting_test
                     && rec.summary.delivery.is_some()
                     && sv
                         .test_reports
