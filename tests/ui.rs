@@ -6657,6 +6657,47 @@ fn the_service_panel_holds_still_while_its_foot_changes() {
     ));
     still(&mut rig, "the service's answer");
     assert_eq!(rig.harness.get_by_label("Receive").rect(), receive_before);
+    // Later news (a retry counted every second) does not pin the panel: the wheel still
+    // scrolls it, back to its top.
+    for n in 0..5 {
+        rig.harness.state_mut().state.service.status = Some(Ok(format!(
+            "The test message's status reports came in calls 72, 73; its last arrived at 15:31:06: call 79, selected in the list. Since then {n} retries of them came (not selected)."
+        )));
+        rig.harness.run_steps(2);
+    }
+    for _ in 0..10 {
+        rig.wheel(over, egui::MouseWheelUnit::Page, 3.0);
+    }
+    rig.harness.run_steps(30);
+    let top = rig.harness.get_by_label("Built-in emulator").rect();
+    assert!(
+        top.top() > 0.0 && top.top() < 120.0,
+        "scrolled back to the top: {top:?}"
+    );
+    // Held again at the end, then the window made taller: no blank is kept at the panel's
+    // end, the content comes down to fill the room as it would have.
+    for _ in 0..10 {
+        rig.wheel(over, egui::MouseWheelUnit::Page, -3.0);
+    }
+    rig.harness.run_steps(30);
+    let at = rig.harness.get_by_label("Test message").rect().center();
+    rig.harness.event(egui::Event::PointerMoved(at));
+    for pressed in [true, false] {
+        rig.harness.event(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+    }
+    rig.harness.run_steps(3);
+    rig.harness.set_size(egui::vec2(1024.0, 1400.0));
+    rig.harness.run_steps(30);
+    let top = rig.harness.get_by_label("Built-in emulator").rect();
+    assert!(
+        top.top() > 0.0 && top.top() < 120.0,
+        "the whole panel fits the taller window, from its top: {top:?}"
+    );
 }
 
 /// A refused code, shorter to say than the preview it replaces, does not move the rules below

@@ -665,9 +665,10 @@ pub struct ServiceState {
     /// Where in the panel's scrolled content the last click was (points from its top): kept
     /// in sight when a status appears at the foot, which would cover it.
     pub clicked_at: Option<f32>,
-    /// How far the panel was scrolled at that click: held while the foot's words come and go
-    /// (the content padded at its end so that it can be), until the user scrolls.
-    pub held_offset: Option<f32>,
+    /// Where the panel was at that click: held while the foot's words come and go (the
+    /// content padded at its end so that it can be), until the user scrolls, the panel's room
+    /// changes or its content does.
+    pub held: Option<HeldPlace>,
     /// Ports the receiver listened on earlier in this session: a webhook still pointing at
     /// one of them on this machine reaches nothing now, and the panel says so.
     pub receiver_was: Vec<u16>,
@@ -691,6 +692,17 @@ pub fn moved_receiver_url(url: &str, was: &[u16], now: std::net::SocketAddr) -> 
     }
     parsed.set_port(Some(now.port())).ok()?;
     Some(parsed.to_string())
+}
+
+/// The Service panel's place at a click in it (see [`ServiceState::held`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeldPlace {
+    /// How far it was scrolled.
+    pub offset: f32,
+    /// The room for its content and its foot together.
+    pub room: f32,
+    /// The height of its content (without the blank kept at its end).
+    pub content: f32,
 }
 
 /// What would replace the editor's unapplied changes, waiting for the user to say yes.

@@ -69,8 +69,14 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
     let keep = match sv.clicked_at {
         Some(y) if keeping => {
             sv.keep_in_sight -= 1;
-            // Those frames now, not whenever the pointer next moves.
-            ui.ctx().request_repaint();
+            if sv.keep_in_sight == 0 && sv.status.is_some() {
+                // The news the click asked for has come: later news (a retry counted every
+                // second) leaves the panel alone.
+                sv.clicked_at = None;
+            } else {
+                // Those frames now, not whenever the pointer next moves.
+                ui.ctx().request_repaint();
+            }
             Some(y)
         }
         _ => None,
@@ -80,7 +86,8 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
     let row = 2.0 * ui.text_style_height(&egui::TextStyle::Body);
     let view = ui.available_height();
     let hold = sv
-        .held_offset
+        .held
+        .map(|h| h.offset)
         .filter(|_| keep.is_some())
         .filter(|off| keep.is_some_and(|y| y - row / 2.0 >= *off && y + row / 2.0 <= off + view));
     let mut scroll = egui::ScrollArea::vertical().id_salt("service_scroll");
@@ -89,7 +96,7 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
     } else if let Some(off) = hold {
         scroll = scroll.vertical_scroll_offset(off);
     }
-    let pad_for = app.state.service.held_offset;
+    let pad_for = app.state.service.held.map(|h| h.offset);
     let shown = scroll.show(ui, |ui| {
         if let Some(y) = keep.filter(|_| hold.is_none()) {
             let content = ui.max_rect();
@@ -114,12 +121,14 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
         // content of the frame before.
         // Not scrolled, it cannot be moved; nor padded, which would bring a scroll bar that
         // narrows the content and rewraps it.
+        let content = ui.min_rect().height();
         if let Some(off) = pad_for.filter(|off| *off > 0.0) {
-            let pad = off + room - ui.min_rect().height();
+            let pad = off + room - content;
             if pad > 0.0 {
                 ui.add_space(pad);
             }
         }
+        content
     });
     // A click in the panel's content, not on a window or a dialog lying over it.
     let (click, wheel) = ui.input(|i| {
@@ -138,21 +147,28 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
         shown.inner_rect.contains(p) && ui.ctx().layer_id_at(p) == Some(ui.layer_id())
     };
     let offset = shown.state.clamped_offset().y;
+    let content = shown.inner;
     let sv = &mut app.state.service;
     if let Some(p) = click.filter(|p| here(*p)) {
         sv.clicked_at = Some(p.y - shown.inner_rect.top() + offset);
-        sv.held_offset = Some(offset);
+        sv.held = Some(crate::app::state::HeldPlace {
+            offset,
+            room,
+            content,
+        });
     } else if wheel && ui.ctx().pointer_hover_pos().is_some_and(here) {
         sv.clicked_at = None;
-        sv.held_offset = None;
-    } else if !keeping
-        && sv
-            .held_offset
-            .is_some_and(|held| (held - offset).abs() > 0.5)
-    {
-        // Scrolled some other way (its bar dragged, a key): the user's place now.
-        sv.clicked_at = None;
-        sv.held_offset = None;
+        sv.held = None;
+    } else if let Some(h) = sv.held {
+        let moved = |a: f32, b: f32| (a - b).abs() > 0.5;
+        // Scrolled some other way (its bar dragged, a key); the window resized or zoomed; the
+        // content itself changed (a webhook deleted, a form opened): the place is the user's
+        // now, and no blank is kept at the panel's end for it.
+        if (!keeping && moved(h.offset, offset)) || moved(h.room, room) || moved(h.content, content)
+        {
+            sv.clicked_at = None;
+            sv.held = None;
+        }
     }
     delete_modal(ui.ctx(), app);
     remote_modal(ui.ctx(), app);
