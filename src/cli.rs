@@ -473,7 +473,8 @@ pub fn log_line(s: &Summary) -> String {
 const LINE_VALUE_CHARS: usize = 200;
 
 fn line_at(s: &Summary, time_format: &str) -> String {
-    let cut = |v: &str| escape_control(&crate::text::cut_chars(v, LINE_VALUE_CHARS));
+    // Without spaces: a script splits the line at them.
+    let cut = |v: &str| escape_control(&crate::text::cut_chars_compact(v, LINE_VALUE_CHARS));
     let opt = |v: &Option<String>| cut(v.as_deref().unwrap_or("-"));
     let event = if s.registration_check {
         "registration-check".to_owned()
@@ -813,6 +814,9 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     let json = args.json;
     let printed = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let printed_here = printed.clone();
+    // The newest call whose line is out: a correction is printed after it (see below).
+    let printed_id = Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let printed_id_here = printed_id.clone();
     let printer = std::thread::spawn(move || {
         let mut count: u64 = 0;
         loop {
@@ -828,6 +832,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
                     let mut out = std::io::stdout().lock();
                     // A closed stdout (e.g. `| head`) must not stop the receiver.
                     let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+                    printed_id_here.fetch_max(rec.summary.id, std::sync::atomic::Ordering::Relaxed);
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                     count += n;
@@ -860,6 +865,16 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
             // Their lines, printed as they were stored, gave the answer chosen for them, which
             // never went: each is printed again as the store has it now ("-> 200 succeeded"
             // had stood on stdout for a call the caller got no answer to).
+            // After the lines they correct: those are printed as the calls were stored, before
+            // the quit, but the printer may still be behind (a slow terminal), for a moment.
+            if let Some(&last) = report.stored.iter().max() {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+                while printed_id.load(std::sync::atomic::Ordering::Relaxed) < last
+                    && std::time::Instant::now() < deadline
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+            }
             let store = store.clone();
             let ids = report.stored.clone();
             let lines = tokio::task::spawn_blocking(move || corrected_lines(&store, &ids, json))
@@ -1760,13 +1775,10 @@ mod tests {
         let line = format_line(&long);
         assert!(line.len() < 1_000, "{} bytes", line.len());
         assert!(
-            line.contains(&format!(
-                "delivery={}… (99800 more characters)",
-                "d".repeat(200)
-            )),
+            line.contains(&format!("delivery={}…(+99800)  attempt=2", "d".repeat(200))),
             "{line}"
         );
-        assert!(line.contains("… (99801 more characters)"), "{line}");
+        assert!(line.contains("…(+99801)  status-report"), "{line}");
         assert!(line.contains("-> 503 retry-unavailable"));
     }
 

@@ -1486,7 +1486,8 @@ const SUMMARY_COLUMNS: &str = "id, received_at_us, method, path, event, delivery
     CASE WHEN answer_status IN (429, 503) AND json_valid(answer_headers) THEN (SELECT \
         json_extract(value, '$[1]') FROM json_each(answer_headers) WHERE type = 'array' \
         AND lower(json_extract(value, '$[0]')) = 'retry-after' LIMIT 1) END AS retry_after, \
-    CASE WHEN json_valid(findings) AND json_type(findings) = 'array' THEN NULL ELSE findings END AS findings";
+    CASE WHEN findings_count = 0 THEN NULL WHEN NOT json_valid(findings) THEN findings \
+        WHEN json_type(findings) = 'array' THEN NULL ELSE findings END AS findings";
 
 fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
     record_row(row, summary_fields)

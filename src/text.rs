@@ -470,7 +470,8 @@ pub fn parse_duration_rounded(s: &str) -> Result<(Duration, bool), ParseError> {
     if total > u64::MAX as f64 / 2.0 {
         return Err(too_large());
     }
-    let rounded = (exact - total).abs() > 1e-6;
+    // Finer than a millisecond, beyond what a float's own error is at that size.
+    let rounded = (exact - total).abs() > 1e-6_f64.max(exact * 1e-12);
     Ok((Duration::from_millis(total as u64), rounded))
 }
 
@@ -594,6 +595,15 @@ pub fn cut_chars(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     match head_chars(text, max) {
         (whole, 0) => whole.into(),
         (head, rest) => format!("{head}… ({rest} more characters)").into(),
+    }
+}
+
+/// [`cut_chars`] without spaces, for a `key=value` on a line a script splits at spaces:
+/// `abc…(+99880)`.
+pub fn cut_chars_compact(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match head_chars(text, max) {
+        (whole, 0) => whole.into(),
+        (head, rest) => format!("{head}…(+{rest})").into(),
     }
 }
 

@@ -183,7 +183,10 @@ fn request_line_why(bytes: &[u8]) -> String {
     if !version.starts_with(b"HTTP/1.") {
         return format!(
             "its HTTP version is \"{}\", not HTTP/1.1 (or 1.0), which this receiver and the service speak",
-            crate::text::escape_control(&String::from_utf8_lossy(version))
+            crate::text::escape_control(&crate::text::cut_chars(
+                &String::from_utf8_lossy(version),
+                200
+            ))
         );
     }
     SHAPE.into()

@@ -595,11 +595,16 @@ fn on_clock(lead: &str, speed: f64) -> String {
 /// 6000x (attempt 6): each gap is read on the clock it passed on; the retries
 /// still to come follow 6000x.`
 fn speed_runs_text(d: &crate::deliveries::Delivery, now: f64) -> String {
-    let attempt = |i: usize| {
-        d.attempts
-            .get(i)
-            .and_then(|a| a.number)
-            .map_or_else(|| format!("call {}", i + 1), |n| n.to_string())
+    // By their attempt numbers; by their order among the calls where one has none.
+    let numbered = d.attempts.iter().all(|a| a.number.is_some());
+    let (one, many) = if numbered {
+        ("attempt", "attempts")
+    } else {
+        ("call", "calls")
+    };
+    let attempt = |i: usize| match d.attempts.get(i).and_then(|a| a.number) {
+        Some(n) if numbered => n.to_string(),
+        _ => (i + 1).to_string(),
     };
     let runs: Vec<String> = d
         .speed_runs
@@ -612,9 +617,9 @@ fn speed_runs_text(d: &crate::deliveries::Delivery, now: f64) -> String {
                 .map_or(d.attempts.len(), |&(_, next)| next)
                 .saturating_sub(1);
             let which = if last <= first {
-                format!("attempt {}", attempt(first))
+                format!("{one} {}", attempt(first))
             } else {
-                format!("attempts {}-{}", attempt(first), attempt(last))
+                format!("{many} {}-{}", attempt(first), attempt(last))
             };
             format!("{} ({which})", speed_text(speed))
         })
@@ -980,16 +985,19 @@ fn text_rows(text: &str, per_row: usize) -> Vec<std::ops::Range<usize>> {
     for line in text.split_inclusive('\n') {
         let shown = line.trim_end_matches(['\n', '\r']);
         let mut start = offset;
-        let mut used = 0;
+        let (mut used, mut chars) = (0, 0);
         for (i, c) in shown.char_indices() {
             let w = shown_columns(c);
-            // A mark that takes no room stays with the letter before it.
-            if used > 0 && used + w > per_row {
+            // A mark that takes no room stays with the letter before it; but a row holds at
+            // most four characters a column, so that a body of zero-width characters (a
+            // hostile one) is not one row of megabytes laid out whole.
+            if (used > 0 && used + w > per_row) || chars >= 4 * per_row {
                 rows.push(start..offset + i);
                 start = offset + i;
-                used = 0;
+                (used, chars) = (0, 0);
             }
             used += w;
+            chars += 1;
         }
         rows.push(start..offset + shown.len());
         offset += line.len();
@@ -1149,8 +1157,21 @@ fn call_findings_ui(
         .data(|d| d.get_temp::<usize>(key))
         .unwrap_or(0)
         .min(pages - 1);
-    for line in findings_summary(findings) {
-        ui.label(line);
+    // Counted once for the call in sight (and its findings as many as they are: a note added
+    // to it counts again), not on every frame: a pass over 16,000 findings.
+    type Summary = ((i64, usize), std::sync::Arc<Vec<String>>);
+    let summary_key = egui::Id::unique("findings_summary");
+    let of_call = (call, findings.len());
+    let summary = match ui.data(|d| d.get_temp::<Summary>(summary_key)) {
+        Some((of, lines)) if of == of_call => lines,
+        _ => {
+            let lines = std::sync::Arc::new(findings_summary(findings));
+            ui.data_mut(|d| d.insert_temp(summary_key, (of_call, lines.clone())));
+            lines
+        }
+    };
+    for line in summary.iter() {
+        ui.label(line.as_str());
     }
     let nav = |ui: &mut egui::Ui, page: &mut usize| {
         let first = *page * FINDINGS_PAGE;
@@ -1798,6 +1819,14 @@ mod tests {
         assert_eq!(shown_columns('\u{202e}'), 8);
         assert_eq!(shown_columns('\u{5b8}'), 0);
         assert_eq!(shown_columns('x'), 1);
+        // Zero-width characters only: cut at four a column, not one row of them all.
+        let hidden = "\u{200b}".repeat(1000);
+        let rows = text_rows(&hidden, 60);
+        assert_eq!(rows.len(), 5, "{} rows", rows.len());
+        assert!(
+            rows.iter()
+                .all(|r| hidden[r.clone()].chars().count() <= 240)
+        );
         let escapes = format!("{}x", "\u{1b}".repeat(10));
         let rows: Vec<&str> = text_rows(&escapes, 60)
             .into_iter()

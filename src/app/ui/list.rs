@@ -373,7 +373,7 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 }
                 ui.min_rect().height()
             });
-        // The tallest it has been while calls came one after another.
+        // Its height while calls were held, kept (the tallest since) once none is.
         let height = shown.inner;
         let keep = if app.state.held.is_empty() {
             kept.unwrap_or(height).max(height)
@@ -711,8 +711,9 @@ fn cell_ui(
     dark: bool,
     short: bool,
 ) {
-    let fate = Fate::of(s);
-    let color = fate.color(dark);
+    // What the service makes of the answer: read for the code's and the outcome's cells only
+    // (it reads the answer's Retry-After).
+    let fate = || Fate::of(s);
     match column {
         0 => {
             let full = |t: chrono::DateTime<chrono::Utc>| {
@@ -797,15 +798,17 @@ fn cell_ui(
             ui.label(
                 RichText::new(s.answer_status.to_string())
                     .strong()
-                    .color(color),
+                    .color(fate().color(dark)),
             );
         }
         6 => {
+            let fate = fate();
             // A request the HTTP layer refused: its code is that layer's answer, which the
             // States table does not read (a 400 was "discarded (4xx)").
             let word = if s.not_http { "not HTTP" } else { fate.word() };
             ui.add(
-                egui::Label::new(RichText::new(word).color(color)).show_tooltip_when_elided(false),
+                egui::Label::new(RichText::new(word).color(fate.color(dark)))
+                    .show_tooltip_when_elided(false),
             )
             // The outcome's name is in the cell; the hover says what it means.
             .on_hover_text(if s.not_http {
