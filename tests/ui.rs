@@ -6806,3 +6806,50 @@ fn an_answer_that_wraps_the_top_bar_leaves_apply_under_the_pointer() {
     let url = rig.harness.get_by_label("Copy URL").rect();
     assert!(answer.top() >= url.bottom(), "{answer:?} beside {url:?}");
 }
+
+/// Delayed calls held one after another (a fast emulator's test message, answered after
+/// 2.5 s): the box under the list keeps its tallest height while they come and go, so the
+/// list does not gain and lose a row every few seconds (two held, one, none, two again).
+#[test]
+fn the_held_calls_box_keeps_its_height_while_calls_come_and_go() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    create_webhook_from_form(&mut rig);
+    rig.harness.state_mut().state.settings.emulator_speed = 600.0;
+    rig.harness.state_mut().apply_answer(Answer {
+        delay_ms: 2500,
+        ..Answer::status(200)
+    });
+    rig.harness.step();
+    rig.harness
+        .get_by_label("Send a test message to 1111111")
+        .click();
+    let top = |rig: &UiRig| {
+        rig.harness
+            .query_by_label_contains("waiting for their answers")
+            .or_else(|| {
+                rig.harness
+                    .query_by_label_contains("waiting for its answer")
+            })
+            .map(|n| n.rect().top())
+    };
+    rig.until("two calls are held", |app| app.state.held.len() == 2);
+    rig.harness.run_steps(3);
+    let tallest = top(&rig).expect("the box");
+    // Through their answers and the next two calls held.
+    let mut phase = 0;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while phase < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the calls came and went (phase {phase})"
+        );
+        rig.harness.step();
+        let held = rig.harness.state().state.held.len();
+        if (phase == 0 && held == 0) || (phase == 1 && held == 2) {
+            phase += 1;
+        }
+        assert_eq!(top(&rig), Some(tallest), "{held} held");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -363,24 +363,22 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                             ui.set_width(ui.available_width());
                             ui.weak("No call is waiting for its answer now.");
                         });
-                    // The room it had, so that the list does not grow for a moment.
-                    if let Some(h) = kept {
-                        ui.expand_to_include_y(top + h);
-                    }
                     ui.ctx().request_repaint_after(HELD_LINGER);
                 } else {
                     held_ui(ui, &app.state.held, room);
                 }
+                // The tallest it has been since calls began to be held, so that the list does
+                // not grow and shrink as they come and go (two held, one, none, two again).
+                if let Some(h) = kept {
+                    ui.expand_to_include_y(top + h);
+                }
                 ui.min_rect().height()
             });
-        // Its height while calls were held, kept (the tallest since) once none is.
         let height = shown.inner;
-        let keep = if app.state.held.is_empty() {
-            kept.unwrap_or(height).max(height)
-        } else {
-            height
-        };
-        ui.data_mut(|d| d.insert_temp(key, keep));
+        ui.data_mut(|d| d.insert_temp(key, kept.unwrap_or(height).max(height)));
+    } else {
+        // Gone: the next calls held start from their own height.
+        ui.data_mut(|d| d.remove_temp::<f32>(egui::Id::unique("held_box_height")));
     }
     let dark = ui.visuals().dark_mode;
     let count = app.state.list.count;
