@@ -810,10 +810,20 @@ pub fn analyze(
         }
         None => (took, Duration::ZERO),
     };
+    // The first failure itself: the first failing call seen once it was answered (as the
+    // window's end above, and as the What-if and `schedule` count it). From the call's arrival,
+    // a Retry-After of exactly two days had left no retry here and one everywhere else.
+    let first_failed = {
+        let took_first = match &clock {
+            Some(_) => took_on_clock(first_seen),
+            None => took_of(first_seen),
+        };
+        ff + TimeDelta::from_std(took_first).unwrap_or_default()
+    };
     // The retries still to come after the last attempt, if each fails like the last.
     let retry_plan = || {
         let p = plan_schedule.plan_from_taking(
-            ff,
+            first_failed,
             last_number,
             last_at,
             last_retry_after,
@@ -892,7 +902,7 @@ pub fn analyze(
                 _ => {
                     let by_retry_after = last.retry_after.is_some()
                         && !plan_schedule
-                            .plan_from(ff, last_number, last_at, None)
+                            .plan_from(first_failed, last_number, last_at, None)
                             .retries
                             .is_empty();
                     (
@@ -1838,6 +1848,45 @@ mod tests {
         let last = 1350 + 190 * 900;
         let d = run(&[call(1, 1, 0, 503, None), call(2, 195, last, 503, None)]);
         assert!(matches!(d.state, State::Discarded { .. }), "{:?}", d.state);
+    }
+
+    /// A Retry-After of exactly the window's two days, on a call that took a moment to answer:
+    /// the retry falls at the window's end, counted from the first failure (the answer), so it
+    /// comes, as the What-if and `schedule` say; counted from the call's arrival, the Timeline
+    /// had said discarded.
+    #[test]
+    fn a_retry_after_of_exactly_the_window_leaves_one_retry() {
+        let mut first = call(1, 1, 0, 503, Some("172800"));
+        first.inv.took_us = 250_000;
+        let d = run(&[first.clone()]);
+        let State::Retrying {
+            next_number,
+            retries_left,
+            next_at,
+            ..
+        } = d.state
+        else {
+            panic!("{:?}", d.state)
+        };
+        assert_eq!((next_number, retries_left), (2, 1));
+        assert_eq!(
+            next_at,
+            t0() + TimeDelta::milliseconds(250) + TimeDelta::seconds(172_800)
+        );
+        // A second more is past it, on this call's answer as on the What-if's.
+        first.inv.answer.headers = vec![("Retry-After".into(), "172801".into())];
+        let d = run(&[first]);
+        assert!(
+            matches!(
+                d.state,
+                State::Discarded {
+                    by_retry_after: true,
+                    ..
+                }
+            ),
+            "{:?}",
+            d.state
+        );
     }
 
     #[test]
