@@ -48,15 +48,28 @@ impl Observed {
     /// the emulator that made it when that ran faster, or else on a clock `read_at` times
     /// faster than real time (the speed a reader chose): `1.5 s (1 min 30 s on its clock)`.
     pub fn gap_text(&self, read_at: f64) -> Option<String> {
-        let gap = self.gap?;
-        let real = crate::text::human_duration(gap);
-        let on_clock = self
-            .clock_gap
-            .or_else(|| (read_at.is_finite() && read_at > 1.0).then(|| gap.mul_f64(read_at)));
-        Some(match on_clock {
+        let real = crate::text::human_duration(self.gap?);
+        Some(match self.clock_gap_at(read_at) {
             Some(c) => format!("{real} ({} on its clock)", crate::text::human_duration(c)),
             None => real,
         })
+    }
+
+    /// [`Observed::gap_text`] in few words, for a narrow table: the gap on the clock it is read
+    /// on alone (`1 min 30 s`), or in real time where there is no other clock.
+    pub fn gap_text_short(&self, read_at: f64) -> Option<String> {
+        let gap = self.gap?;
+        Some(crate::text::human_duration(
+            self.clock_gap_at(read_at).unwrap_or(gap),
+        ))
+    }
+
+    /// The gap on the emulator's clock that made the call, or else on a clock `read_at` times
+    /// faster than real time; `None` on real time.
+    fn clock_gap_at(&self, read_at: f64) -> Option<Duration> {
+        let gap = self.gap?;
+        self.clock_gap
+            .or_else(|| (read_at.is_finite() && read_at > 1.0).then(|| gap.mul_f64(read_at)))
     }
 
     /// The answer, with the Retry-After that moved the next attempt when the service honours

@@ -4402,7 +4402,21 @@ fn a_built_in_emulator_delivery_made_at_another_speed_says_so() {
         hookscope::emulator::CLOCK_SPEED_HEADER.to_owned(),
         "100000".to_owned(),
     ));
-    rig.send_with_headers_and_click("dlv-fast", &headers, status_report_body("9"));
+    // Answered 503: retries are still to come.
+    rig.harness.state_mut().apply_answer(Answer::status(503));
+    rig.harness.step();
+    assert_eq!(
+        rig.send_with_headers(&headers, status_report_body("9")),
+        503
+    );
+    rig.until("the call is listed", |app| {
+        app.state
+            .list
+            .row(0)
+            .is_some_and(|r| r.delivery.as_deref() == Some("dlv-fast"))
+    });
+    rig.harness.step();
+    rig.harness.get_by_label("dlv-fast").click();
     rig.until("the detail loads", |app| app.state.detail.is_some());
     rig.harness.step();
     rig.harness.get_by_label("Timeline").click();
@@ -4426,7 +4440,7 @@ fn a_built_in_emulator_delivery_made_at_another_speed_says_so() {
         hookscope::emulator::CLOCK_SPEED_HEADER.to_owned(),
         "60".to_owned(),
     ));
-    assert_eq!(rig.send_with_headers(&second, status_report_body("9")), 200);
+    assert_eq!(rig.send_with_headers(&second, status_report_body("9")), 503);
     rig.until("the second attempt is read in", |app| {
         app.state
             .delivery
@@ -4436,6 +4450,26 @@ fn a_built_in_emulator_delivery_made_at_another_speed_says_so() {
     rig.harness.step();
     rig.harness.get_by_label(
         "Its calls were made at 100000x (attempt 1), then 60x (attempt 2): each gap is read on the clock it passed on; the retries still to come follow 60x.",
+    );
+    // Once no retry is to come (answered 200), nothing is said of what comes next.
+    rig.harness.state_mut().apply_answer(Answer::status(200));
+    rig.harness.step();
+    let mut third = second.clone();
+    for (name, value) in &mut third {
+        if name == b.attempt_header() {
+            *value = "3".into();
+        }
+    }
+    assert_eq!(rig.send_with_headers(&third, status_report_body("9")), 200);
+    rig.until("the third attempt is read in", |app| {
+        app.state
+            .delivery
+            .as_ref()
+            .is_some_and(|d| d.attempts.len() == 3)
+    });
+    rig.harness.step();
+    rig.harness.get_by_label(
+        "Its calls were made at 100000x (attempt 1), then 60x (attempts 2-3): each gap is read on the clock it passed on.",
     );
 }
 
@@ -6852,4 +6886,54 @@ fn the_held_calls_box_keeps_its_height_while_calls_come_and_go() {
         assert_eq!(top(&rig), Some(tallest), "{held} held");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// At 1024 × 768 with both side panels open, the Timeline's table of an emulator's delivery
+/// gives its gaps on the emulator's clock alone (the real time on hover) so that the Outcome
+/// column is in sight: it had been cut to "Outc", its sideways bar under the last row.
+#[test]
+fn the_timeline_table_fits_a_narrow_detail() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    let mut answer = Answer::status(503);
+    answer.retry_after = Some("120".into());
+    rig.harness.state_mut().apply_answer(answer);
+    rig.harness.step();
+    for attempt in 1..=3 {
+        let mut headers = invoker_headers("status-report", "dlv-narrow", attempt);
+        headers.push((
+            hookscope::emulator::CLOCK_SPEED_HEADER.to_owned(),
+            "600".to_owned(),
+        ));
+        assert_eq!(
+            rig.send_with_headers(&headers, status_report_body("9")),
+            503
+        );
+    }
+    rig.until("the calls are listed", |app| {
+        app.state.list.row(2).is_some()
+    });
+    rig.harness.step();
+    rig.harness
+        .get_all_by_label("dlv-narrow")
+        .next()
+        .unwrap()
+        .click();
+    rig.until("the detail loads", |app| app.state.detail.is_some());
+    rig.show_tab("Timeline");
+    rig.until("the delivery is read", |app| {
+        app.state
+            .delivery
+            .as_ref()
+            .is_some_and(|d| d.attempts.len() == 3)
+    });
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("Gap (its clock)");
+    let edge = rig.answer_panel_left();
+    let outcome = rig
+        .harness
+        .get_all_by_label("retry (503)")
+        .map(|n| n.rect())
+        .max_by(|a, b| a.top().total_cmp(&b.top()))
+        .unwrap();
+    assert!(outcome.right() <= edge, "{outcome:?} past {edge}");
 }

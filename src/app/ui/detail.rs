@@ -265,11 +265,36 @@ fn attempt_fate(d: &crate::deliveries::Delivery, i: usize) -> super::list::Fate 
 /// A delivery's attempts, one row each: its number, when it came, the gap before it, the
 /// answer and what it meant.
 fn attempts_grid(ui: &mut egui::Ui, d: &crate::deliveries::Delivery, speed: f64, dark: bool) {
+    // Where the whole rows would run past the panel (1024 points with both side panels open),
+    // the gaps are given on the clock they are read on alone, the header saying so: the
+    // Outcome column had been cut to "Outc", its sideways bar under the last of 195 rows.
+    let gaps: Vec<String> = d
+        .attempts
+        .iter()
+        .map(|a| a.gap_text(speed).unwrap_or_else(|| "—".into()))
+        .collect();
+    let on_clock = d
+        .attempts
+        .iter()
+        .any(|a| a.gap_text_short(speed) != a.gap_text(speed));
+    let body = egui::TextStyle::Body;
+    let widest =
+        |texts: &mut dyn Iterator<Item = &str>| super::widest_text(ui, body.clone(), texts);
+    let answers: Vec<String> = d.attempts.iter().map(|a| a.answer_text()).collect();
+    let spacing = ui.spacing().item_spacing.x * 5.0;
+    let fixed = widest(&mut ["Attempt", "000"].into_iter())
+        + widest(&mut ["00:00:00.000"].into_iter())
+        + widest(&mut answers.iter().map(String::as_str))
+        + widest(&mut ["retry (other)", "retry (late)", "Outcome"].into_iter())
+        + spacing;
+    let short =
+        on_clock && fixed + widest(&mut gaps.iter().map(String::as_str)) > ui.available_width();
+    let gap_header = if short { "Gap (its clock)" } else { "Gap" };
     egui::Grid::new("attempts_grid")
         .striped(true)
         .num_columns(5)
         .show(ui, |ui| {
-            for h in ["Attempt", "Arrived", "Gap", "Answer", "Outcome"] {
+            for h in ["Attempt", "Arrived", gap_header, "Answer", "Outcome"] {
                 ui.strong(h);
             }
             ui.end_row();
@@ -284,7 +309,13 @@ fn attempts_grid(ui: &mut egui::Ui, d: &crate::deliveries::Delivery, speed: f64,
                         .format("%H:%M:%S%.3f")
                         .to_string(),
                 );
-                ui.label(a.gap_text(speed).unwrap_or_else(|| "—".into()));
+                if short {
+                    // The real time on hover.
+                    ui.label(a.gap_text_short(speed).unwrap_or_else(|| "—".into()))
+                        .on_hover_text(gaps[i].as_str());
+                } else {
+                    ui.label(gaps[i].as_str());
+                }
                 // With the Retry-After that moved the next attempt, when the service honours it.
                 ui.label(a.answer_text());
                 ui.label(RichText::new(fate.word()).color(fate.color(dark)))
@@ -447,14 +478,23 @@ fn delivery_ui(
             ));
             // Its clock changed along the way: the speeds its calls were made at, each gap read
             // at its own (only the last had been said, or none when that was the speed now).
+            // What comes next is said only while retries are still to come (it had stayed on a
+            // delivery long discarded).
             if d.speed_runs.len() > 1 {
-                ui.weak(speed_runs_text(d, speed));
+                ui.weak(speed_runs_text(d, speed, planned));
             } else if let Some(made) = d.marked_speed.filter(|m| (m - speed).abs() > f64::EPSILON) {
-                ui.weak(format!(
-                    "Its calls so far were made at {}, and their gaps are read at that speed; the retries still to come follow {} now.",
-                    speed_text(made),
-                    speed_text(speed)
-                ));
+                ui.weak(if planned {
+                    format!(
+                        "Its calls so far were made at {}, and their gaps are read at that speed; the retries still to come follow {} now.",
+                        speed_text(made),
+                        speed_text(speed)
+                    )
+                } else {
+                    format!(
+                        "Its calls were made at {}, and their gaps are read at that speed.",
+                        speed_text(made)
+                    )
+                });
             }
         }
         Clock::Marked(speed) => {
@@ -594,7 +634,7 @@ fn on_clock(lead: &str, speed: f64) -> String {
 /// way, and the one its retries follow now: `Its calls were made at 60x (attempts 1-5), then
 /// 6000x (attempt 6): each gap is read on the clock it passed on; the retries
 /// still to come follow 6000x.`
-fn speed_runs_text(d: &crate::deliveries::Delivery, now: f64) -> String {
+fn speed_runs_text(d: &crate::deliveries::Delivery, now: f64, planned: bool) -> String {
     // By their attempt numbers; by their order among the calls where one has none.
     let numbered = d.attempts.iter().all(|a| a.number.is_some());
     let (one, many) = if numbered {
@@ -624,18 +664,22 @@ fn speed_runs_text(d: &crate::deliveries::Delivery, now: f64) -> String {
             format!("{} ({which})", speed_text(speed))
         })
         .collect();
-    format!(
-        "Its calls were made at {}: each gap is read on the clock it passed on; the retries still to come follow {}{}.",
-        runs.join(", then "),
-        speed_text(now),
-        if d.speed_runs
+    let then = if planned {
+        let changed = d
+            .speed_runs
             .last()
-            .is_some_and(|(last, _)| (last - now).abs() > f64::EPSILON)
-        {
-            " now"
-        } else {
-            ""
-        }
+            .is_some_and(|(last, _)| (last - now).abs() > f64::EPSILON);
+        format!(
+            "; the retries still to come follow {}{}",
+            speed_text(now),
+            if changed { " now" } else { "" }
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Its calls were made at {}: each gap is read on the clock it passed on{then}.",
+        runs.join(", then "),
     )
 }
 
