@@ -722,10 +722,15 @@ impl HookscopeApp {
                         "The test message's status report".to_owned()
                     } else {
                         let ids: Vec<String> = earlier.iter().map(i64::to_string).collect();
-                        format!(
-                            "The test message's status reports came in calls {}; its last",
-                            ids.join(", ")
-                        )
+                        match ids.as_slice() {
+                            [one] => format!(
+                                "The test message's first status report came in call {one}; its last"
+                            ),
+                            _ => format!(
+                                "The test message's status reports came in calls {}; its last",
+                                ids.join(", ")
+                            ),
+                        }
                     })
                 } else if sv.awaiting_incoming && event == Some("incoming-message") && from_received
                 {

@@ -421,6 +421,11 @@ fn delivery_ui(
                 crate::contract::Outcome::RetryTemporary
             },
         ),
+        // Discarded (after the last retry, or by a Retry-After past the window): in a
+        // discarded message's colour, as the list and the table's last row, not a retry's.
+        crate::deliveries::State::Discarded { .. } => {
+            Some(crate::contract::Outcome::FailedPermanently)
+        }
         _ => d.attempts.last().map(|a| a.outcome),
     };
     // A split batch: the heading, then each message on a line of its own.

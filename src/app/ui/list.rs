@@ -541,8 +541,10 @@ fn held_line(
                 .desired_height(8.0),
         );
         ui.label(RichText::new(h.countdown_short(now)).strong());
+        // The call first: cut at the list's edge, the note on its wait had left no room to
+        // say which call waits.
         let rest = match h.wait_note_at(now) {
-            Some(note) => format!("{note} · {rest}"),
+            Some(note) => format!("{rest} · {note}"),
             None => rest,
         };
         ui.add(egui::Label::new(rest).truncate());

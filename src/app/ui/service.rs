@@ -537,6 +537,12 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let l = ui.label("Clock speed (× real time)");
     // What its box cannot take is said, not dropped or clamped (0 had become 1, "abc" nothing).
     let refusals = super::Refusals::default();
+    // The slider's rail is drawn in the controls' fill: in the light theme, 230 grey on the
+    // panel's 248, it could not be seen. Darker here, as the held calls' bars' track is.
+    let rail = ui.visuals().widgets.inactive.bg_fill;
+    if !ui.visuals().dark_mode {
+        ui.visuals_mut().widgets.inactive.bg_fill = egui::Color32::from_gray(200);
+    }
     let field = ui
         .add(
             egui::Slider::new(&mut speed, 1.0..=crate::emulator::MAX_SPEED)
@@ -551,6 +557,7 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .on_hover_text(
             "60: a minute of the retry schedule passes every second; up to 1,000,000, as hookscope emulate --speed",
         );
+    ui.visuals_mut().widgets.inactive.bg_fill = rail;
     let shown = app.state.settings.emulator_speed;
     let note = refusals.note(
         ui,

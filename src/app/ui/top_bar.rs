@@ -363,19 +363,26 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
     let a = &app.state.settings.answer;
     // A Retry-After past the 2-day window leaves no retry: a discarded message's colour, as
     // its hover and the Timeline say, not the yellow of a retry.
-    let outcome = if a.retry_after_past_window(chrono::Utc::now()) {
+    let past_window = a.retry_after_past_window(chrono::Utc::now());
+    let outcome = if past_window {
         crate::contract::Outcome::FailedPermanently
     } else {
         a.outcome()
     };
     let rules = app.state.rules.in_force;
     let catch_all = app.state.rules.catch_all.as_deref();
+    // Said in the words too, not only in the colour: the code alone reads "retry".
+    let summary = if past_window {
+        format!("{}, no retry", a.summary())
+    } else {
+        a.summary()
+    };
     let text = match (rules, catch_all) {
-        (0, _) => format!("Answering {}", a.summary()),
+        (0, _) => format!("Answering {summary}"),
         (1, Some(name)) => format!("Answering by rule \"{name}\" (every call)"),
         (n, Some(name)) => format!("Answering by {n} rules (\"{name}\" takes every call left)"),
-        (1, None) => format!("Answering by 1 rule, else {}", a.summary()),
-        (n, None) => format!("Answering by {n} rules, else {}", a.summary()),
+        (1, None) => format!("Answering by 1 rule, else {summary}"),
+        (n, None) => format!("Answering by {n} rules, else {summary}"),
     };
     let hover = if rules == 0 {
         format!("What the service does with it: {}", a.describe())
