@@ -6221,11 +6221,14 @@ fn a_real_service_is_told_it_cannot_reach_the_receivers_local_url() {
         "names the port to tunnel: {text}"
     );
     assert!(text.contains("Settings' Public URL"), "{text}");
-    // A tunnel's address is reachable: the warning goes.
+    // A tunnel's address is reachable: the warning goes, its room kept while the form is
+    // open, so Create does not move as the URL is typed.
+    let create = rig.harness.get_by_label("Create").rect();
     rig.harness.state_mut().state.service.form.url = "https://xyz.trycloudflare.com/hook".into();
     rig.harness.step();
     rig.harness.step();
     assert!(rig.harness.query_by_label_contains(CANNOT).is_none());
+    assert_eq!(rig.harness.get_by_label("Create").rect(), create);
 }
 
 /// A status-report body of `n` messages, each missing the fields `drop` names (a QA tester's

@@ -113,7 +113,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             // What-if lost instead, which leaves in sight what the click changed rather than
             // a gap where it was.
             let clicked = app.state.answer_place.anchor.is_some();
-            keep_height(ui, "what_if_height", held && !clicked, |ui| {
+            super::keep_height(ui, "what_if_height", held && !clicked, |ui| {
                 what_if_ui(ui, &current, &app.state.rules, emulator);
             });
             ui.add_space(8.0);
@@ -225,26 +225,6 @@ fn working_in(ui: &egui::Ui) -> bool {
         .and_then(|id| ui.ctx().read_response(id))
         .is_some_and(|r| panel.intersects(r.rect));
     typing || ui.rect_contains_pointer(panel)
-}
-
-/// Lay out `add` in a section at least as tall as it was while `held`: what is below it does
-/// not move up under the pointer when the section gets shorter (it still moves down when it
-/// grows: what was clicked is kept in place by [`keep_in_place`]).
-fn keep_height(ui: &mut egui::Ui, key: &str, held: bool, add: impl FnOnce(&mut egui::Ui)) {
-    let key = egui::Id::unique(key);
-    let kept = ui.data(|d| d.get_temp::<f32>(key)).unwrap_or(0.0);
-    let height = ui
-        .vertical(|ui| {
-            add(ui);
-            let height = ui.min_rect().height();
-            if held {
-                ui.expand_to_include_y(ui.min_rect().top() + kept);
-            }
-            height
-        })
-        .inner;
-    let now = if held { kept.max(height) } else { height };
-    ui.data_mut(|d| d.insert_temp(key, now));
 }
 
 /// Keep the content of a scroll area at least as tall as it was while `held`: at the end of
@@ -535,7 +515,7 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, held: bool) {
     let apply = button.clicked() || entered;
     // As tall while the user works in the panel: a refusal shorter than the preview it
     // replaces (204 typed over a 503's two lines) moved the rules below up under the pointer.
-    keep_height(ui, "custom_preview_height", held, |ui| match &preview {
+    super::keep_height(ui, "custom_preview_height", held, |ui| match &preview {
         Ok(a) => {
             // With its delay, and the wait its Retry-After asks for: "200: treated as a
             // temporary problem" read as if the code were the problem, and a 429's preview

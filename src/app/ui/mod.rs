@@ -166,6 +166,31 @@ impl Refusals {
     }
 }
 
+/// Lay out `add` in a section at least as tall as it was while `held`: what is below it does
+/// not move up under the pointer when the section gets shorter (it still moves down when it
+/// grows: what was clicked is kept in place by [`keep_in_place`]).
+pub(super) fn keep_height(
+    ui: &mut egui::Ui,
+    key: &str,
+    held: bool,
+    add: impl FnOnce(&mut egui::Ui),
+) {
+    let key = egui::Id::unique(key);
+    let kept = ui.data(|d| d.get_temp::<f32>(key)).unwrap_or(0.0);
+    let height = ui
+        .vertical(|ui| {
+            add(ui);
+            let height = ui.min_rect().height();
+            if held {
+                ui.expand_to_include_y(ui.min_rect().top() + kept);
+            }
+            height
+        })
+        .inner;
+    let now = if held { kept.max(height) } else { height };
+    ui.data_mut(|d| d.insert_temp(key, now));
+}
+
 /// The width for a text field that fills `ui`'s width: whole pixels, one short of the room.
 /// Given `f32::INFINITY`, egui's text field came out a fraction of a pixel wider than the
 /// room at zooms such as 1.2, 1.4 or 2, and the rules editor around it widened by a pixel

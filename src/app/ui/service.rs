@@ -380,6 +380,9 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     if app.state.service.form_open {
         form_ui(ui, app);
+    } else {
+        // The next form starts without the room a warning took in this one.
+        ui.data_mut(|d| d.remove_temp::<f32>(egui::Id::unique(URL_WARNING_HEIGHT)));
     }
 }
 
@@ -435,6 +438,9 @@ fn webhook_heading(ui: &mut egui::Ui, w: &crate::api::model::Webhook) {
     }
 }
 
+/// Where the webhook form keeps the room its URL's warning took.
+const URL_WARNING_HEIGHT: &str = "url_warning_height";
+
 fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let dark = ui.visuals().dark_mode;
     egui::Frame::group(ui.style()).show(ui, |ui| {
@@ -447,16 +453,23 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         field(ui, "URL", egui::TextEdit::singleline(&mut f.url));
         // A real service calls from the internet: the receiver's own 127.0.0.1 (what the form
         // starts with when no Public URL is set) never gets its calls.
-        if app.state.settings.api_custom
-            && let Some(why) =
-                crate::api::reach::unreachable_by(&app.state.settings.api_base_url, &f.url)
-        {
-            let warn = super::severity_color(crate::contract::Severity::Warning, dark);
-            ui.colored_label(
-                warn,
-                format!("{why} Settings' Public URL makes new webhooks start with it."),
-            );
-        }
+        // Its room kept while the form is open: coming and going as the URL is typed, it moved
+        // Create up and down.
+        let why = app
+            .state
+            .settings
+            .api_custom
+            .then(|| crate::api::reach::unreachable_by(&app.state.settings.api_base_url, &f.url))
+            .flatten();
+        super::keep_height(ui, URL_WARNING_HEIGHT, true, |ui| {
+            if let Some(why) = why {
+                let warn = super::severity_color(crate::contract::Severity::Warning, dark);
+                ui.colored_label(
+                    warn,
+                    format!("{why} Settings' Public URL makes new webhooks start with it."),
+                );
+            }
+        });
         ui.label("Scope");
         ui.horizontal_wrapped(|ui| {
             ui.selectable_value(&mut f.scope, TriggerScope::Sent, "SENT (status reports)");
