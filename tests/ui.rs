@@ -6933,3 +6933,23 @@ fn the_timeline_table_fits_a_narrow_detail() {
         .unwrap();
     assert!(outcome.right() <= edge, "{outcome:?} past {edge}");
 }
+
+/// The Outcome filter reads a call's code: its 503 choice says on hover that calls whose
+/// Retry-After leaves no retry are among them though their rows read "discarded", and its
+/// "discarded (4xx)" choice says where those are.
+#[test]
+fn the_outcome_filter_says_where_a_retry_after_past_the_window_is() {
+    let mut rig = start();
+    rig.harness.get_by_label("Outcome:").click();
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("retry (503)").hover();
+    rig.harness.run_steps(40);
+    rig.harness.get_by_label_contains(
+        "Calls of this code whose Retry-After reaches past the 2-day window are listed here too",
+    );
+    rig.harness.get_by_label("discarded (4xx)").hover();
+    rig.harness.run_steps(40);
+    rig.harness.get_by_label_contains(
+        "A 503 or 429 whose Retry-After leaves no retry is under its own code.",
+    );
+}

@@ -181,9 +181,24 @@ fn event_choices(
 fn outcome_choices(ui: &mut egui::Ui, chosen: &mut Option<Outcome>) -> bool {
     let mut changed = ui.selectable_value(chosen, None, "all").changed();
     for o in Outcome::ALL {
+        // The filter reads a call's code: a 503 or 429 whose Retry-After leaves no retry is
+        // among its code's calls, though its row says "discarded".
+        let hover = if o.honours_retry_after() {
+            format!(
+                "{}. Calls of this code whose Retry-After reaches past the 2-day window are listed here too; their Outcome reads discarded.",
+                crate::text::first_upper(o.describe())
+            )
+        } else if o == Outcome::FailedPermanently {
+            format!(
+                "{}. A 503 or 429 whose Retry-After leaves no retry is under its own code.",
+                crate::text::first_upper(o.describe())
+            )
+        } else {
+            o.describe().to_owned()
+        };
         changed |= ui
             .selectable_value(chosen, Some(o), filter_label(o))
-            .on_hover_text(o.describe())
+            .on_hover_text(hover)
             .changed();
     }
     changed
