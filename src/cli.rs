@@ -753,6 +753,8 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     // The port first: a port in use must not leave a new, empty database behind.
     let bound = receiver::bind(config).await?;
     let store = Store::open(&dir, durability).map_err(|e| e.in_store(&dir))?;
+    // The newest call stored before this run: the printer owes a line only to those after it.
+    let stored_before = store.last_id().ok().flatten().unwrap_or(0);
     let responder = Responder::new(ResponderConfig {
         answer: answer.clone(),
         pass_registration_check: !args.no_pass_registration_check,
@@ -865,9 +867,21 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
             // Their lines, printed as they were stored, gave the answer chosen for them, which
             // never went: each is printed again as the store has it now ("-> 200 succeeded"
             // had stood on stdout for a call the caller got no answer to).
-            // After the lines they correct: those are printed as the calls were stored, before
-            // the quit, but the printer may still be behind (a slow terminal), for a moment.
-            if let Some(&last) = report.stored.iter().max() {
+            // Every stored call's line out before the process ends (a quick second Ctrl-C had
+            // ended it before the printer wrote the lines of calls the first one had answered
+            // and stored), and before the corrections that follow them: the printer may be
+            // behind (a slow terminal) for a moment.
+            let newest = {
+                let store = store.clone();
+                tokio::task::spawn_blocking(move || store.last_id().ok().flatten())
+                    .await
+                    .ok()
+                    .flatten()
+            };
+            if let Some(last) = newest
+                .max(report.stored.iter().max().copied())
+                .filter(|last| *last > stored_before)
+            {
                 let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
                 while printed_id.load(std::sync::atomic::Ordering::Relaxed) < last
                     && std::time::Instant::now() < deadline

@@ -2363,3 +2363,90 @@ fn json_output_is_the_services_own() {
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains(" ? "), "{table}");
 }
+
+/// A second Ctrl-C right after the first: the calls the first one answered at once and stored
+/// each get their line on stdout before the process ends (a quick second one had ended it
+/// before the printer wrote them: 0 of 40 lines in one run).
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quick_second_ctrl_c_still_prints_every_stored_call() {
+    // A race by its nature: run a few times (each a fraction of a second).
+    for _ in 0..6 {
+        quick_second_ctrl_c().await;
+    }
+}
+
+#[cfg(unix)]
+async fn quick_second_ctrl_c() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url, lines) = spawn_listen(dir.path(), &["--delay", "1h"]);
+    let client = http();
+    let calls: Vec<_> = (0..40)
+        .map(|i| {
+            let req = post(
+                &client,
+                &format!("{url}/hook"),
+                &invoker_headers("status-report", &format!("quick-{i}"), 1),
+                status_report_body("5"),
+            );
+            tokio::spawn(async move { req.send().await.map(|r| r.status().as_u16()) })
+        })
+        .collect();
+    // All forty held.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut held = 0;
+    while held < 40 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = child
+            .stderr
+            .recv_timeout(left)
+            .expect("the calls are held in time");
+        held += usize::from(line.contains("held:"));
+    }
+    let pid = libc::pid_t::try_from(child.child.id()).unwrap();
+    // SAFETY: signals to our own child, which is alive.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = child
+            .stderr
+            .recv_timeout(left)
+            .expect("listen says it is stopping");
+        if line.starts_with("Stopping") {
+            break;
+        }
+    }
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "listen ends after the second Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for c in calls {
+        let _ = c.await;
+    }
+    // Every call stored has its line: the last line of each says what the store says.
+    // Up to the end of the pipe.
+    let printed: Vec<String> =
+        std::iter::from_fn(|| lines.recv_timeout(Duration::from_secs(30)).ok()).collect();
+    let store = Store::open_read(dir.path()).unwrap();
+    let stored = store.page(&Filter::default(), 0, 100).unwrap();
+    // (None stored when the second came before the first's commits: nothing is owed then.)
+    for row in &stored {
+        let delivery = row.delivery.clone().unwrap();
+        let last = printed
+            .iter()
+            .rev()
+            .find(|l| l.contains(&format!("delivery={delivery} ")))
+            .unwrap_or_else(|| panic!("no line for stored {delivery}: {printed:#?}"));
+        assert!(
+            last.contains(&format!("-> 200 {}", row.outcome.as_str())),
+            "{last} but stored {}",
+            row.outcome.as_str()
+        );
+    }
+}
