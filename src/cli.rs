@@ -285,7 +285,7 @@ fn read_body_file(path: &Path) -> Result<String, CliError> {
         let stdin = std::io::stdin();
         // Typed by hand, it waits for the end of the text: said, not a silent wait.
         if stdin.is_terminal() {
-            eprintln!("Reading the answer's body from standard input: end it with Ctrl-D.");
+            crate::say!("Reading the answer's body from standard input: end it with Ctrl-D.");
         }
         stdin
             .lock()
@@ -779,11 +779,13 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
                 .collect();
             for h in new {
                 next_key = h.key + 1;
-                eprintln!("{}", held_line(&h));
+                crate::say!("{}", held_line(&h));
             }
         }
     });
-    {
+    // The banner is a courtesy: a closed stderr (`2>&1 | head -2`) is no reason not to listen,
+    // nor to leave without closing the store (it had ended `listen` at once, -wal and -shm left).
+    let banner = || -> std::io::Result<()> {
         let mut err = std::io::stderr().lock();
         if running.addr.ip().is_unspecified() {
             writeln!(
@@ -810,7 +812,9 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
             writeln!(err, "{line}")?;
         }
         writeln!(err, "Press Ctrl-C to stop.")?;
-    }
+        Ok(())
+    };
+    let _ = banner();
     // Printing runs on its own thread: a slow or blocked terminal never holds up the receiver
     // (past 4096 unprinted calls, lines are skipped and counted; the calls are still stored).
     let json = args.json;
@@ -838,7 +842,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                     count += n;
-                    eprintln!(
+                    crate::say!(
                         "({} not printed: the terminal could not keep up; they are stored, see `hookscope log`)",
                         crate::text::count(n, "call", "calls")
                     );
@@ -849,8 +853,8 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     });
     signals.next().await;
     match running.in_progress() {
-        0 => eprintln!("Stopping (Ctrl-C again quits at once)."),
-        n => eprintln!(
+        0 => crate::say!("Stopping (Ctrl-C again quits at once)."),
+        n => crate::say!(
             "Stopping: {} in progress {} answered at once and stored first (Ctrl-C again quits without them).",
             crate::text::count(n as u64, "call", "calls"),
             if n == 1 { "is" } else { "are" }
@@ -863,7 +867,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
             // Not answered, so not acknowledged: the service retries them. Those already
             // stored are noted as never answered, so the store does not claim an answer.
             let report = quitter.quit_now().await;
-            eprintln!("{}", quit_message(&report));
+            crate::say!("{}", quit_message(&report));
             // Their lines, printed as they were stored, gave the answer chosen for them, which
             // never went: each is printed again as the store has it now ("-> 200 succeeded"
             // had stood on stdout for a call the caller got no answer to).
@@ -916,7 +920,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     let closed =
         tokio::task::spawn_blocking(move || store.close_within(std::time::Duration::from_secs(2)));
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), closed).await;
-    eprintln!(
+    crate::say!(
         "Stopped. {} recorded in this run.",
         crate::text::count(count, "call", "calls")
     );
@@ -1047,7 +1051,7 @@ fn log_in(dir: &std::path::Path, args: &LogArgs) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     if rows.is_empty() && !args.json {
         // On stderr: a script reading the list's lines gets none, not the words of a sentence.
-        eprintln!(
+        crate::say!(
             "No invocations stored in {} yet.",
             crate::text::escape_control(&dir.display().to_string())
         );
@@ -1063,7 +1067,7 @@ fn log_in(dir: &std::path::Path, args: &LogArgs) -> Result<(), CliError> {
             e @ crate::store::StoreError::DamagedRecord { id: Some(_), .. } => {
                 *unreadable += 1;
                 out.flush()?;
-                eprintln!("error: {}", crate::text::escape_control(&e.to_string()));
+                crate::say!("error: {}", crate::text::escape_control(&e.to_string()));
                 Ok(())
             }
             e => Err(e.into()),

@@ -495,7 +495,7 @@ pub async fn webhooks(cmd: WebhooksCommand) -> Result<(), ApiCliError> {
                 }
             }
             if !unreadable.is_empty() {
-                eprintln!("{}", unreadable_note(&unreadable));
+                crate::say!("{}", unreadable_note(&unreadable));
             }
             Ok(())
         }
@@ -581,13 +581,13 @@ async fn set_active(api: &ApiArgs, id: u64, active: bool) -> Result<(), ApiCliEr
 /// receiver's 127.0.0.1): its registration check would fail with an error that does not say why.
 fn warn_if_unreachable(api: &ApiArgs, url: &str) {
     if let Some(why) = crate::api::reach::unreachable_by(&api.base_url().0, url) {
-        eprintln!("Note: {why}");
+        crate::say!("Note: {why}");
     }
 }
 
 fn warn_unknown_invoke_option(e: &WebhookEntry, id: u64) {
     if let Some(w) = e.unknown_invoke_option(id) {
-        eprintln!("note: {w}.");
+        crate::say!("note: {w}.");
     }
 }
 
@@ -617,7 +617,7 @@ pub async fn send_test(args: SendTestArgs) -> Result<(), ApiCliError> {
         } else {
             "; the SENT webhooks get its status reports"
         };
-        eprintln!(
+        crate::say!(
             "Sent to the test number {TEST_NUMBER}: its delivery fails by design and costs nothing{reports}."
         );
     }
@@ -684,7 +684,7 @@ async fn warn_if_no_webhook(
     };
     let none = !hooks.iter().any(|w| w.active && w.trigger_scope == scope);
     if none {
-        eprintln!("{}", no_webhook_warning(scope));
+        crate::say!("{}", no_webhook_warning(scope));
     }
     none
 }
@@ -799,17 +799,17 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
     })
     .await?;
     if args.bind.is_unspecified() {
-        eprintln!(
+        crate::say!(
             "The service emulator is listening on every address of this machine: {} from here",
             emu.base_url()
         );
     } else {
-        eprintln!("The service emulator is listening on {}", emu.base_url());
+        crate::say!("The service emulator is listening on {}", emu.base_url());
     }
     if let Some(warning) = exposure_warning(args.bind, defaults) {
-        eprintln!("{warning}");
+        crate::say!("{warning}");
     }
-    eprintln!(
+    crate::say!(
         "Credentials: user {}, password {}",
         user,
         if default_password {
@@ -819,7 +819,7 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
         }
     );
     if let Some(u) = &args.read_only_user {
-        eprintln!(
+        crate::say!(
             "Read-only principal: {u}, password {}",
             if defaults.read_only {
                 "readonly (set HOOKSCOPE_API_READONLY_PASSWORD to change it)"
@@ -828,7 +828,7 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
             }
         );
     }
-    eprintln!(
+    crate::say!(
         "Clock speed {}x. Outbound calls: {}. Press Ctrl-C to stop.",
         args.speed,
         if args.allow_remote {
@@ -838,7 +838,7 @@ pub async fn emulate(args: EmulateArgs) -> Result<(), ApiCliError> {
         }
     );
     if let Some(hint) = fast_clock_hint(args.speed) {
-        eprintln!("{hint}");
+        crate::say!("{hint}");
     }
     let (mut shown_activity, mut shown_mail) = (0u64, 0usize);
     let stop = signals.next();

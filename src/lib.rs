@@ -8,6 +8,17 @@
 //! - [`app`]: the egui desktop app;
 //! - [`cli`]: the headless commands.
 
+/// `eprintln!` that never panics. A closed stderr (`listen 2>&1 | head -2`) had made
+/// `listen` panic as it stopped (exit status 101), leaving the database's -wal and -shm
+/// behind; what it says is a courtesy, the store's closing is not.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod api;
 pub mod app;
 pub mod cli;

@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            hookscope::say!("error: cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -125,7 +125,7 @@ fn refuse_arguments(e: clap::Error) -> ExitCode {
         Some(name) => print_error(&format!(
             "--data-dir does not apply to `hookscope {name}` (it keeps no calls)"
         )),
-        None => eprintln!("{}", refusal_text(&e)),
+        None => hookscope::say!("{}", refusal_text(&e)),
     }
     ExitCode::from(code)
 }
@@ -182,7 +182,7 @@ fn refusal_text(e: &clap::Error) -> String {
 /// An error may quote what a service or a file said: never raw to the terminal.
 fn print_error(e: &str) {
     let safe: Vec<String> = e.lines().map(hookscope::text::escape_control).collect();
-    eprintln!("error: {}", safe.join("\n"));
+    hookscope::say!("error: {}", safe.join("\n"));
 }
 
 /// How a command failed: with a message for the user, or because its output was closed.

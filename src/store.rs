@@ -1247,7 +1247,7 @@ impl WriterStats {
             ),
             _ => String::new(),
         };
-        eprintln!(
+        crate::say!(
             "store: {} commits, {:.1} rows each; per commit: waiting for a row {:.0} µs, inserting and committing {:.0} µs{sched}",
             self.commits,
             self.rows as f64 / n,

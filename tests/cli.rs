@@ -2450,3 +2450,39 @@ async fn quick_second_ctrl_c() {
         );
     }
 }
+
+/// With its stderr closed (`listen 2>&1 | head -2` once head has its lines), `listen` still
+/// stops in order on Ctrl-C: exit status 0, the database's -wal and -shm removed. Writing
+/// "Stopping…" to the closed pipe had panicked (exit status 101) and left them behind.
+#[cfg(unix)]
+#[test]
+fn listen_stops_in_order_with_its_stderr_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = bin()
+        .args(["listen", "--port", &port.to_string(), "--data-dir"])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Listening, then its stderr's reader gone.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "listen listens in time");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(child.stderr.take());
+    let status = signal_and_wait(&mut child, libc::SIGINT);
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, [hookscope::store::DB_FILE]);
+}

@@ -242,7 +242,7 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
     // before the process ends, within a bound: a store that cannot write must not hang the exit.
     let stopped = rt.block_on(async { tokio::time::timeout(STOP_WITHIN, stopper.stop()).await });
     if stopped.is_err() {
-        eprintln!(
+        crate::say!(
             "warning: the receiver did not stop within {} s; calls still in progress were not stored",
             STOP_WITHIN.as_secs()
         );
