@@ -460,19 +460,42 @@ pub fn parse_duration_rounded(s: &str) -> Result<(Duration, bool), ParseError> {
             .map(|ms| (Duration::from_millis(ms), false))
             .ok_or_else(too_large);
     }
-    // A fraction, as Hookscope writes gaps ("1.5 s"), to the millisecond.
-    let n: f64 = num.parse().map_err(|_| err())?;
-    let exact = n * ms as f64;
-    let total = exact.round();
-    if !total.is_finite() || total < 0.0 {
+    // A fraction, as Hookscope writes gaps ("1.5 s"), to the millisecond: read as the decimal
+    // it is, not a float, so that whether it is finer than a millisecond, and the nearest
+    // millisecond, are exact ("1.0005s" and "4.0005s" alike round up; a float had rounded one
+    // down and the other up, and taken 0.00000000000000000001 for 0 without a word).
+    let (whole, fraction) = num.split_once('.').ok_or_else(err)?;
+    if fraction.contains('.') || (whole.is_empty() && fraction.is_empty()) {
         return Err(err());
     }
-    if total > u64::MAX as f64 / 2.0 {
-        return Err(too_large());
-    }
-    // Finer than a millisecond, beyond what a float's own error is at that size.
-    let rounded = (exact - total).abs() > 1e-6_f64.max(exact * 1e-12);
-    Ok((Duration::from_millis(total as u64), rounded))
+    // Eighteen places are more than a millisecond of an hour needs; a digit past them only
+    // says the value is finer than that.
+    const PLACES: usize = 18;
+    let kept = &fraction[..fraction.len().min(PLACES)];
+    let beyond = fraction[kept.len()..].bytes().any(|b| b != b'0');
+    let whole: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| too_large())?
+    };
+    let scale = 10u128.pow(kept.len() as u32);
+    let digits: u128 = if kept.is_empty() {
+        0
+    } else {
+        kept.parse().map_err(|_| err())?
+    };
+    let numerator = whole
+        .checked_mul(scale)
+        .and_then(|w| w.checked_add(digits))
+        .and_then(|n| n.checked_mul(u128::from(ms)))
+        .ok_or_else(too_large)?;
+    let (millis, rest) = (numerator / scale, numerator % scale);
+    let nearest = millis + u128::from(rest * 2 >= scale);
+    let total = u64::try_from(nearest)
+        .ok()
+        .filter(|t| *t <= u64::MAX / 2)
+        .ok_or_else(too_large)?;
+    Ok((Duration::from_millis(total), rest != 0 || beyond))
 }
 
 /// A human size: `1.5 KiB`, `32 MiB`.
@@ -1253,6 +1276,22 @@ mod tests {
             parse_duration_rounded("2"),
             Ok((Duration::from_secs(2), false))
         );
+        // Exact decimals: halves round up alike, and a digit far past the millisecond counts.
+        for (typed, millis, rounded) in [
+            ("1.0005s", 1001, true),
+            ("4.0005s", 4001, true),
+            ("0.00000000000000000001", 0, true),
+            ("0.00049999999999999999", 0, true),
+            ("1.9999999999999999999", 2000, true),
+            ("1.500000000000000000000", 1500, false),
+            ("1.", 1000, false),
+        ] {
+            assert_eq!(
+                parse_duration_rounded(typed),
+                Ok((Duration::from_millis(millis), rounded)),
+                "{typed}"
+            );
+        }
         for bad in ["1.2.3s", ".", "1e3s", "1.5x", "99999999999999999999.5h"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
