@@ -180,7 +180,12 @@ fn request_line_why(bytes: &[u8]) -> String {
             "its target has a character HTTP does not allow in one (byte 0x{b:02x}: a space, a control character or DEL), which a path must percent-encode"
         );
     }
-    if !version.starts_with(b"HTTP/1.") {
+    if let Some(b) = target.iter().copied().find(|b| *b >= 0x80) {
+        return format!(
+            "its target has a byte past ASCII written raw (0x{b:02x}), which a path must percent-encode"
+        );
+    }
+    if !(version.len() == 8 && version.starts_with(b"HTTP/1.")) {
         return format!(
             "its HTTP version is \"{}\", not HTTP/1.1 (or 1.0), which this receiver and the service speak",
             crate::text::escape_control(&crate::text::cut_chars(
@@ -834,6 +839,14 @@ mod tests {
             (
                 b"POST /h HTTP/9.9\r\n\r\n",
                 "its HTTP version is \"HTTP/9.9\", not HTTP/1.1",
+            ),
+            (
+                b"POST /a\xffb HTTP/1.1\r\n\r\n",
+                "its target has a byte past ASCII written raw (0xff)",
+            ),
+            (
+                b"POST /h HTTP/1.\r\n\r\n",
+                "its HTTP version is \"HTTP/1.\", not HTTP/1.1",
             ),
         ] {
             let r = refused_after(bytes, b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\n")
