@@ -474,7 +474,10 @@ const LINE_VALUE_CHARS: usize = 200;
 
 fn line_at(s: &Summary, time_format: &str) -> String {
     // Without spaces: a script splits the line at them.
-    let cut = |v: &str| escape_control(&crate::text::cut_chars_compact(v, LINE_VALUE_CHARS));
+    // Escaped first, then cut: a thousand U+202E, each written `\u{202e}`, had printed 1,600
+    // characters before the cut.
+    let cut =
+        |v: &str| crate::text::cut_chars_compact(&escape_control(v), LINE_VALUE_CHARS).into_owned();
     let opt = |v: &Option<String>| cut(v.as_deref().unwrap_or("-"));
     let event = if s.registration_check {
         "registration-check".to_owned()
@@ -982,12 +985,24 @@ fn quit_message(r: &crate::receiver::QuitReport) -> String {
             crate::store::QUIT_BEFORE_ANSWER
         ),
     };
+    // A registration check is not sent again: the service refuses the URL instead.
+    let again = match (r.checks, n) {
+        (0, 1) => "so the service sends it again".to_owned(),
+        (0, _) => "so the service sends them again".to_owned(),
+        (c, _) if c == n => format!(
+            "so the service refuses the {} (a registration check is not sent again)",
+            if n == 1 { "URL" } else { "URLs" }
+        ),
+        (c, _) => format!(
+            "so the service sends them again, but for {} (a registration check is not sent again: the service refuses its URL)",
+            crate::text::count(c as u64, "registration check", "registration checks")
+        ),
+    };
     match n {
         0 => "Quit at once.".to_owned(),
         n => format!(
-            "Quit at once: {} in progress got no answer, so the service sends {} again.{}{}",
+            "Quit at once: {} in progress got no answer, {again}.{}{}",
             crate::text::count(n as u64, "call", "calls"),
-            if n == 1 { "it" } else { "them" },
             match (r.stored.is_empty(), n) {
                 (true, 1) => " It was not stored.",
                 (true, _) => " They were not stored.",
@@ -1724,8 +1739,31 @@ mod tests {
             quit_message(&QuitReport {
                 unanswered,
                 stored: stored.to_vec(),
+                checks: 0,
             })
         };
+        // Registration checks are not sent again: the service refuses their URL.
+        let checks = |unanswered, stored: &[i64], checks| {
+            quit_message(&QuitReport {
+                unanswered,
+                stored: stored.to_vec(),
+                checks,
+            })
+        };
+        assert!(
+            checks(1, &[4], 1).starts_with(
+                "Quit at once: 1 call in progress got no answer, so the service refuses the URL (a registration check is not sent again)."
+            ),
+            "{}",
+            checks(1, &[4], 1)
+        );
+        assert!(
+            checks(3, &[4, 5, 6], 1).starts_with(
+                "Quit at once: 3 calls in progress got no answer, so the service sends them again, but for 1 registration check (a registration check is not sent again: the service refuses its URL)."
+            ),
+            "{}",
+            checks(3, &[4, 5, 6], 1)
+        );
         assert_eq!(q(0, &[]), "Quit at once.");
         assert_eq!(
             q(1, &[]),
@@ -1797,6 +1835,17 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("…(+99801)  status-report"), "{line}");
+        // Counted as printed: escapes and all.
+        let mut marks = summary();
+        marks.delivery = Some("\u{202e}".repeat(1000));
+        let line = format_line(&marks);
+        let shown = line
+            .split("delivery=")
+            .nth(1)
+            .and_then(|rest| rest.split("…(+").next())
+            .unwrap_or_default();
+        assert_eq!(shown.chars().count(), 200, "{line}");
+        assert!(!line.contains('\u{202e}'), "{line}");
         assert!(line.contains("-> 503 retry-unavailable"));
     }
 

@@ -283,17 +283,17 @@ struct Quit {
     calls: Arc<AtomicUsize>,
     /// Calls that will get no answer: they wait for the process to end.
     parked: AtomicUsize,
-    /// Calls noted as stored and never answered.
-    noted: std::sync::Mutex<Vec<i64>>,
+    /// Calls noted as stored and never answered, and whether each is a registration check.
+    noted: std::sync::Mutex<Vec<(i64, bool)>>,
     /// During a stop, calls stored and answered whose answer is still being sent: id -> (when
     /// the call arrived, whether it is a registration check). A quit notes those left.
     unsent: std::sync::Mutex<std::collections::HashMap<i64, (Instant, bool)>>,
 }
 
 impl Quit {
-    fn noted(&self, id: i64) {
+    fn noted(&self, id: i64, check: bool) {
         if let Ok(mut ids) = self.noted.lock() {
-            ids.push(id);
+            ids.push((id, check));
         }
     }
 }
@@ -319,6 +319,9 @@ pub struct QuitReport {
     /// Of those, the ones already stored, by id (noted `quit-before-answer`, so the store does
     /// not claim they were answered); the others were not stored.
     pub stored: Vec<i64>,
+    /// How many of those stored are registration checks: the service sends no check again (it
+    /// refuses the URL), where it retries a delivery.
+    pub checks: usize,
 }
 
 /// The note on a call stored and never answered because Hookscope quit at once; it replaces
@@ -345,7 +348,7 @@ async fn note_quit(store: &Store, quit: &Quit, id: i64, started: Instant, check:
         .await
         .is_ok()
     {
-        quit.noted(id);
+        quit.noted(id, check);
     }
 }
 
@@ -393,11 +396,13 @@ impl Quitter {
             for note in notes {
                 let _ = tokio::time::timeout_at(notes_due, note).await;
             }
-            let mut stored = quit.noted.lock().map(|ids| ids.clone()).unwrap_or_default();
+            let noted = quit.noted.lock().map(|ids| ids.clone()).unwrap_or_default();
+            let mut stored: Vec<i64> = noted.iter().map(|(id, _)| *id).collect();
             stored.sort_unstable();
             QuitReport {
                 unanswered: quit.calls.load(Ordering::SeqCst) + unsent.len(),
                 stored,
+                checks: noted.iter().filter(|(_, check)| *check).count(),
             }
         }
     }

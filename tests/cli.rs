@@ -2381,7 +2381,7 @@ async fn quick_second_ctrl_c() {
     let dir = tempfile::tempdir().unwrap();
     let (mut child, url, lines) = spawn_listen(dir.path(), &["--delay", "1h"]);
     let client = http();
-    let calls: Vec<_> = (0..40)
+    let calls: Vec<_> = (0..10)
         .map(|i| {
             let req = post(
                 &client,
@@ -2392,10 +2392,10 @@ async fn quick_second_ctrl_c() {
             tokio::spawn(async move { req.send().await.map(|r| r.status().as_u16()) })
         })
         .collect();
-    // All forty held.
+    // All ten held (a few: the tests beside this one may hold the machine's connections).
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut held = 0;
-    while held < 40 {
+    while held < 10 {
         let left = deadline.saturating_duration_since(Instant::now());
         let line = child
             .stderr
