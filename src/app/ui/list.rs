@@ -540,8 +540,8 @@ fn held_ui(ui: &mut egui::Ui, held: &[crate::receiver::Held], room: f32) {
 }
 
 /// One held call's line: how much of its delay has passed, the code and the countdown (never
-/// cut), then when its caller stops waiting, if first, and `rest` (cut to fit: the note on a
-/// fast emulator's wait, in the part never cut, had run the line past the list's edge).
+/// cut), then `rest` and, when its caller stops waiting first, that note (cut to fit: the note
+/// on a fast emulator's wait, in the part never cut, had run the line past the list's edge).
 fn held_line(
     ui: &mut egui::Ui,
     h: &crate::receiver::Held,
@@ -857,9 +857,6 @@ fn cell_ui(
         }
     }
 }
-/// An outcome in the list's column (and the Timeline's attempts): the filter's word for it,
-/// without the codes where one word is enough, so that none is cut short (what it means is in
-/// the tooltip).
 /// What the service does with a call's answer, as the list and the Timeline's table give it
 /// in a word, in a colour and on hover.
 #[derive(Clone, Copy, Debug)]
@@ -932,6 +929,9 @@ const DISCARDED_BY_RETRY_AFTER: &str = "Its code asks for a retry, but its Retry
 /// What "retry (late)" means, for its hover.
 const LATE_HOVER: &str = "No answer reached the service in time (its 30 s passed, or the call was cut off first): it counts the call as a temporary failure and retries it, whatever code was chosen.";
 
+/// An outcome in the list's column (and the Timeline's attempts): the filter's word for it,
+/// without the codes where one word is enough, so that none is cut short (what it means is in
+/// the tooltip).
 pub(super) fn list_label(o: Outcome) -> &'static str {
     match o {
         Outcome::WebhookCancelled => "cancelled",
