@@ -871,9 +871,6 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
             // stored are noted as never answered, so the store does not claim an answer.
             let report = quitter.quit_now().await;
             crate::say!("{}", quit_message(&report));
-            // Their lines, printed as they were stored, gave the answer chosen for them, which
-            // never went: each is printed again as the store has it now ("-> 200 succeeded"
-            // had stood on stdout for a call the caller got no answer to).
             // Every stored call's line out before the process ends (a quick second Ctrl-C had
             // ended it before the printer wrote the lines of calls the first one had answered
             // and stored), and before the corrections that follow them: the printer may be
@@ -896,6 +893,9 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
                     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }
             }
+            // Their lines, printed as they were stored, gave the answer chosen for them, which
+            // never went: each is printed again as the store has it now ("-> 200 succeeded"
+            // had stood on stdout for a call the caller got no answer to).
             let store = store.clone();
             let ids = report.stored.clone();
             let lines = tokio::task::spawn_blocking(move || corrected_lines(&store, &ids, json))
