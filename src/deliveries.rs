@@ -361,12 +361,7 @@ fn retry_after_of(s: &Stored) -> Option<RetryAfter> {
     if !s.inv.outcome().honours_retry_after() {
         return None;
     }
-    s.inv
-        .answer
-        .headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
-        .and_then(|(_, v)| RetryAfter::parse(v))
+    s.inv.answer.retry_after().and_then(RetryAfter::parse)
 }
 
 fn local(t: DateTime<Utc>) -> String {

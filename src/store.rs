@@ -311,6 +311,16 @@ pub struct SentAnswer {
     pub delay_ms: u64,
 }
 
+impl SentAnswer {
+    /// The Retry-After header it carried, as sent (whatever the code).
+    pub fn retry_after(&self) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 /// Everything recorded about one call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Invocation {
@@ -480,11 +490,7 @@ impl Invocation {
     /// words for beside it (`show`'s answer, the window's Answer sent tab).
     pub fn retry_after_note(&self) -> Option<&'static str> {
         let a = &self.answer;
-        let sent = a
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
-            .map(|(_, v)| v)?;
+        let sent = a.retry_after()?;
         Some(
             if !crate::contract::outcome_of(a.status).honours_retry_after() {
                 "ignored by the service with this answer: only 503 and 429 count"
@@ -493,7 +499,7 @@ impl Invocation {
             } else if self.registration_check {
                 "no effect: a registration check is not retried"
             } else if (crate::responder::Answer {
-                retry_after: Some(sent.clone()),
+                retry_after: Some(sent.to_owned()),
                 ..crate::responder::Answer::status(a.status)
             })
             .retry_after_past_window(self.received_at)
@@ -512,10 +518,7 @@ impl Invocation {
         let a = &self.answer;
         retry_after_discards(
             a.status,
-            a.headers
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
-                .map(|(_, v)| v.as_str()),
+            a.retry_after(),
             self.unanswered().is_some() || self.not_http() || self.registration_check,
             self.received_at,
         )
@@ -641,11 +644,9 @@ impl Summary {
             unanswered: inv.unanswered().is_some(),
             retry_after: inv
                 .answer
-                .headers
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
+                .retry_after()
                 .filter(|_| matches!(inv.answer.status, 429 | 503))
-                .map(|(_, v)| v.clone()),
+                .map(str::to_owned),
         }
     }
 
