@@ -1374,14 +1374,13 @@ fn answer_sent_ui(ui: &mut egui::Ui, s: &Stored) {
 
 fn answer_head_ui(ui: &mut egui::Ui, s: &Stored) {
     let a = &s.inv.answer;
-    let outcome = s.inv.outcome();
+    let fate = super::list::Fate::of_call(&s.inv);
     // A 200 the service never got in time is not a success: said before what it means.
-    let discarded = s.inv.discarded_by_retry_after();
     let head = if s.inv.not_http() && s.inv.unanswered().is_some() {
         s.inv.meaning().to_owned()
     } else if s.inv.unanswered().is_some() {
         format!("{}, not received in time: {}", a.status, s.inv.meaning())
-    } else if discarded {
+    } else if fate.discarded {
         // Its code alone reads "retried on the schedule": the Retry-After leaves no retry.
         format!(
             "{}: not retried: its Retry-After reaches past the service's 2-day window, so the message is discarded",
@@ -1390,15 +1389,10 @@ fn answer_head_ui(ui: &mut egui::Ui, s: &Stored) {
     } else {
         format!("{}: {}", a.status, s.inv.meaning())
     };
-    let color = if discarded {
-        crate::contract::Outcome::FailedPermanently
-    } else {
-        outcome
-    };
     ui.label(
         RichText::new(head)
             .strong()
-            .color(super::outcome_color(color, ui.visuals().dark_mode)),
+            .color(fate.color(ui.visuals().dark_mode)),
     );
     if let Some(why) = s.inv.unanswered()
         && !s.inv.not_http()
@@ -1631,8 +1625,7 @@ fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
         });
     }
     let dark = ui.visuals().dark_mode;
-    let outcome = s.inv.outcome();
-    let discarded = s.inv.discarded_by_retry_after();
+    let fate = super::list::Fate::of_call(&s.inv);
     let answer = match s.inv.unanswered() {
         Some(_) if s.inv.not_http() => "not HTTP, not answered".to_owned(),
         Some(why) => format!("{}, no answer for the service: {why}", s.inv.answer.status),
@@ -1644,22 +1637,17 @@ fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
             )
         }
         // A Retry-After past the window: no retry, as the Timeline and the list say.
-        None if discarded => format!(
+        None if fate.discarded => format!(
             "answered {}: discarded (Retry-After past the 2-day window)",
             s.inv.answer.status
         ),
-        None => format!("answered {}: {}", s.inv.answer.status, outcome.label()),
-    };
-    let color = if discarded {
-        crate::contract::Outcome::FailedPermanently
-    } else {
-        outcome
+        None => format!("answered {}: {}", s.inv.answer.status, fate.outcome.label()),
     };
     // What matters most first: the answer and what the service makes of it, then the attempt;
     // the long path and delivery id last, where a narrow panel cuts.
     let mut parts = vec![
         RichText::new(format!("Call {}", s.id)).strong(),
-        RichText::new(answer).color(super::outcome_color(color, dark)),
+        RichText::new(answer).color(fate.color(dark)),
     ];
     if let Some(a) = s.inv.attempt {
         parts.push(RichText::new(format!("attempt {a}")));

@@ -882,6 +882,16 @@ impl Fate {
         }
     }
 
+    /// [`Fate::of`] one call's whole record (the detail's).
+    pub fn of_call(inv: &crate::store::Invocation) -> Fate {
+        Fate {
+            outcome: inv.outcome(),
+            unanswered: inv.unanswered().is_some(),
+            discarded: inv.discarded_by_retry_after(),
+            registration_check: inv.registration_check,
+        }
+    }
+
     /// The word: the outcome's short label, but "retry (late)" and "discarded" as above.
     pub fn word(self) -> &'static str {
         if self.discarded {
