@@ -364,36 +364,29 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .is_some_and(|at| now.duration_since(at) < HELD_LINGER);
     if lingering {
         let room = ui.available_height();
-        let key = egui::Id::unique("held_box_height");
-        let kept = ui.data(|d| d.get_temp::<f32>(key));
-        let shown = egui::Panel::bottom("held_calls")
+        egui::Panel::bottom("held_calls")
             .resizable(false)
             .show_separator_line(false)
             .show(ui, |ui| {
-                let top = ui.min_rect().top();
-                if app.state.held.is_empty() {
-                    egui::Frame::group(ui.style())
-                        .fill(ui.visuals().faint_bg_color)
-                        .show(ui, |ui| {
-                            ui.set_width(ui.available_width());
-                            ui.weak("No call is waiting for its answer now.");
-                        });
-                    ui.ctx().request_repaint_after(HELD_LINGER);
-                } else {
-                    held_ui(ui, &app.state.held, room);
-                }
                 // The tallest it has been since calls began to be held, so that the list does
                 // not grow and shrink as they come and go (two held, one, none, two again).
-                if let Some(h) = kept {
-                    ui.expand_to_include_y(top + h);
-                }
-                ui.min_rect().height()
+                super::keep_height(ui, HELD_BOX_HEIGHT, true, |ui| {
+                    if app.state.held.is_empty() {
+                        egui::Frame::group(ui.style())
+                            .fill(ui.visuals().faint_bg_color)
+                            .show(ui, |ui| {
+                                ui.set_width(ui.available_width());
+                                ui.weak("No call is waiting for its answer now.");
+                            });
+                        ui.ctx().request_repaint_after(HELD_LINGER);
+                    } else {
+                        held_ui(ui, &app.state.held, room);
+                    }
+                });
             });
-        let height = shown.inner;
-        ui.data_mut(|d| d.insert_temp(key, kept.unwrap_or(height).max(height)));
     } else {
         // Gone: the next calls held start from their own height.
-        ui.data_mut(|d| d.remove_temp::<f32>(egui::Id::unique("held_box_height")));
+        ui.data_mut(|d| d.remove_temp::<f32>(egui::Id::unique(HELD_BOX_HEIGHT)));
     }
     let dark = ui.visuals().dark_mode;
     let count = app.state.list.count;
@@ -474,6 +467,9 @@ pub fn list_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     });
 }
+
+/// Where the box of held calls keeps its tallest height (see [`super::keep_height`]).
+const HELD_BOX_HEIGHT: &str = "held_box_height";
 
 /// How long the box of held calls stays after the last of them is answered.
 const HELD_LINGER: std::time::Duration = std::time::Duration::from_secs(5);
