@@ -667,24 +667,17 @@ impl HookscopeApp {
                 // A later attempt (answered 503, say) is a retry, never a report of its own: a
                 // retry of an earlier test message's report, coming after a new one was sent,
                 // had been taken for the new message's report.
-                let is_retry = rec.summary.attempt.is_some_and(|a| a > 1)
-                    || (rec.summary.delivery.is_some()
-                        && sv.test_reports.as_ref().is_some_and(|r| {
-                            r.calls.iter().any(|(_, d)| *d == rec.summary.delivery)
-                        }));
-                let test_report = event == Some("status-report")
-                    && from_sent
-                    && !is_retry
-                    && (sv.awaiting_test || following);
-                // A retry of one of its reports: counted in the panel's words; the selection
-                // stays.
-                let retry_of_report = event == Some("status-report")
-                    && from_sent
-                    && rec.summary.delivery.is_some()
+                let of_a_report = rec.summary.delivery.is_some()
                     && sv
                         .test_reports
                         .as_ref()
                         .is_some_and(|r| r.calls.iter().any(|(_, d)| *d == rec.summary.delivery));
+                let is_retry = rec.summary.attempt.is_some_and(|a| a > 1) || of_a_report;
+                let status_report = event == Some("status-report") && from_sent;
+                let test_report = status_report && !is_retry && (sv.awaiting_test || following);
+                // A retry of one of its reports: counted in the panel's words; the selection
+                // stays.
+                let retry_of_report = status_report && of_a_report;
                 let awaited = if retry_of_report {
                     if let Some(r) = sv.test_reports.as_mut() {
                         r.retries += 1;
