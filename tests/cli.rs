@@ -1908,8 +1908,8 @@ fn a_damaged_store_is_named_with_what_to_do() {
     );
     assert!(err.contains("by hand"), "{err}");
     assert!(!err.contains("at index"), "{err}");
-    // The other records are still listed, the damaged one named in its place.
-    for json in [false, true] {
+    // `log --limit 5` (with `--json` or not) on the edited store.
+    let log_five = |json: bool| {
         let mut cmd = bin();
         cmd.args(["log", "--limit", "5"])
             .arg("--data-dir")
@@ -1917,7 +1917,11 @@ fn a_damaged_store_is_named_with_what_to_do() {
         if json {
             cmd.arg("--json");
         }
-        let out = cmd.output().unwrap();
+        cmd.output().unwrap()
+    };
+    // The other records are still listed, the damaged one named in its place.
+    for json in [false, true] {
+        let out = log_five(json);
         assert_eq!(out.status.code(), Some(1));
         let listed = String::from_utf8_lossy(&out.stdout);
         assert_eq!(listed.lines().count(), 4, "{listed}");
@@ -1952,14 +1956,7 @@ fn a_damaged_store_is_named_with_what_to_do() {
         .unwrap();
         drop(conn);
         for json in [false, true] {
-            let mut cmd = bin();
-            cmd.args(["log", "--limit", "5"])
-                .arg("--data-dir")
-                .arg(&edited);
-            if json {
-                cmd.arg("--json");
-            }
-            let out = cmd.output().unwrap();
+            let out = log_five(json);
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{err}");
             let listed = String::from_utf8_lossy(&out.stdout);
