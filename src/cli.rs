@@ -488,14 +488,16 @@ fn line_at(s: &Summary, time_format: &str) -> String {
         opt(&s.event)
     };
     format!(
-        "{}  {:<6} {}  {}  delivery={}  attempt={}  messages={}  -> {} {}  findings={}",
+        "{}  {:<7} {}  {}  delivery={}  attempt={}  messages={}  -> {} {}  findings={}",
         s.received_at
             .with_timezone(&chrono::Local)
             .format(time_format),
+        // Seven wide: every method HTTP names (`OPTIONS`, `CONNECT`) keeps the columns after it
+        // in line; a longer one (`PROPFIND`) shifts only its own line.
         if s.method.is_empty() {
             "-".to_owned()
         } else {
-            escape_control(&s.method)
+            cut(&s.method)
         },
         if s.path.is_empty() {
             "-".to_owned()
@@ -1847,6 +1849,25 @@ mod tests {
         assert_eq!(shown.chars().count(), 200, "{line}");
         assert!(!line.contains('\u{202e}'), "{line}");
         assert!(line.contains("-> 503 retry-unavailable"));
+    }
+
+    #[test]
+    fn every_method_http_names_keeps_the_columns_in_line() {
+        let column = |method: &str| {
+            let mut s = summary();
+            s.method = method.to_owned();
+            let line = format_line(&s);
+            line.find(" /hook").unwrap_or_default()
+        };
+        let post = column("POST");
+        for method in ["GET", "OPTIONS", "CONNECT", "DELETE", "PATCH"] {
+            assert_eq!(column(method), post, "{method}");
+        }
+        // Longer ones shift their own line; a method of 10,000 characters is cut as a path is.
+        assert!(column("PROPFIND") > post);
+        let mut huge = summary();
+        huge.method = "M".repeat(10_000);
+        assert!(format_line(&huge).contains("…(+9800) /hook"));
     }
 
     #[test]
