@@ -713,23 +713,39 @@ impl Filter {
 
     fn sql(&self) -> (String, Vec<rusqlite::types::Value>) {
         use rusqlite::types::Value as V;
-        let mut clauses = Vec::new();
+        let mut clauses: Vec<std::borrow::Cow<str>> = Vec::new();
         let mut args = Vec::new();
         match &self.event {
             None => {}
             Some(EventFilter::Event(e)) => {
-                clauses.push("event = ? AND NOT registration_check");
+                clauses.push("event = ? AND NOT registration_check".into());
                 args.push(V::Text(e.clone()));
             }
-            Some(EventFilter::RegistrationCheck) => clauses.push("registration_check"),
-            Some(EventFilter::Other) => clauses.push("event IS NULL AND NOT registration_check"),
+            Some(EventFilter::RegistrationCheck) => clauses.push("registration_check".into()),
+            Some(EventFilter::Other) => {
+                clauses.push("event IS NULL AND NOT registration_check".into())
+            }
         }
         if let Some(o) = self.outcome {
-            clauses.push("outcome = ?");
+            // As the rows read: a 503 or 429 whose Retry-After leaves no retry says
+            // "discarded", so it is listed under discarded and not under its code.
+            clauses.push(if o == Outcome::FailedPermanently {
+                format!(
+                    "outcome IN (?, '{}', '{}') AND (outcome = '{}' OR {RETRY_AFTER_DISCARDS})",
+                    Outcome::RetryUnavailable.as_str(),
+                    Outcome::RetrySlowDown.as_str(),
+                    o.as_str(),
+                )
+                .into()
+            } else if o.honours_retry_after() {
+                format!("outcome = ? AND NOT {RETRY_AFTER_DISCARDS}").into()
+            } else {
+                "outcome = ?".into()
+            });
             args.push(V::Text(o.as_str().to_owned()));
         }
         if self.with_findings {
-            clauses.push("findings_count > registration_check");
+            clauses.push("findings_count > registration_check".into());
         }
         let text = self.text.trim();
         if !text.is_empty() {
@@ -737,7 +753,8 @@ impl Filter {
                 // Letters match in either case (ASCII ones: SQLite's lower()).
                 "(instr(lower(path), lower(?1x)) > 0 OR instr(lower(ifnull(delivery, '')), lower(?1x)) > 0 \
                  OR instr(lower(ifnull(webhook_id, '')), lower(?1x)) > 0 OR instr(lower(ifnull(event, '')), lower(?1x)) > 0 \
-                 OR instr(lower(CAST(body AS TEXT)), lower(?1x)) > 0)",
+                 OR instr(lower(CAST(body AS TEXT)), lower(?1x)) > 0)"
+                    .into(),
             );
             for _ in 0..5 {
                 args.push(V::Text(text.to_owned()));
@@ -997,6 +1014,7 @@ fn connect_rw(dir: &Path, durability: Durability) -> Result<Connection, StoreErr
     };
     conn.pragma_update(None, "synchronous", sync)
         .map_err(open_err)?;
+    register_functions(&conn).map_err(open_err)?;
     migrate(&conn, &path)?;
     Ok(conn)
 }
@@ -1475,20 +1493,84 @@ fn outcome_col(row: &Row<'_>) -> rusqlite::Result<Outcome> {
     }
 }
 
-const SUMMARY_COLUMNS: &str = "id, received_at_us, method, path, event, delivery, attempt, \
+// What a row reads from a call's findings and answer, as SQL: written once, for the list's
+// rows (`SUMMARY_COLUMNS`) and for the Outcome filter that must agree with them
+// (`RETRY_AFTER_DISCARDS`).
+macro_rules! not_http_sql {
+    () => {
+        "CASE WHEN findings_count > 0 AND json_valid(findings) THEN EXISTS (SELECT 1 FROM json_each(findings) \
+        WHERE type = 'object' AND json_extract(value, '$.code') = 'not-http') ELSE 0 END"
+    };
+}
+macro_rules! unanswered_sql {
+    () => {
+        "CASE WHEN took_us >= 30000000 THEN 1 WHEN findings_count > 0 AND json_valid(findings) THEN EXISTS (SELECT 1 \
+        FROM json_each(findings) WHERE type = 'object' AND json_extract(value, '$.code') \
+        IN ('caller-hung-up', 'quit-before-answer')) ELSE 0 END"
+    };
+}
+macro_rules! retry_after_sql {
+    () => {
+        "CASE WHEN answer_status IN (429, 503) AND instr(lower(answer_headers), 'retry-after') > 0 \
+        AND json_valid(answer_headers) THEN (SELECT \
+        json_extract(value, '$[1]') FROM json_each(answer_headers) WHERE type = 'array' \
+        AND lower(json_extract(value, '$[0]')) = 'retry-after' LIMIT 1) END"
+    };
+}
+
+const SUMMARY_COLUMNS: &str = concat!(
+    "id, received_at_us, method, path, event, delivery, attempt, \
     webhook_id, messages, answer_status, outcome, body_size, findings_count, registration_check, rule, took_us, \
     CASE WHEN findings_count > 0 AND json_valid(findings) THEN (SELECT max(CASE json_extract(value, '$.severity') \
-        WHEN 'error' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END) FROM json_each(findings) WHERE type = 'object') END AS worst, \
-    CASE WHEN findings_count > 0 AND json_valid(findings) THEN EXISTS (SELECT 1 FROM json_each(findings) \
-        WHERE type = 'object' AND json_extract(value, '$.code') = 'not-http') ELSE 0 END AS not_http, \
-    CASE WHEN took_us >= 30000000 THEN 1 WHEN findings_count > 0 AND json_valid(findings) THEN EXISTS (SELECT 1 \
-        FROM json_each(findings) WHERE type = 'object' AND json_extract(value, '$.code') \
-        IN ('caller-hung-up', 'quit-before-answer')) ELSE 0 END AS unanswered, \
-    CASE WHEN answer_status IN (429, 503) AND json_valid(answer_headers) THEN (SELECT \
-        json_extract(value, '$[1]') FROM json_each(answer_headers) WHERE type = 'array' \
-        AND lower(json_extract(value, '$[0]')) = 'retry-after' LIMIT 1) END AS retry_after, \
+        WHEN 'error' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END) FROM json_each(findings) WHERE type = 'object') END AS worst, ",
+    not_http_sql!(),
+    " AS not_http, ",
+    unanswered_sql!(),
+    " AS unanswered, ",
+    retry_after_sql!(),
+    " AS retry_after, \
     CASE WHEN findings_count = 0 THEN NULL WHEN NOT json_valid(findings) THEN findings \
-        WHEN json_type(findings) = 'array' THEN NULL ELSE findings END AS findings";
+        WHEN json_type(findings) = 'array' THEN NULL ELSE findings END AS findings"
+);
+
+/// [`Summary::discarded_by_retry_after`] as a condition on a row: a 503 or 429 whose
+/// Retry-After leaves no retry in the 2-day window (through [`RETRY_AFTER_DISCARDS_FN`]).
+// The cheap tests first: the findings are read only for the few a Retry-After discards.
+const RETRY_AFTER_DISCARDS: &str = concat!(
+    "(answer_status IN (429, 503) AND NOT registration_check AND hs_retry_after_discards(answer_status, (",
+    retry_after_sql!(),
+    "), received_at_us) AND NOT (",
+    not_http_sql!(),
+    ") AND NOT (",
+    unanswered_sql!(),
+    "))"
+);
+
+/// The SQL function [`RETRY_AFTER_DISCARDS`] calls, registered on every connection: whether
+/// a Retry-After (text, or NULL) given with a code at a time (microseconds) leaves no retry,
+/// read by the same code as the window's rows.
+const RETRY_AFTER_DISCARDS_FN: &str = "hs_retry_after_discards";
+
+fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        RETRY_AFTER_DISCARDS_FN,
+        3,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            // Whatever a tampered row holds, an answer: not discarded.
+            let status = ctx.get::<Option<i64>>(0).ok().flatten();
+            let retry_after = ctx.get::<Option<String>>(1).ok().flatten();
+            let at = ctx.get::<Option<i64>>(2).ok().flatten();
+            Ok(match (status.and_then(|s| u16::try_from(s).ok()), at) {
+                (Some(status), Some(at)) => {
+                    retry_after_discards(status, retry_after.as_deref(), false, micros_to_time(at))
+                }
+                _ => false,
+            })
+        },
+    )
+}
 
 fn summary_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
     record_row(row, summary_fields)
@@ -2555,8 +2637,25 @@ mod tests {
         late.took_us = 31_000_000;
         let mut check = with("check", 503, "200000");
         check.registration_check = true;
+        // A date three days after the call, and one an hour after it.
+        let mut far_date = with("far-date", 503, "");
+        let date = |after: chrono::TimeDelta| {
+            (far_date.received_at + after)
+                .format("%a, %d %b %Y %H:%M:%S GMT")
+                .to_string()
+        };
+        let (three_days, an_hour) = (
+            date(chrono::TimeDelta::days(3)),
+            date(chrono::TimeDelta::hours(1)),
+        );
+        far_date.answer.headers[1].1 = three_days.clone();
+        let mut near_date = with("near-date", 429, "");
+        near_date.received_at = far_date.received_at;
+        near_date.answer.headers[1].1 = an_hour.clone();
         let expected = [
             (with("far", 503, "200000"), Some("200000"), true),
+            (far_date, Some(three_days.as_str()), true),
+            (near_date, Some(an_hour.as_str()), false),
             (with("slow", 429, "200000"), Some("200000"), true),
             (with("near", 503, "120"), Some("120"), false),
             // A 500's Retry-After is not read; nor one of an answer the service never got,
@@ -2594,11 +2693,45 @@ mod tests {
             );
             ids.push((store.insert(inv).await.unwrap(), ra, discarded));
         }
-        let rows = store.page(&Filter::default(), 0, 10).unwrap();
-        for (id, ra, discarded) in ids {
-            let row = rows.iter().find(|r| r.id == id).unwrap();
-            assert_eq!(row.retry_after.as_deref(), ra, "{row:?}");
-            assert_eq!(row.discarded_by_retry_after(), discarded, "{row:?}");
+        let rows = store.page(&Filter::default(), 0, 20).unwrap();
+        for (id, ra, discarded) in &ids {
+            let row = rows.iter().find(|r| r.id == *id).unwrap();
+            assert_eq!(row.retry_after.as_deref(), *ra, "{row:?}");
+            assert_eq!(row.discarded_by_retry_after(), *discarded, "{row:?}");
+        }
+        // The Outcome filter lists each row under the word it reads: "discarded" for a
+        // Retry-After past the window, not its code's "retry (503)" or "retry (429)".
+        let plain = store.insert(sample("plain-400", 1, 400)).await.unwrap();
+        let listed = |o: Outcome| {
+            let f = Filter {
+                outcome: Some(o),
+                ..Filter::default()
+            };
+            let mut ids: Vec<i64> = store
+                .page(&f, 0, 20)
+                .unwrap()
+                .iter()
+                .map(|r| r.id)
+                .collect();
+            ids.sort();
+            assert_eq!(store.count(&f).unwrap(), ids.len() as u64, "{o:?}");
+            ids
+        };
+        let discarded: Vec<i64> = ids.iter().filter(|i| i.2).map(|i| i.0).collect();
+        let mut expected = discarded.clone();
+        expected.push(plain);
+        assert_eq!(listed(Outcome::FailedPermanently), expected);
+        for o in [Outcome::RetryUnavailable, Outcome::RetrySlowDown] {
+            let under = listed(o);
+            assert!(!under.is_empty(), "{o:?}");
+            assert!(
+                under.iter().all(|id| !discarded.contains(id)),
+                "{o:?}: {under:?}"
+            );
+            for id in under {
+                let row = rows.iter().find(|r| r.id == id).unwrap();
+                assert_eq!(row.outcome, o);
+            }
         }
     }
 

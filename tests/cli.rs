@@ -793,7 +793,10 @@ async fn log_and_show_read_back_requests_http_refused() {
     let lines: Vec<&str> = log.lines().collect();
     assert_eq!(lines.len(), 2, "{log}");
     assert!(lines[0].contains("POST    /esc  -  delivery=-"), "{log}");
-    assert!(lines[1].contains("-       -  not-http  delivery=-"), "{log}");
+    assert!(
+        lines[1].contains("-       -  not-http  delivery=-"),
+        "{log}"
+    );
     // The HTTP layer's 400, not one the States table reads as "failed permanently".
     assert!(
         lines

@@ -181,16 +181,16 @@ fn event_choices(
 fn outcome_choices(ui: &mut egui::Ui, chosen: &mut Option<Outcome>) -> bool {
     let mut changed = ui.selectable_value(chosen, None, "all").changed();
     for o in Outcome::ALL {
-        // The filter reads a call's code: a 503 or 429 whose Retry-After leaves no retry is
-        // among its code's calls, though its row says "discarded".
+        // The filter reads what the rows read: a 503 or 429 whose Retry-After leaves no retry
+        // says "discarded", and is listed there, not under its code.
         let hover = if o.honours_retry_after() {
             format!(
-                "{}. Calls of this code whose Retry-After reaches past the 2-day window are listed here too; their Outcome reads discarded.",
+                "{}. A call of this code whose Retry-After reaches past the 2-day window is not here: no retry comes, so its row reads discarded, and it is listed under discarded.",
                 crate::text::first_upper(o.describe())
             )
         } else if o == Outcome::FailedPermanently {
             format!(
-                "{}. A 503 or 429 whose Retry-After leaves no retry is under its own code.",
+                "{}. Also the 503s and 429s whose Retry-After reaches past the 2-day window: no retry comes for them either (`log` gives them their code's outcome).",
                 crate::text::first_upper(o.describe())
             )
         } else {
