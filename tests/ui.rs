@@ -4670,7 +4670,15 @@ fn a_clock_speed_typed_in_its_box_applies_on_enter_not_at_each_keystroke() {
     rig.harness
         .get_by_label_contains("At 600×, the first retry (90 s) comes after 150 ms");
     // What the box cannot take is said, and the clock keeps its speed (0 had become 1, and
-    // "abc" gone without a word).
+    // "abc" gone without a word), in place of what the speed means: the rest of the section
+    // stays where it was (the note had pushed it down).
+    let remote = |rig: &UiRig| {
+        rig.harness
+            .get_by_label("Call other hosts than this machine")
+            .rect()
+            .top()
+    };
+    let remote_before = remote(&rig);
     for typed in ["0", "abc"] {
         rig.harness
             .get_by(|n| {
@@ -4689,6 +4697,7 @@ fn a_clock_speed_typed_in_its_box_applies_on_enter_not_at_each_keystroke() {
         rig.harness.get_by_label(&format!(
             "\"{typed}\" is not a clock speed: give a whole number from 1 (real time) to 1 000 000; kept 600×."
         ));
+        assert_eq!(remote(&rig), remote_before, "{typed}");
     }
     // A click elsewhere is the user moving on: the note goes (it had stayed for the session).
     rig.harness.get_by_label("Emulator").click();

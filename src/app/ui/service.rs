@@ -579,12 +579,6 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         shown,
         &format!("{shown:.0}×"),
     );
-    if let Some(note) = note {
-        ui.label(RichText::new(note).color(super::severity_color(
-            crate::contract::Severity::Warning,
-            ui.visuals().dark_mode,
-        )));
-    }
     if field.changed() {
         app.state.settings.emulator_speed = speed;
         emu.set_speed(speed);
@@ -595,11 +589,24 @@ fn emulator_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     let after =
         |secs: u64| crate::text::human_duration_at(std::time::Duration::from_secs(secs), speed);
-    ui.label(format!(
-        "At {speed:.0}×, the first retry (90 s) comes after {}, and the 2-day window lasts {}.",
-        after(90),
-        after(172_800)
-    ));
+    // What the box refused takes the place of what the speed means, until a click elsewhere:
+    // added above it, it had moved the rest of the section down under the pointer.
+    let held = note.is_some();
+    super::keep_height(ui, "clock_speed_line", held, |ui| match note {
+        Some(note) => {
+            ui.label(RichText::new(note).color(super::severity_color(
+                crate::contract::Severity::Warning,
+                ui.visuals().dark_mode,
+            )));
+        }
+        None => {
+            ui.label(format!(
+                "At {speed:.0}×, the first retry (90 s) comes after {}, and the 2-day window lasts {}.",
+                after(90),
+                after(172_800)
+            ));
+        }
+    });
     let mut remote = emu.allow_remote();
     if ui
         .checkbox(&mut remote, "Call other hosts than this machine")
