@@ -4248,7 +4248,11 @@ fn settings_number_boxes_say_what_they_refuse() {
 fn a_window_made_smaller_and_large_again_leaves_the_timeline_as_it_was() {
     // Frames as a screen draws them, so that the bar's room fades as it does there.
     let mut rig = start_stepped(
-        Settings::default(),
+        // Any free port: 8787 may be taken by a Hookscope the user runs meanwhile.
+        Settings {
+            port: 0,
+            ..Settings::default()
+        },
         [1280.0, 800.0],
         1.0 / 60.0,
         |store, rt| {
