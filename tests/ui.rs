@@ -3501,6 +3501,47 @@ fn the_settings_apply_button_stays_put_as_notes_come_and_go() {
     }
 }
 
+/// A port typed in its box is applied by the first click on Apply. The press on the button is
+/// what makes the box read the number, and the button had stayed greyed until then: the first
+/// click only read the box, the second applied it.
+#[test]
+fn a_port_typed_and_apply_clicked_once_restarts_the_receiver_there() {
+    use egui_kittest::kittest::NodeT;
+    let mut rig = start();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.run_steps(2);
+    // The rig listens on any free port: its box reads 0.
+    rig.harness
+        .get_by(|n| n.role() == egui::accesskit::Role::SpinButton && n.numeric_value() == Some(0.0))
+        .click();
+    rig.harness.run_steps(3);
+    for c in port.to_string().chars() {
+        rig.harness.event(egui::Event::Text(c.to_string()));
+        rig.harness.run_steps(2);
+    }
+    // Pressed in one frame and released in the next, as a hand does.
+    let at = rig.harness.get_by_label("Apply").rect().center();
+    for pressed in [true, false] {
+        rig.harness.event(egui::Event::PointerMoved(at));
+        rig.harness.event(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+        rig.harness.step();
+    }
+    rig.until(
+        "the receiver listens on the port typed",
+        |app| matches!(app.state.listening, Listening::On(a) if a.port() == port),
+    );
+    assert_eq!(rig.harness.state().state.settings.port, port);
+}
+
 fn settings_notes_leave_apply_in_place(zoom: f32) {
     let mut rig = start();
     rig.harness.ctx.set_zoom_factor(zoom);

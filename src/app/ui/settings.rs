@@ -188,8 +188,15 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
             // One restart at a time: the settings it tries become the ones in force when it
             // listens.
             let starting = matches!(app.state.listening, Listening::Starting);
+            // A number typed in a box is read when the box loses the keyboard, which the
+            // press on Apply itself does: the button takes that press while a box is being
+            // typed in, or the first click only read the box and the second applied it.
+            let typing = [&port_field, &limit_field]
+                .into_iter()
+                .flatten()
+                .any(egui::Response::has_focus);
             let button = ui.add_enabled(
-                changed && problems.is_empty() && !starting,
+                (changed || typing) && problems.is_empty() && !starting,
                 egui::Button::new(label),
             );
             let button = if starting {
@@ -201,7 +208,9 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                     "Correct the settings in red first; the receiver keeps running as it is",
                 )
             };
-            apply = button.clicked();
+            // Only what the boxes read differs: a number typed back to the one in force is
+            // nothing to apply.
+            apply = button.clicked() && changed && problems.is_empty();
             // What the fields say, below the button: they come and go as the fields are typed
             // in, and above it they moved it under the pointer.
             if open_to_others {
