@@ -3506,7 +3506,6 @@ fn the_settings_apply_button_stays_put_as_notes_come_and_go() {
 /// click only read the box, the second applied it.
 #[test]
 fn a_port_typed_and_apply_clicked_once_restarts_the_receiver_there() {
-    use egui_kittest::kittest::NodeT;
     let mut rig = start();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
