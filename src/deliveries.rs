@@ -955,6 +955,20 @@ pub fn analyze(
     })
 }
 
+/// Whether a call of `part` is one of the messages of the batch `delivery` retried on its own
+/// (`<delivery>-<n>`, n from 1 to 10, as [`load`] reads them).
+pub fn is_part_of(part: &str, delivery: &str) -> bool {
+    part.strip_prefix(delivery)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .and_then(|n| {
+            n.parse::<u32>()
+                .ok()
+                .filter(|n| (1..=10).contains(n))
+                .map(|_| n)
+        })
+        .is_some_and(|n| !n.starts_with(['0', '+']))
+}
+
 /// The first words of a split batch's state: `split: its 3 messages are retried one by one`.
 pub fn split_heading(messages: u32) -> String {
     format!("split: its {messages} messages are retried one by one")
@@ -1124,6 +1138,20 @@ pub fn secs_between(a: DateTime<Utc>, b: DateTime<Utc>) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_message_of_a_batch_is_named_after_it() {
+        for part in ["b-1", "b-7", "b-10"] {
+            assert!(super::is_part_of(part, "b"), "{part}");
+        }
+        for other in [
+            "b", "b-0", "b-11", "b-01", "b-+1", "b-x", "bb-1", "b1", "b--1", "c-1",
+        ] {
+            assert!(!super::is_part_of(other, "b"), "{other}");
+        }
+        // A batch whose own id ends in a number.
+        assert!(super::is_part_of("d-81f2-3", "d-81f2"));
+    }
+
     use super::*;
     use crate::store::{Invocation, SentAnswer};
     use chrono::TimeDelta;

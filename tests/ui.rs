@@ -6458,6 +6458,46 @@ fn a_call_with_thousands_of_findings_shows_them_a_page_at_a_time() {
     );
 }
 
+/// A batch on screen whose messages are retried one by one follows them as they come: its
+/// Timeline had kept "retrying … overdue" for a message whose own retry had succeeded, until
+/// the batch was chosen again.
+#[test]
+fn a_split_batch_on_screen_follows_its_messages_as_they_come() {
+    let mut rig = start();
+    rig.harness.state_mut().apply_answer(Answer::status(500));
+    rig.harness.step();
+    let messages: Vec<serde_json::Value> = ["1", "2", "3"]
+        .iter()
+        .map(|id| serde_json::to_value(hookscope::contract::Message::sample_status_report(id)))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let batch = serde_json::to_vec(&messages).unwrap();
+    let headers = invoker_headers("status-report", "dlv-batch", 1);
+    assert_eq!(rig.send_with_headers(&headers, batch), 500);
+    rig.open_newest("dlv-batch", 1);
+    rig.show_tab("Timeline");
+    rig.harness.run_steps(3);
+    rig.harness.state_mut().apply_answer(Answer::status(200));
+    rig.harness.step();
+    // Its first message, retried alone under a delivery id of its own.
+    assert_eq!(rig.send("status-report", "dlv-batch-1", 2), 200);
+    rig.until("the batch reads as split", |app| {
+        app.state
+            .delivery
+            .as_ref()
+            .is_some_and(|d| matches!(d.state, hookscope::deliveries::State::Split { .. }))
+    });
+    rig.harness.run_steps(3);
+    rig.harness
+        .get_by_label("• dlv-batch-1: succeeded on attempt 2");
+    rig.harness.get_by_label("• dlv-batch-2: not seen yet");
+    // Another delivery whose id only begins the same way is not one of its messages.
+    assert!(!hookscope::deliveries::is_part_of(
+        "dlv-batch-x",
+        "dlv-batch"
+    ));
+}
+
 /// A 503 whose Retry-After reaches past the 2-day window leaves no retry: the list, the
 /// detail's first line, the Answer sent tab and the Timeline's table all say "discarded", in
 /// its colour, as the Timeline's heading does (they had said "retry (503)" beside it).

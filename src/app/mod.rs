@@ -628,9 +628,11 @@ impl HookscopeApp {
                     use crate::deliveries::State;
                     let same_webhook = rec.summary.webhook_id.is_some()
                         && rec.summary.webhook_id == shown.webhook_id;
-                    let same_delivery = rec.summary.delivery.as_deref()
-                        == Some(shown.delivery.as_str())
-                        && rec.summary.webhook_id == shown.webhook_id;
+                    // A message of a batch on screen retried on its own is the batch's news
+                    // too: the split view had kept "retrying … overdue" for it.
+                    let same_delivery = rec.summary.delivery.as_deref().is_some_and(|d| {
+                        d == shown.delivery || crate::deliveries::is_part_of(d, &shown.delivery)
+                    }) && rec.summary.webhook_id == shown.webhook_id;
                     let bears_on = same_webhook
                         && (rec.summary.outcome == crate::contract::Outcome::WebhookCancelled
                             || matches!(
