@@ -235,6 +235,46 @@ pub struct RuleSet {
     used: Vec<u64>,
 }
 
+/// The most a rule file may hold: room for a rule or two answering with a body of the most an
+/// answer takes (32 MiB) and many more rules, and a bound on what a wrong path (`/dev/zero`, a
+/// disk image) can make Hookscope read.
+pub const MAX_RULE_FILE: u64 = 64 << 20;
+
+/// The text of the rule file at `path`, read up to [`MAX_RULE_FILE`]: a larger file, or an
+/// endless one, is refused at once rather than read whole into memory first.
+pub fn read_rule_file(path: &Path) -> Result<String, RuleError> {
+    use std::io::Read;
+    let shown = || path.display().to_string();
+    let fail = |source| RuleError::Read {
+        path: shown(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(fail)?;
+    let too_large = || RuleError::TooLarge { path: shown() };
+    let size = file
+        .metadata()
+        .map_or(0, |m| if m.is_file() { m.len() } else { 0 });
+    if size > MAX_RULE_FILE {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(MAX_RULE_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(fail)?;
+    if bytes.len() as u64 > MAX_RULE_FILE {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        fail(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "it is not UTF-8 text (byte {} is not)",
+                e.utf8_error().valid_up_to() + 1
+            ),
+        ))
+    })
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RuleError {
     #[error("cannot read the rule file {path}: {}", crate::text::io_words(.source))]
@@ -242,6 +282,10 @@ pub enum RuleError {
         path: String,
         source: std::io::Error,
     },
+    #[error(
+        "the rule file {path} is larger than 64 MiB, the most a rule file may hold: is it the right file?"
+    )]
+    TooLarge { path: String },
     #[error("{path}: line {line}, column {column}: {reason}")]
     Syntax {
         path: String,
@@ -568,10 +612,7 @@ impl RuleSet {
     }
 
     pub fn load(path: &Path) -> Result<RuleSet, RuleError> {
-        let text = std::fs::read_to_string(path).map_err(|source| RuleError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = read_rule_file(path)?;
         RuleSet::parse(&path.display().to_string(), &text)
     }
 
@@ -1529,6 +1570,31 @@ body = "ok"
             RuleSet::load(Path::new("/nonexistent/r.json")),
             Err(RuleError::Read { .. })
         ));
+    }
+
+    /// A rule file past 64 MiB, or one without end (`/dev/zero`), is refused without being
+    /// read whole: `--rules /dev/zero` had grown to gigabytes, saying nothing.
+    #[test]
+    fn a_rule_file_too_large_or_endless_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.json");
+        let file = std::fs::File::create(&big).unwrap();
+        file.set_len(MAX_RULE_FILE + 1).unwrap();
+        let e = RuleSet::load(&big).unwrap_err();
+        assert!(matches!(e, RuleError::TooLarge { .. }), "{e}");
+        assert!(e.to_string().contains("larger than 64 MiB"), "{e}");
+        if Path::new("/dev/zero").exists() {
+            let e = RuleSet::load(Path::new("/dev/zero")).unwrap_err();
+            assert!(matches!(e, RuleError::TooLarge { .. }), "{e}");
+        }
+        // At the limit it is read (and then parsed: spaces are no rules).
+        file.set_len(0).unwrap();
+        std::fs::write(&big, " ".repeat(1000)).unwrap();
+        assert!(matches!(RuleSet::load(&big), Err(RuleError::Syntax { .. })));
+        // Not text: where it stops being text.
+        std::fs::write(&big, b"{\"rules\xff").unwrap();
+        let e = RuleSet::load(&big).unwrap_err().to_string();
+        assert!(e.contains("not UTF-8 text (byte 8 is not)"), "{e}");
     }
 
     fn one_rule(rule: &str) -> Result<RuleSet, String> {

@@ -350,9 +350,9 @@ impl Engine {
         self.blocking(move |_| match path.or_else(|| picker.open_rules()) {
             None => Msg::Cancelled,
             Some(path) => Msg::RulesRead(
-                std::fs::read_to_string(&path)
+                crate::rules::read_rule_file(&path)
                     .map(|t| (path.clone(), t))
-                    .map_err(|e| format!("cannot read {}: {e}", path.display())),
+                    .map_err(|e| e.to_string()),
             ),
         });
     }
