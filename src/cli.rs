@@ -828,8 +828,14 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     // The newest call whose line is out: a correction is printed after it (see below).
     let printed_id = Arc::new(std::sync::atomic::AtomicI64::new(0));
     let printed_id_here = printed_id.clone();
+    // Standard output closed by its reader (`listen --json | head -1`, a script waiting for
+    // one call): `listen` stops in order, as on a first Ctrl-C, rather than run on unseen.
+    let (stdout_closed, stdout_gone) = tokio::sync::oneshot::channel::<()>();
     let printer = std::thread::spawn(move || {
         let mut count: u64 = 0;
+        let mut stdout_closed = Some(stdout_closed);
+        // Once a line could not be written: said once, and the others not tried.
+        let mut writing = true;
         loop {
             printed_here.store(count, std::sync::atomic::Ordering::Relaxed);
             match events.blocking_recv() {
@@ -840,9 +846,27 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
                     } else {
                         format_line(&rec.summary)
                     };
-                    let mut out = std::io::stdout().lock();
-                    // A closed stdout (e.g. `| head`) must not stop the receiver.
-                    let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+                    if writing {
+                        let mut out = std::io::stdout().lock();
+                        if let Err(e) = writeln!(out, "{line}").and_then(|_| out.flush()) {
+                            writing = false;
+                            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                                crate::say!(
+                                    "Standard output was closed by the program reading it: stopping, as on Ctrl-C (every call is stored, see `hookscope log`)."
+                                );
+                                if let Some(tx) = stdout_closed.take() {
+                                    let _ = tx.send(());
+                                }
+                            } else {
+                                // `> /dev/full`: the calls are still stored; said, not lost
+                                // without a word.
+                                crate::say!(
+                                    "Cannot write to standard output ({}): no more lines are printed; every call is still stored, see `hookscope log`.",
+                                    crate::text::io_words(&e)
+                                );
+                            }
+                        }
+                    }
                     printed_id_here.fetch_max(rec.summary.id, std::sync::atomic::Ordering::Relaxed);
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
@@ -856,7 +880,11 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
             }
         }
     });
-    signals.next().await;
+    tokio::select! {
+        _ = signals.next() => {}
+        // Only a send: the printer ending at the stop drops its sender unused.
+        Ok(()) = stdout_gone => {}
+    }
     match running.in_progress() {
         0 => crate::say!("Stopping (Ctrl-C again quits at once)."),
         n => crate::say!(

@@ -2451,6 +2451,86 @@ async fn quick_second_ctrl_c() {
     }
 }
 
+/// `listen --json | head -1`: once the program reading its standard output has gone, `listen`
+/// stops in order, as on Ctrl-C, every call stored and said so on stderr. It had run on,
+/// printing nothing and saying nothing, so a script waiting for one call never ended.
+#[cfg(unix)]
+#[tokio::test]
+async fn listen_stops_in_order_when_its_stdout_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Killed {
+        child: bin()
+            .args([
+                "listen",
+                "--json",
+                "--port",
+                &port.to_string(),
+                "--data-dir",
+            ])
+            .arg(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        stderr: mpsc::channel().1,
+    };
+    child.stderr = lines_of(child.child.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "listen listens in time");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let url = format!("http://127.0.0.1:{port}/hook");
+    let send = |delivery: &str| {
+        post(
+            &http(),
+            &url,
+            &invoker_headers("status-report", delivery, 1),
+            status_report_body("5"),
+        )
+        .send()
+    };
+    assert_eq!(send("pipe-1").await.unwrap().status(), 200);
+    // `head -1`: one line read, then gone.
+    let mut out = BufReader::new(child.child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(first.contains("\"delivery\":\"pipe-1\""), "{first}");
+    drop(out);
+    assert_eq!(send("pipe-2").await.unwrap().status(), 200);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "listen still runs 30 s after its stdout was closed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let said: Vec<String> =
+        std::iter::from_fn(|| child.stderr.recv_timeout(Duration::from_secs(30)).ok()).collect();
+    assert!(
+        said.iter().any(
+            |l| l.starts_with("Standard output was closed by the program reading it: stopping")
+        ),
+        "{said:?}"
+    );
+    assert!(
+        said.contains(&"Stopped. 2 calls recorded in this run.".to_owned()),
+        "{said:?}"
+    );
+    let log = run_in(dir.path(), &["log"]);
+    assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 2);
+}
+
 /// With its stderr closed (`listen 2>&1 | head -2` once head has its lines), `listen` still
 /// stops in order on Ctrl-C: exit status 0, the database's -wal and -shm removed. Writing
 /// "Stopping…" to the closed pipe had panicked (exit status 101) and left them behind.
