@@ -6458,6 +6458,19 @@ fn a_call_with_thousands_of_findings_shows_them_a_page_at_a_time() {
     );
 }
 
+/// A Retry-After of exactly two days leaves one retry, and the What-if says so in the singular
+/// ("1 retries" had stood beside the Timeline's and `schedule`'s "1 retry").
+#[test]
+fn the_what_if_counts_one_retry_in_the_singular() {
+    let mut rig = start();
+    let mut answer = Answer::status(503);
+    answer.retry_after = Some("172800".into());
+    rig.harness.state_mut().apply_answer(answer);
+    rig.harness.run_steps(3);
+    rig.harness
+        .get_by_label_contains("1 retry, 2 attempts in all; discarded at");
+}
+
 /// A batch on screen whose messages are retried one by one follows them as they come: its
 /// Timeline had kept "retrying … overdue" for a message whose own retry had succeeded, until
 /// the batch was chosen again.

@@ -336,8 +336,8 @@ fn what_if_ui(
         ));
     }
     ui.label(format!(
-        "{} retries, {} attempts in all; discarded at {} if the last fails",
-        plan.retries.len(),
+        "{}, {} attempts in all; discarded at {} if the last fails",
+        crate::text::count(plan.retries.len() as u64, "retry", "retries"),
         plan.retries.len() + 1,
         local(plan.discard_at)
     ));
