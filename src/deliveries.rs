@@ -955,6 +955,35 @@ pub fn analyze(
     })
 }
 
+impl Delivery {
+    /// The outcome whose colour the delivery's heading takes: where it ended, not only what
+    /// its last call was answered.
+    pub fn heading_outcome(&self) -> Option<Outcome> {
+        match &self.state {
+            // Ended by a 410, its own or another delivery's: in a cancelled webhook's colour,
+            // even with a call answered 200 after it (it had read green).
+            State::StoppedByCancel { .. } | State::WebhookCancelled { .. } => {
+                Some(Outcome::WebhookCancelled)
+            }
+            // Split into its messages: delivered once every one is.
+            State::Split { parts, .. } => Some(
+                if parts
+                    .iter()
+                    .all(|(_, s)| matches!(s, Some(State::Succeeded { .. })))
+                {
+                    Outcome::Succeeded
+                } else {
+                    Outcome::RetryTemporary
+                },
+            ),
+            // Discarded (after the last retry, or by a Retry-After past the window): in a
+            // discarded message's colour, as the list and the table's last row, not a retry's.
+            State::Discarded { .. } => Some(Outcome::FailedPermanently),
+            _ => self.attempts.last().map(|a| a.outcome),
+        }
+    }
+}
+
 /// Whether a call of `part` is one of the messages of the batch `delivery` retried on its own
 /// (`<delivery>-<n>`, n from 1 to 10, as [`load`] reads them).
 pub fn is_part_of(part: &str, delivery: &str) -> bool {
@@ -1622,6 +1651,20 @@ mod tests {
         assert_eq!(
             d.state.describe(t0()),
             "webhook cancelled by the 410 answer"
+        );
+        assert_eq!(d.heading_outcome(), Some(Outcome::WebhookCancelled));
+        // A call answered 200 after the 410 leaves it cancelled, in the cancelled colour (its
+        // heading had taken the last call's green).
+        let d = run(&[call(1, 1, 0, 410, None), call(2, 2, 90, 200, None)]);
+        assert!(
+            matches!(d.state, State::WebhookCancelled { .. }),
+            "{:?}",
+            d.state
+        );
+        assert_eq!(d.heading_outcome(), Some(Outcome::WebhookCancelled));
+        assert_eq!(
+            run(&[call(1, 1, 0, 400, None)]).heading_outcome(),
+            Some(Outcome::FailedPermanently)
         );
     }
 

@@ -405,29 +405,7 @@ fn delivery_ui(
         ui.ctx()
             .request_repaint_after(std::time::Duration::from_secs(1));
     }
-    let last_outcome = match d.state {
-        // Ended by another delivery's 410: in the colour of a cancelled webhook.
-        crate::deliveries::State::StoppedByCancel { .. } => {
-            Some(crate::contract::Outcome::WebhookCancelled)
-        }
-        // Split into its messages: delivered once every one is.
-        crate::deliveries::State::Split { ref parts, .. } => Some(
-            if parts
-                .iter()
-                .all(|(_, s)| matches!(s, Some(crate::deliveries::State::Succeeded { .. })))
-            {
-                crate::contract::Outcome::Succeeded
-            } else {
-                crate::contract::Outcome::RetryTemporary
-            },
-        ),
-        // Discarded (after the last retry, or by a Retry-After past the window): in a
-        // discarded message's colour, as the list and the table's last row, not a retry's.
-        crate::deliveries::State::Discarded { .. } => {
-            Some(crate::contract::Outcome::FailedPermanently)
-        }
-        _ => d.attempts.last().map(|a| a.outcome),
-    };
+    let last_outcome = d.heading_outcome();
     // A split batch: the heading, then each message on a line of its own.
     let heading = match &d.state {
         crate::deliveries::State::Split { messages, .. } => {
