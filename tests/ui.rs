@@ -1973,6 +1973,31 @@ fn create_webhook_from_form(rig: &mut UiRig) {
     });
 }
 
+/// The New webhook form says what the receiver answers the registration check its Create
+/// brings: 200 by default; with the pass turned off and 503 chosen, 503, so the service will
+/// refuse the URL (the hint had said 200 whatever was chosen).
+#[test]
+fn the_new_webhook_form_says_what_the_registration_check_will_get() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.step();
+    rig.harness.get_by_label(
+        "The service calls the URL with [] before it accepts it; the receiver answers that 200.",
+    );
+    rig.harness.state_mut().apply_answer(Answer::status(503));
+    rig.harness
+        .state_mut()
+        .state
+        .settings
+        .pass_registration_check = false;
+    rig.harness.run_steps(2);
+    rig.harness.get_by_label(
+        "The service calls the URL with [] before it accepts it; the receiver answers it 503, the answer chosen (\"Answer the registration check 200\" is off), so the service will refuse the URL.",
+    );
+}
+
 /// A brand word applied in Settings is the one the built-in emulator's calls carry: its
 /// registration check is still recognised (and passed) while a failure is chosen, and its
 /// status reports carry the receiver's headers.

@@ -290,6 +290,16 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 /// The most of a webhook's name the list holds: its line shows what fits, its hover this.
 const NAME_ON_HOVER: usize = 2000;
 
+/// The name the New webhook form proposes: `hookscope-N`, N one past the webhooks listed, or
+/// the next one no webhook has (after a delete, "hookscope-2" may still be taken, and the
+/// service refuses a name twice).
+fn free_name(webhooks: &[crate::api::model::Webhook]) -> String {
+    (webhooks.len() + 1..)
+        .map(|n| format!("hookscope-{n}"))
+        .find(|name| webhooks.iter().all(|w| w.name.trim() != name))
+        .unwrap_or_default()
+}
+
 fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.horizontal_wrapped(|ui| {
         ui.strong("Webhooks");
@@ -301,7 +311,7 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             // the new form.
             app.state.service.status = None;
             app.state.service.form = crate::app::state::WebhookForm {
-                name: format!("hookscope-{}", app.state.service.webhooks.len() + 1),
+                name: free_name(&app.state.service.webhooks),
                 url: app.receiver_url(),
                 ..Default::default()
             };
@@ -473,7 +483,11 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         ui.label("Scope");
         ui.horizontal_wrapped(|ui| {
             ui.selectable_value(&mut f.scope, TriggerScope::Sent, "SENT (status reports)");
-            ui.selectable_value(&mut f.scope, TriggerScope::Received, "RECEIVED (incoming messages)");
+            ui.selectable_value(
+                &mut f.scope,
+                TriggerScope::Received,
+                "RECEIVED (incoming messages)",
+            );
         });
         ui.add_space(2.0);
         field(
@@ -485,12 +499,17 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         ui.checkbox(&mut f.active, "Active");
         let entry = f.entry();
         if let Err(e) = &entry {
-            ui.colored_label(super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark), crate::text::first_upper(e));
+            ui.colored_label(
+                super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark),
+                crate::text::first_upper(e),
+            );
         }
         let editing = f.editing;
         ui.horizontal_wrapped(|ui| {
             let label = if editing.is_some() { "Save" } else { "Create" };
-            if ui.add_enabled(entry.is_ok(), egui::Button::new(label)).clicked()
+            if ui
+                .add_enabled(entry.is_ok(), egui::Button::new(label))
+                .clicked()
                 && let Ok(e) = entry
             {
                 let op = match editing {
@@ -505,8 +524,38 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 app.state.service.status = None;
             }
         });
-        ui.weak("The service calls the URL with [] before it accepts it; the receiver answers that 200.");
+        registration_hint(ui, app);
     });
+}
+
+/// What the receiver answers the registration check the form's Create brings: 200 while
+/// *Answer the registration check 200* is on; the answer chosen, a refusal if it is not 200,
+/// when it is off (the hint had said 200 whatever was chosen, and Create then failed).
+fn registration_hint(ui: &mut egui::Ui, app: &HookscopeApp) {
+    const CHECK: &str = "The service calls the URL with [] before it accepts it";
+    let settings = &app.state.settings;
+    let status = settings.answer.status;
+    if settings.pass_registration_check {
+        ui.weak(format!("{CHECK}; the receiver answers that 200."));
+    } else if app.state.rules.in_force > 0 {
+        ui.weak(format!(
+            "{CHECK}; with \"Answer the registration check 200\" off, the rules answer it (or the answer chosen), and the service accepts the URL only if the answer is 200."
+        ));
+    } else if status == 200 {
+        ui.weak(format!(
+            "{CHECK}; the receiver answers it 200, the answer chosen."
+        ));
+    } else {
+        ui.label(
+            RichText::new(format!(
+                "{CHECK}; the receiver answers it {status}, the answer chosen (\"Answer the registration check 200\" is off), so the service will refuse the URL."
+            ))
+            .color(super::outcome_color(
+                crate::contract::Outcome::UrlRefused,
+                ui.visuals().dark_mode,
+            )),
+        );
+    }
 }
 
 fn test_message_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
@@ -747,6 +796,29 @@ fn delete_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
 
 #[cfg(test)]
 mod tests {
+    /// After a delete the count of webhooks may name one still there: the next free number.
+    #[test]
+    fn new_webhook_proposes_a_name_no_webhook_has() {
+        let hook = |id: u64, name: &str| crate::api::model::Webhook {
+            id,
+            name: name.to_owned(),
+            url: "http://127.0.0.1:8787/hook".into(),
+            trigger_scope: crate::contract::TriggerScope::Sent,
+            active: true,
+            contact_email_address: None,
+            on_web_app: None,
+            invoke_option: None,
+        };
+        assert_eq!(super::free_name(&[]), "hookscope-1");
+        // hookscope-1 deleted, hookscope-2 left: not "hookscope-2" again.
+        assert_eq!(super::free_name(&[hook(2, "hookscope-2")]), "hookscope-3");
+        assert_eq!(
+            super::free_name(&[hook(2, "hookscope-2"), hook(3, " hookscope-3 ")]),
+            "hookscope-4"
+        );
+        assert_eq!(super::free_name(&[hook(7, "mine")]), "hookscope-2");
+    }
+
     #[test]
     fn the_clock_speed_box_takes_a_whole_speed_and_says_what_it_refuses() {
         use super::parse_clock_speed;
