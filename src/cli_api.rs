@@ -211,7 +211,7 @@ pub struct DefaultPasswords {
 /// What `listen` and `emulate` say when their address is not this machine's alone (and, for
 /// the emulator, when its API still has a default password).
 pub fn exposure_warning(bind: IpAddr, defaults: DefaultPasswords) -> Option<String> {
-    (!bind.is_loopback()).then(|| {
+    (!bind.to_canonical().is_loopback()).then(|| {
         let mut also = String::new();
         if defaults.account {
             also.push_str(", and the password is the demo one (set HOOKSCOPE_API_PASSWORD)");
@@ -1060,9 +1060,15 @@ mod tests {
             w.contains("this one, and the read-only principal's password"),
             "{w}"
         );
-        for local in ["127.0.0.1", "::1"] {
-            assert_eq!(exposure_warning(local.parse().unwrap(), both), None);
+        // The IPv4 loopback written as an IPv6 address is this machine's alone too.
+        for local in ["127.0.0.1", "::1", "::ffff:127.0.0.1"] {
+            assert_eq!(
+                exposure_warning(local.parse().unwrap(), both),
+                None,
+                "{local}"
+            );
         }
+        assert!(exposure_warning("::ffff:10.0.0.1".parse().unwrap(), both).is_some());
     }
 
     fn line(seq: u64) -> Activity {

@@ -162,7 +162,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
             let warn = super::outcome_color(crate::contract::Outcome::RetryTemporary, dark);
             let bad = super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark);
             let bind = draft.bind.trim();
-            let open_to_others = crate::text::parse_bind(bind).is_ok_and(|ip| !ip.is_loopback());
+            let open_to_others = crate::text::parse_bind(bind).is_ok_and(|ip| !ip.to_canonical().is_loopback());
             // The receiver keeps running as it is until the settings can be applied.
             let mut problems = draft.problems();
             // The port this window's own emulator took: "in use by another program" would
