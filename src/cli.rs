@@ -474,10 +474,9 @@ const LINE_VALUE_CHARS: usize = 200;
 
 fn line_at(s: &Summary, time_format: &str) -> String {
     // Without spaces: a script splits the line at them.
-    // Escaped first, then cut: a thousand U+202E, each written `\u{202e}`, had printed 1,600
-    // characters before the cut.
-    let cut =
-        |v: &str| crate::text::cut_chars_compact(&escape_control(v), LINE_VALUE_CHARS).into_owned();
+    // Cut by the characters as printed, escapes included (a thousand U+202E, each written
+    // `\u{202e}`, had printed 1,600 characters), and never inside an escape.
+    let cut = |v: &str| crate::text::escape_cut_compact(v, LINE_VALUE_CHARS);
     let opt = |v: &Option<String>| cut(v.as_deref().unwrap_or("-"));
     let event = if s.registration_check {
         "registration-check".to_owned()
@@ -1877,6 +1876,15 @@ mod tests {
         assert_eq!(shown.chars().count(), 200, "{line}");
         assert!(!line.contains('\u{202e}'), "{line}");
         assert!(line.contains("-> 503 retry-unavailable"));
+        // An escape that does not fit whole is left out whole (a lone `\` had ended the
+        // value), and the count is of the characters left out: U+202E and ten b.
+        let mut split = summary();
+        split.delivery = Some(format!("{}\u{202e}{}", "a".repeat(199), "b".repeat(10)));
+        let line = format_line(&split);
+        assert!(
+            line.contains(&format!("delivery={}…(+11)  attempt", "a".repeat(199))),
+            "{line}"
+        );
     }
 
     #[test]

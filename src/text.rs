@@ -621,13 +621,30 @@ pub fn cut_chars(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// [`cut_chars`] without spaces, for a `key=value` on a line a script splits at spaces:
-/// `abc…(+99880)`.
-pub fn cut_chars_compact(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match head_chars(text, max) {
-        (whole, 0) => whole.into(),
-        (head, rest) => format!("{head}…(+{rest})").into(),
+/// `text` escaped as [`escape_control`] does and cut to at most `max` characters as printed,
+/// without spaces, for a `key=value` on a line a script splits at spaces: `abc…(+99880)`. The
+/// cut falls between two characters of `text`, never inside an escape (a lone `\` had been
+/// left), and the count after it is of `text`'s characters left out, not of their escapes.
+pub fn escape_cut_compact(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut printed = 0;
+    let mut one = String::new();
+    for (taken, c) in text.chars().enumerate() {
+        one.clear();
+        if risky(c) {
+            let _ = write!(one, "\\u{{{:x}}}", c as u32);
+        } else {
+            one.push(c);
+        }
+        let width = one.chars().count();
+        if printed + width > max {
+            let rest = text.chars().count() - taken;
+            return format!("{out}…(+{rest})");
+        }
+        printed += width;
+        out.push_str(&one);
     }
+    out
 }
 
 /// `text` with each `(from, to)` replaced in turn.
