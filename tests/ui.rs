@@ -1604,6 +1604,52 @@ fn a_recipe_stays_under_the_pointer_with_the_panel_scrolled_to_its_end() {
     assert_eq!(rig.harness.state().state.answer_place.room_below, 0.0);
 }
 
+/// A recipe clicked at the panel's end stays under the pointer when the What-if above it grows
+/// and the panel keeps room at its foot from a shorter answer chosen before: that room took
+/// up the scroll the recipe needed, and it slid 30 points down (QA: 500, then 200, then
+/// scrolled to the end).
+#[test]
+fn a_recipe_stays_under_the_pointer_below_room_a_shorter_answer_left() {
+    let mut rig = start();
+    let click_at = |rig: &mut UiRig, at: egui::Pos2| {
+        rig.harness.event(egui::Event::PointerMoved(at));
+        for pressed in [true, false] {
+            rig.harness.event(egui::Event::PointerButton {
+                pos: at,
+                button: egui::PointerButton::Primary,
+                pressed,
+                modifiers: egui::Modifiers::NONE,
+            });
+            rig.harness.step();
+        }
+        rig.harness.run_steps(6);
+    };
+    // 500 (a What-if with a timeline), the pointer away, then 200 (a What-if of two lines).
+    let card = rig.harness.get_by_label("500").rect().center();
+    click_at(&mut rig, card);
+    rig.harness
+        .event(egui::Event::PointerMoved(egui::pos2(100.0, 300.0)));
+    rig.harness.run_steps(3);
+    let card = rig.harness.get_by_label("200").rect().center();
+    click_at(&mut rig, card);
+    assert_eq!(rig.harness.state().state.settings.answer.status, 200);
+    // To the very end of the panel, the pointer still in it.
+    let recipe = "Fail the first 2 attempts, then succeed";
+    let over = rig.harness.get_by_label("Custom answer").rect().center();
+    for _ in 0..5 {
+        rig.wheel(over, egui::MouseWheelUnit::Page, -10.0);
+    }
+    rig.harness.run_steps(40);
+    let before = rig.harness.get_by_label(recipe).rect();
+    click_at(&mut rig, before.center());
+    assert!(rig.harness.state().state.rules.in_force > 1);
+    let after = rig.harness.get_by_label(recipe).rect();
+    assert!(
+        (after.top() - before.top()).abs() < 1.0,
+        "moved from {before:?} to {after:?}"
+    );
+}
+
 /// A desktop with no file-dialog service: the dialog "returns" nothing.
 struct NoDialog;
 

@@ -145,8 +145,11 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .color(super::outcome_color(crate::contract::Outcome::UrlRefused, dark)),
                 );
             }
-            ui.add_space(app.state.answer_place.room_below);
             hold_height(ui, held);
+            // After the height held, not inside it: held room at the panel's foot (a shorter
+            // What-if than before) had taken up this room, and a recipe that needed the panel
+            // to scroll by it slid down under the pointer.
+            ui.add_space(app.state.answer_place.room_below);
         });
     // The room kept for a clicked button goes once the pointer has left the panel (the content
     // may then move: nothing is under the pointer to be hit by mistake).
