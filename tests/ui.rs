@@ -5295,6 +5295,56 @@ fn the_new_calls_button_never_moves_the_rows() {
     });
 }
 
+/// Scrolling the list down by hand stops following the newest calls (the next call had taken
+/// the list back to its top), and a filter chosen then starts its list at its newest call (it
+/// had kept the scroll, its newest matches out of sight above).
+#[test]
+fn scrolling_down_stops_following_and_a_new_filter_starts_at_the_top() {
+    let mut rig = start();
+    for i in 0..40 {
+        assert_eq!(rig.send("status-report", &format!("dlv-s{i:02}"), 1), 200);
+    }
+    rig.until("all are listed", |app| {
+        app.state.list.counted && app.state.list.count == 40
+    });
+    rig.harness.run_steps(3);
+    assert!(rig.harness.state().state.settings.follow);
+    let top_row = rig.harness.get_by_label("dlv-s39").rect();
+    for _ in 0..3 {
+        rig.wheel(top_row.center(), egui::MouseWheelUnit::Page, -1.0);
+    }
+    rig.harness.run_steps(20);
+    assert!(
+        !rig.harness.state().state.settings.follow,
+        "scrolled down, still following"
+    );
+    assert!(
+        rig.harness.query_by_label("dlv-s39").is_none(),
+        "not scrolled"
+    );
+    rig.harness.get_by_label("Outcome:").click();
+    rig.harness.run_steps(3);
+    // The combo's choice, not a row's cell.
+    rig.harness
+        .get_all_by_label("succeeded")
+        .find(|n| {
+            use egui_kittest::kittest::NodeT;
+            n.accesskit_node().role() != egui::accesskit::Role::Label
+        })
+        .expect("the choice")
+        .click();
+    rig.until("the filter lists them", |app| {
+        let l = &app.state.list;
+        l.filter.outcome.is_some() && l.counted && l.count == 40
+    });
+    rig.harness.run_steps(10);
+    let newest = rig.harness.get_by_label("dlv-s39").rect();
+    assert!(
+        (newest.top() - top_row.top()).abs() < 1.0,
+        "{newest:?}, not at the top {top_row:?}"
+    );
+}
+
 /// Not following the newest, an empty list takes its first calls in at once: it has no rows in
 /// sight to keep still, and "No calls yet" beside "Show 2 new calls" contradicted itself.
 #[test]

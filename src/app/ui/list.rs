@@ -109,7 +109,7 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
         if ui
             .checkbox(&mut app.state.settings.follow, "Follow newest")
-            .on_hover_text("Keep the newest calls in sight at the top of the list as they arrive (the call open below stays open). Moving the selection down the list turns this off.")
+            .on_hover_text("Keep the newest calls in sight at the top of the list as they arrive (the call open below stays open). Scrolling the list down, or moving the selection down it, turns this off.")
             .changed()
             && app.state.settings.follow
         {
@@ -148,6 +148,9 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         app.state.list.search_typed_at = None;
         app.state.list.filter.text = app.state.list.search_text.clone();
         app.refresh_list();
+        // Another list: it starts at its newest call (it had kept the old one's scroll, so
+        // its newest matches opened out of sight above).
+        app.state.list.scroll_to_top = true;
     }
 }
 
@@ -617,6 +620,20 @@ fn table_ui(
         && let Some(i) = app.state.list.selected_index()
     {
         app.state.list.scroll_to_row = Some(i);
+    }
+    // Scrolled down by hand (a wheel, a touchpad) while following: the user reads older calls,
+    // and the next call must not take the list back to its top under them.
+    if app.state.settings.follow
+        && ui.rect_contains_pointer(ui.max_rect())
+        && ui.input(|i| {
+            i.smooth_scroll_delta.y < 0.0
+                || i.events.iter().any(|e| {
+                    matches!(e, egui::Event::MouseWheel { delta, modifiers, .. }
+                        if delta.y < 0.0 && !modifiers.command && !modifiers.ctrl)
+                })
+        })
+    {
+        app.state.settings.follow = false;
     }
     let mut table = TableBuilder::new(ui)
         .id_salt(("invocations", zoom, short, shrunk_room, shown.len()))
