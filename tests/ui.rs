@@ -6020,7 +6020,8 @@ fn panels_take_back_their_sizes_when_the_window_grows_again() {
 }
 
 /// A body nested past 128 levels is well-formed JSON that serde_json will not read: the JSON
-/// tab says so, as the Findings tab does, not that the body is not JSON.
+/// and Messages tabs say so, as the Findings tab does, not that the body is not JSON (nor,
+/// in the Messages tab, "not a JSON array of messages").
 #[test]
 fn the_json_tab_calls_a_body_nested_too_deep_well_formed() {
     let mut rig = start();
@@ -6036,6 +6037,16 @@ fn the_json_tab_calls_a_body_nested_too_deep_well_formed() {
     assert!(
         rig.harness
             .query_by_label_contains("The body is not JSON")
+            .is_none()
+    );
+    // Its tab's title is the list's column's too.
+    rig.harness.state_mut().state.detail_tab = hookscope::app::state::DetailTab::Messages;
+    rig.harness.run_steps(2);
+    rig.harness
+        .get_by_label_contains("it is nested 128 levels deep or more");
+    assert!(
+        rig.harness
+            .query_by_label_contains("not a JSON array of messages")
             .is_none()
     );
 }

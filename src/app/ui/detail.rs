@@ -767,11 +767,17 @@ const DROPPED_FIRST: [usize; 5] = [5, 6, 8, 4, 7];
 fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     let Some(Value::Array(items)) = json else {
         // An empty body is not "not JSON" to a reader: there is nothing there at all.
-        ui.label(if s.inv.body.is_empty() {
-            "The call has no body, so no messages (a GET, or a POST with nothing in it)."
+        if s.inv.body.is_empty() {
+            ui.label("The call has no body, so no messages (a GET, or a POST with nothing in it).");
+        } else if let (None, Some(f)) = (json, unreadable_json(s)) {
+            // Well-formed, as the JSON and Findings tabs say: not "not an array".
+            let text = format!("{} See the Raw body tab.", f.message);
+            ui.label(super::bidi_safe(ui, text.into()));
         } else {
-            "The body is not a JSON array of messages; see the Raw body and Findings tabs."
-        });
+            ui.label(
+                "The body is not a JSON array of messages; see the Raw body and Findings tabs.",
+            );
+        }
         return;
     };
     if items.is_empty() {
@@ -918,15 +924,17 @@ fn messages_table(
         });
 }
 
-fn json_tab_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
-    // Well-formed JSON that cannot be read as data (nested past 128 levels...) is not "not
-    // JSON": its finding says what it is.
-    let unreadable = s
-        .inv
+/// The finding of a body that is well-formed JSON but cannot be read as data (nested past 128
+/// levels...): not "not JSON", and the finding says what it is.
+fn unreadable_json(s: &Stored) -> Option<&crate::contract::Finding> {
+    s.inv
         .findings
         .iter()
-        .find(|f| f.code == "body-json-unreadable");
-    match (json, unreadable) {
+        .find(|f| f.code == "body-json-unreadable")
+}
+
+fn json_tab_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
+    match (json, unreadable_json(s)) {
         (Some(v), _) => crate::app::json_view::json_ui(ui, v),
         (None, Some(f)) => {
             let text = format!("{} See the Raw body tab.", f.message);
