@@ -76,6 +76,16 @@ pub enum StoreError {
         found: i64,
         current: i64,
     },
+    /// Opening needs a little room beside the database (its -wal and -shm files), which a full
+    /// disk refuses: SQLite says only "disk I/O error".
+    #[error(
+        "cannot open the database {path}: the disk holding it is full: free some space there (or give --data-dir a directory on another disk)"
+    )]
+    DiskFullAtOpen { path: PathBuf },
+    #[error(
+        "cannot open the database {path}: the disk failed to read or write it (an I/O error: see the system's log)"
+    )]
+    IoFailureAtOpen { path: PathBuf },
     #[error(
         "cannot store calls in {path}: {what} cannot be written by this user (another user's, or its mode forbids it); give --data-dir a directory of your own, or run as its owner"
     )]
@@ -870,22 +880,70 @@ fn db_path(dir: &Path) -> PathBuf {
 }
 
 /// [`connect_rw`], with a failure that comes of a read-only file or directory named as such.
-fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError> {
-    check_entry(dir)?;
-    connect_rw(dir, durability).map_err(|e| match read_only_part(dir) {
-        Some(what)
-            if !matches!(
-                e,
-                StoreError::NotADirectory { .. } | StoreError::CannotUpgrade { .. }
-            ) =>
-        {
-            StoreError::ReadOnly {
-                path: db_path(dir),
-                what,
-            }
+/// A failure to open the store that SQLite calls a disk I/O error, named for what it is: a
+/// full disk when the disk holding `dir` has (almost) no room left (`free`, in bytes), else
+/// an I/O failure. Other failures are kept as they are.
+fn open_failure(dir: &Path, e: StoreError, free: Option<u64>) -> StoreError {
+    let code = match &e {
+        StoreError::Sql(e) | StoreError::Open { source: e, .. } => e.sqlite_error_code(),
+        _ => None,
+    };
+    // Less than the -shm file and a page of log take.
+    const ROOM: u64 = 256 << 10;
+    match code {
+        Some(rusqlite::ErrorCode::DiskFull) => StoreError::DiskFullAtOpen { path: db_path(dir) },
+        Some(rusqlite::ErrorCode::SystemIoFailure) if free.is_some_and(|f| f < ROOM) => {
+            StoreError::DiskFullAtOpen { path: db_path(dir) }
+        }
+        Some(rusqlite::ErrorCode::SystemIoFailure) => {
+            StoreError::IoFailureAtOpen { path: db_path(dir) }
         }
         _ => e,
-    })
+    }
+}
+
+/// The bytes free to this user on the disk that holds `dir`, where the system says.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+        // SAFETY: statvfs only fills the struct it is given; zeroed is a valid value of it.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `path` is NUL-terminated and outlives the call; `st` is a valid out pointer.
+        if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
+            return None;
+        }
+        #[allow(clippy::unnecessary_cast)] // u32 on some targets, u64 on others
+        Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
+}
+
+fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError> {
+    check_entry(dir)?;
+    connect_rw(dir, durability)
+        .map_err(|e| open_failure(dir, e, free_bytes(dir)))
+        .map_err(|e| match read_only_part(dir) {
+            Some(what)
+                if !matches!(
+                    e,
+                    StoreError::NotADirectory { .. }
+                        | StoreError::CannotUpgrade { .. }
+                        | StoreError::DiskFullAtOpen { .. }
+                ) =>
+            {
+                StoreError::ReadOnly {
+                    path: db_path(dir),
+                    what,
+                }
+            }
+            _ => e,
+        })
 }
 
 /// Which part of the store this user cannot write, if one: its directory (where SQLite makes
@@ -1816,13 +1874,15 @@ impl Store {
             })?;
         // Reading writes the index of the log beside the database: a directory this user may
         // not write is named, not SQLite's "attempt to write a readonly database".
-        let found = schema_found(&probe, &path).map_err(|e| match read_only_part(dir) {
-            Some(what) if matches!(e, StoreError::Sql(_)) => StoreError::ReadOnly {
-                path: path.clone(),
-                what,
-            },
-            _ => e,
-        })?;
+        let found = schema_found(&probe, &path)
+            .map_err(|e| open_failure(dir, e, free_bytes(dir)))
+            .map_err(|e| match read_only_part(dir) {
+                Some(what) if matches!(e, StoreError::Sql(_)) => StoreError::ReadOnly {
+                    path: path.clone(),
+                    what,
+                },
+                _ => e,
+            })?;
         if found == 0 {
             return Err(no_database());
         }
@@ -2578,6 +2638,47 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(worst(clean), Some(Severity::Warning));
+    }
+
+    /// Opening a store on a full disk fails where SQLite makes its -shm file, with only "disk
+    /// I/O error": named as a full disk when the disk has no room, as an I/O failure when it
+    /// has, and other failures are left as they are.
+    #[test]
+    fn a_store_opened_on_a_full_disk_says_so() {
+        let dir = Path::new("/data");
+        let io = || {
+            StoreError::Sql(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR),
+                None,
+            ))
+        };
+        let full = open_failure(dir, io(), Some(0)).to_string();
+        assert_eq!(
+            full,
+            "cannot open the database /data/hookscope.sqlite3: the disk holding it is full: free some space there (or give --data-dir a directory on another disk)"
+        );
+        let failed = open_failure(dir, io(), Some(10 << 30)).to_string();
+        assert!(
+            failed.contains("the disk failed to read or write it"),
+            "{failed}"
+        );
+        assert!(
+            open_failure(dir, io(), None)
+                .to_string()
+                .contains("failed to read or write")
+        );
+        let said_full = StoreError::Sql(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            None,
+        ));
+        assert!(matches!(
+            open_failure(dir, said_full, None),
+            StoreError::DiskFullAtOpen { .. }
+        ));
+        let other = open_failure(dir, StoreError::NotSqlite { path: dir.into() }, Some(0));
+        assert!(matches!(other, StoreError::NotSqlite { .. }));
+        // This machine's own disk is read.
+        assert!(free_bytes(&std::env::temp_dir()).is_some_and(|f| f > 0));
     }
 
     /// A row knows a request the HTTP layer refused, read from its findings as `Summary::of`
