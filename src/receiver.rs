@@ -791,10 +791,9 @@ fn refused_invocation(r: tap::Refused) -> Invocation {
         findings.push(Finding {
             severity: Severity::Warning,
             code: CALLER_HUNG_UP.into(),
-            message: format!(
-                "The connection ended before the HTTP layer answered: the caller got no answer. {}",
-                crate::store::unanswered_consequence(false)
-            ),
+            // Not "the service retries": what cannot be read as HTTP is not one of its calls
+            // (the record's answer says no retry follows from it).
+            message: "The connection ended before the HTTP layer answered: the caller got no answer. No retry follows from it: the service sends HTTP, so this was not one of its calls.".to_owned(),
         });
     }
     Invocation {
@@ -1538,10 +1537,19 @@ mod tests {
             "The request could not be read as HTTP: a header's name has a character HTTP does not allow in one. The HTTP layer answered it 400 before Hookscope could choose an answer, and closed the connection; what arrived (30 bytes) is kept as the body, head included."
         );
         assert_eq!(inv.outcome(), crate::contract::Outcome::FailedPermanently);
-        // Nothing answered: the caller got no answer, and the service would retry.
+        // Nothing answered: the caller got no answer. Its outcome stays the code's reading,
+        // for scripts, but nothing says a retry follows: it was not one of the service's calls
+        // (the finding had said "the service retries" beside "no retry follows from it").
         let inv = refused_invocation(refused(bytes, None));
         assert!(inv.unanswered().is_some(), "{:?}", inv.findings);
         assert_eq!(inv.outcome(), crate::contract::Outcome::RetryTemporary);
+        assert_eq!(inv.meaning(), crate::store::NOT_HTTP_UNANSWERED);
+        for f in &inv.findings {
+            assert!(!f.message.contains("retries"), "{}", f.message);
+        }
+        assert!(inv.findings[1].message.ends_with(
+            "No retry follows from it: the service sends HTTP, so this was not one of its calls."
+        ));
         // A long one: only its start is kept, and it says so.
         let inv = refused_invocation(refused(&vec![b'a'; 64 << 10], Some(431)));
         assert!(
