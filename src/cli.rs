@@ -1223,7 +1223,14 @@ pub fn render_delivery(
             .map_or(String::new(), |w| format!(" (webhook {})", e(w))),
         d.state.describe(now)
     );
-    if let Some(speed) = d.marked_speed.filter(|&v| v != 1.0) {
+    if d.speed_runs.len() > 1 {
+        // Its clock changed along the way: each speed with its attempts, as the window says
+        // (the last speed alone had been given for all of them).
+        t += &format!(
+            "  (its calls came from a Hookscope emulator, made at {}: each gap is read on the clock it passed on)\n",
+            d.speed_runs_words()
+        );
+    } else if let Some(speed) = d.marked_speed.filter(|&v| v != 1.0) {
         t += &format!(
             "  (its calls came from a Hookscope emulator whose clock runs {speed}x: read on that clock)\n"
         );
@@ -1233,7 +1240,8 @@ pub fn render_delivery(
         .iter()
         .map(|a| {
             [
-                a.number.map_or("?".into(), |n| n.to_string()),
+                // A dash, as the window's Timeline and the lines of `log` give it.
+                a.number.map_or("-".into(), |n| n.to_string()),
                 a.at.with_timezone(&chrono::Local)
                     .format("%Y-%m-%d %H:%M:%S%.3f")
                     .to_string(),

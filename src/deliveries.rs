@@ -955,7 +955,51 @@ pub fn analyze(
     })
 }
 
+/// A clock speed as the Timeline and `show` write it: "600x", "1.5x".
+pub fn speed_text(speed: f64) -> String {
+    if speed >= 10.0 || speed.fract() == 0.0 {
+        format!("{speed:.0}x")
+    } else {
+        format!("{speed:.1}x")
+    }
+}
+
 impl Delivery {
+    /// The speeds the calls were made at, each with its attempts, as the Timeline and `show`
+    /// say them: `60x (attempts 1-5), then 6000x (attempt 6)`. By their order among the calls
+    /// where one has no attempt number.
+    pub fn speed_runs_words(&self) -> String {
+        let numbered = self.attempts.iter().all(|a| a.number.is_some());
+        let (one, many) = if numbered {
+            ("attempt", "attempts")
+        } else {
+            ("call", "calls")
+        };
+        let attempt = |i: usize| match self.attempts.get(i).and_then(|a| a.number) {
+            Some(n) if numbered => n.to_string(),
+            _ => (i + 1).to_string(),
+        };
+        let runs: Vec<String> = self
+            .speed_runs
+            .iter()
+            .enumerate()
+            .map(|(k, &(speed, first))| {
+                let last = self
+                    .speed_runs
+                    .get(k + 1)
+                    .map_or(self.attempts.len(), |&(_, next)| next)
+                    .saturating_sub(1);
+                let which = if last <= first {
+                    format!("{one} {}", attempt(first))
+                } else {
+                    format!("{many} {}-{}", attempt(first), attempt(last))
+                };
+                format!("{} ({which})", speed_text(speed))
+            })
+            .collect();
+        runs.join(", then ")
+    }
+
     /// The outcome whose colour the delivery's heading takes: where it ended, not only what
     /// its last call was answered.
     pub fn heading_outcome(&self) -> Option<Outcome> {

@@ -1333,6 +1333,52 @@ fn signal_and_wait(
     }
 }
 
+/// `show` of a delivery whose emulator's clock changed along the way names each speed with its
+/// attempts, as the window does (it had given the last speed for all of them), and an
+/// attempt number that cannot be read is a dash, as in `log`.
+#[tokio::test]
+async fn show_names_each_clock_speed_a_delivery_was_made_at() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url, lines) = spawn_listen(dir.path(), &["--respond", "503"]);
+    for (attempt, speed) in [("1", "60"), ("2", "60"), ("3", "100000"), ("x", "100000")] {
+        let mut headers = invoker_headers("status-report", "dlv-speeds", 1);
+        for (name, value) in &mut headers {
+            if name.ends_with("-Attempt") {
+                *value = attempt.to_owned();
+            }
+        }
+        headers.push((
+            hookscope::emulator::CLOCK_SPEED_HEADER.to_owned(),
+            speed.to_owned(),
+        ));
+        let resp = post(
+            &http(),
+            &format!("{url}/hook"),
+            &headers,
+            status_report_body("5"),
+        )
+        .send()
+        .await
+        .unwrap();
+        assert_eq!(resp.status(), 503);
+        next_line(&lines);
+    }
+    child.kill();
+    let out = run_in(dir.path(), &["show", "4"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "(its calls came from a Hookscope emulator, made at 60x (calls 1-2), then 100000x (calls 3-4): each gap is read on the clock it passed on)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("whose clock runs 100000x"), "{text}");
+    // Its table's rows begin with the attempt number; the last (marked as the call shown)
+    // has none that reads.
+    assert!(text.lines().any(|l| l.starts_with("* -  ")), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("* ?")), "{text}");
+}
+
 /// SIGTERM (`kill`, a service manager) and SIGHUP (a closed terminal, a logout) stop `listen`
 /// as Ctrl-C does: in order, saying what it recorded, with exit status 0.
 #[cfg(unix)]

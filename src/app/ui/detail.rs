@@ -3,6 +3,7 @@
 
 use crate::app::HookscopeApp;
 use crate::app::state::{DetailTab, Listening};
+use crate::deliveries::speed_text;
 use crate::store::Stored;
 use egui::RichText;
 use egui_extras::{Column, TableBuilder};
@@ -618,35 +619,6 @@ fn on_clock(lead: &str, speed: f64) -> String {
 /// 6000x (attempt 6): each gap is read on the clock it passed on; the retries
 /// still to come follow 6000x.`
 fn speed_runs_text(d: &crate::deliveries::Delivery, now: f64, planned: bool) -> String {
-    // By their attempt numbers; by their order among the calls where one has none.
-    let numbered = d.attempts.iter().all(|a| a.number.is_some());
-    let (one, many) = if numbered {
-        ("attempt", "attempts")
-    } else {
-        ("call", "calls")
-    };
-    let attempt = |i: usize| match d.attempts.get(i).and_then(|a| a.number) {
-        Some(n) if numbered => n.to_string(),
-        _ => (i + 1).to_string(),
-    };
-    let runs: Vec<String> = d
-        .speed_runs
-        .iter()
-        .enumerate()
-        .map(|(k, &(speed, first))| {
-            let last = d
-                .speed_runs
-                .get(k + 1)
-                .map_or(d.attempts.len(), |&(_, next)| next)
-                .saturating_sub(1);
-            let which = if last <= first {
-                format!("{one} {}", attempt(first))
-            } else {
-                format!("{many} {}-{}", attempt(first), attempt(last))
-            };
-            format!("{} ({which})", speed_text(speed))
-        })
-        .collect();
     let then = if planned {
         let changed = d
             .speed_runs
@@ -662,17 +634,8 @@ fn speed_runs_text(d: &crate::deliveries::Delivery, now: f64, planned: bool) -> 
     };
     format!(
         "Its calls were made at {}: each gap is read on the clock it passed on{then}.",
-        runs.join(", then "),
+        d.speed_runs_words(),
     )
-}
-
-/// A clock speed as the Timeline writes it: "600x", "1.5x".
-fn speed_text(speed: f64) -> String {
-    if speed >= 10.0 || speed.fract() == 0.0 {
-        format!("{speed:.0}x")
-    } else {
-        format!("{speed:.1}x")
-    }
 }
 
 /// One finding: severity in its colour, the sentence, and the stable code.
