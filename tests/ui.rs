@@ -6590,6 +6590,27 @@ fn a_call_with_thousands_of_findings_shows_them_a_page_at_a_time() {
     );
 }
 
+/// A Retry-After date gone by asks for no wait: the top bar's hover says so, as the Answer
+/// panel does (it had said only "retried on the schedule" beside the date in the bar).
+#[test]
+fn the_top_bar_says_a_retry_after_date_has_passed() {
+    let mut rig = start();
+    let mut answer = Answer::status(503);
+    answer.retry_after = Some("Sun, 06 Nov 1994 08:49:37 GMT".into());
+    rig.harness.state_mut().apply_answer(answer);
+    rig.harness.run_steps(3);
+    rig.harness
+        .get_by_label_contains("Answering 503 (Retry-After Sun, 06 Nov 1994")
+        .hover();
+    rig.harness.run_steps(40);
+    let both = rig
+        .harness
+        .query_all_by_label_contains("The Retry-After date has already passed")
+        .count();
+    // The Answer panel's note, and the hover's.
+    assert_eq!(both, 2);
+}
+
 /// A Retry-After of exactly two days leaves one retry, and the What-if says so in the singular
 /// ("1 retries" had stood beside the Timeline's and `schedule`'s "1 retry").
 #[test]

@@ -384,8 +384,15 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
         (1, None) => format!("Answering by 1 rule, else {summary}"),
         (n, None) => format!("Answering by {n} rules, else {summary}"),
     };
+    // Why a Retry-After does not set the wait (ignored with this code, or a date gone by), as
+    // the Answer panel's note says: the date shown in the bar is not one still to come. (One
+    // past the window is said by the description itself.)
+    let note = a
+        .retry_after_note()
+        .filter(|_| !past_window)
+        .map_or(String::new(), |n| format!("\n{n}"));
     let hover = if rules == 0 {
-        format!("What the service does with it: {}", a.describe())
+        format!("What the service does with it: {}{note}", a.describe())
     } else if let Some(name) = catch_all {
         format!(
             "The rule \"{name}\" has no condition and never retires: it answers every call the rules before it do not, so the rules after it and the fixed answer ({}) are never used",
@@ -393,7 +400,7 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
         )
     } else {
         format!(
-            "The first rule that matches a call chooses its answer; a call no rule matches gets {} ({})",
+            "The first rule that matches a call chooses its answer; a call no rule matches gets {} ({}){note}",
             a.summary(),
             a.describe()
         )
