@@ -538,7 +538,10 @@ impl Invocation {
     /// chosen delay of 1.5 s)`, or, for one never sent (its caller hung up, or Hookscope quit),
     /// `held 2 s of a chosen delay of 40 s, never sent`.
     pub fn answer_timing(&self) -> String {
-        let took = crate::text::human_duration(std::time::Duration::from_micros(self.took_us));
+        // At least a microsecond: the HTTP layer's own answer is stored with no time (it had
+        // read "sent after 0 s" where every other quick answer reads "under 1 ms").
+        let took =
+            crate::text::human_duration(std::time::Duration::from_micros(self.took_us.max(1)));
         let delay =
             (self.answer.delay_ms > 0).then(|| crate::responder::delay_words(self.answer.delay_ms));
         let never_sent = self
@@ -553,15 +556,15 @@ impl Invocation {
         }
     }
 
-    /// Why the chosen answer was no answer for the service, if it was not: the caller never got
-    /// it, or got it after the service stops waiting (a caller that waits longer still reads
-    /// it, but the service would not).
     /// The HTTP layer refused the request before Hookscope could read it: no method, headers
     /// or body of its own, only the bytes that arrived.
     pub fn not_http(&self) -> bool {
         self.findings.iter().any(|f| f.code == NOT_HTTP)
     }
 
+    /// Why the chosen answer was no answer for the service, if it was not: the caller never got
+    /// it, or got it after the service stops waiting (a caller that waits longer still reads
+    /// it, but the service would not).
     pub fn unanswered(&self) -> Option<&'static str> {
         if self.findings.iter().any(|f| f.code == CALLER_HUNG_UP) {
             Some("the caller hung up before it was sent")
@@ -2513,6 +2516,9 @@ mod tests {
         let mut sent = sample("d", 1, 503);
         sent.answer.delay_ms = 0;
         sent.took_us = 300;
+        assert_eq!(sent.answer_timing(), "sent after under 1 ms");
+        // The HTTP layer's own answer, stored with no time: not "0 s".
+        sent.took_us = 0;
         assert_eq!(sent.answer_timing(), "sent after under 1 ms");
         sent.took_us = 1_500_000;
         sent.answer.delay_ms = 1_500;

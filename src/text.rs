@@ -444,14 +444,17 @@ pub fn parse_duration_rounded(s: &str) -> Result<(Duration, bool), ParseError> {
         .find(|c: char| !c.is_ascii_digit() && c != '.')
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let ms: u64 = match unit.trim() {
-        "ms" => 1,
-        "" | "s" | "sec" => 1_000,
-        "m" | "min" => 60_000,
-        "h" => 3_600_000,
+    // Milliseconds in one of the unit, over `per` (a microsecond is a thousandth of one: read,
+    // so that `100us` is named as finer than a delay can be, not as no duration at all).
+    let (ms, per): (u64, u128) = match unit.trim() {
+        "us" | "µs" | "μs" => (1, 1_000),
+        "ms" => (1, 1),
+        "" | "s" | "sec" => (1_000, 1),
+        "m" | "min" => (60_000, 1),
+        "h" => (3_600_000, 1),
         _ => return Err(err()),
     };
-    if !num.contains('.') {
+    if !num.contains('.') && per == 1 {
         let n: u64 = num
             .parse()
             .map_err(|_| if num.is_empty() { err() } else { too_large() })?;
@@ -464,7 +467,7 @@ pub fn parse_duration_rounded(s: &str) -> Result<(Duration, bool), ParseError> {
     // it is, not a float, so that whether it is finer than a millisecond, and the nearest
     // millisecond, are exact ("1.0005s" and "4.0005s" alike round up; a float had rounded one
     // down and the other up, and taken 0.00000000000000000001 for 0 without a word).
-    let (whole, fraction) = num.split_once('.').ok_or_else(err)?;
+    let (whole, fraction) = num.split_once('.').unwrap_or((num, ""));
     if fraction.contains('.') || (whole.is_empty() && fraction.is_empty()) {
         return Err(err());
     }
@@ -478,14 +481,14 @@ pub fn parse_duration_rounded(s: &str) -> Result<(Duration, bool), ParseError> {
     } else {
         whole.parse().map_err(|_| too_large())?
     };
-    let scale = 10u128.pow(kept.len() as u32);
+    let scale = 10u128.pow(kept.len() as u32) * per;
     let digits: u128 = if kept.is_empty() {
         0
     } else {
         kept.parse().map_err(|_| err())?
     };
     let numerator = whole
-        .checked_mul(scale)
+        .checked_mul(10u128.pow(kept.len() as u32))
         .and_then(|w| w.checked_add(digits))
         .and_then(|n| n.checked_mul(u128::from(ms)))
         .ok_or_else(too_large)?;
@@ -1302,6 +1305,13 @@ mod tests {
             ("1.9999999999999999999", 2000, true),
             ("1.500000000000000000000", 1500, false),
             ("1.", 1000, false),
+            // Microseconds are read, whole milliseconds of them exactly (`100us` had been
+            // "not a duration" where `0.4ms` was named as too fine).
+            ("100us", 0, true),
+            ("1500µs", 2, true),
+            ("2000us", 2, false),
+            ("2.5us", 0, true),
+            ("1000000 us", 1000, false),
         ] {
             assert_eq!(
                 parse_duration_rounded(typed),

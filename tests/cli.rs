@@ -817,7 +817,7 @@ async fn log_and_show_read_back_requests_http_refused() {
     );
     assert!(tls.contains("00000000  16 03 01 02"), "{tls}");
     assert!(
-        tls.contains("400 sent after 0 s: answered by the HTTP layer itself, not chosen"),
+        tls.contains("400 sent after under 1 ms: answered by the HTTP layer itself, not chosen"),
         "{tls}"
     );
     assert!(!tls.contains("discarded"), "{tls}");

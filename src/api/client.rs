@@ -80,7 +80,7 @@ pub enum ApiError {
     #[error("the call to {url} failed: {detail}")]
     Other { url: String, detail: String },
     #[error(
-        "the API base URL \"{base}\" is not a whole http(s) address (a scheme, a host, a port up to 65535, no query): give it as https://host/v1 (the emulator's is http://127.0.0.1:PORT/v1)"
+        "the API base URL \"{base}\" is not a whole http(s) address (a scheme, a host, a port up to 65535, no query or #fragment): give it as https://host/v1 (the emulator's is http://127.0.0.1:PORT/v1)"
     )]
     BadBase { base: String },
     #[error(
