@@ -2019,6 +2019,64 @@ fn create_webhook_from_form(rig: &mut UiRig) {
     });
 }
 
+/// Disabling a webhook leaves its buttons where they were at every zoom: "inactive", wider
+/// than "active", had taken the name to a line of its own at some widths, and Enable moved
+/// down under the pointer.
+#[test]
+fn disabling_a_webhook_leaves_its_buttons_in_place() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    create_webhook_from_form(&mut rig);
+    rig.harness.run_steps(3);
+    let button_top = |rig: &mut UiRig, active: bool| {
+        if let Some(w) = rig.harness.state_mut().state.service.webhooks.first_mut() {
+            w.active = active;
+        }
+        rig.harness.run_steps(3);
+        let label = if active { "Disable" } else { "Enable" };
+        rig.harness.query_by_label(label).map(|n| n.rect().top())
+    };
+    let mut compared = 0;
+    for step in 0..=20 {
+        let zoom = 1.0 + step as f32 * 0.05;
+        rig.harness.ctx.set_zoom_factor(zoom);
+        rig.harness.run_steps(3);
+        let active = button_top(&mut rig, true);
+        let inactive = button_top(&mut rig, false);
+        // The side panel folds into a drawer at the largest zooms.
+        if active.is_some() || inactive.is_some() {
+            assert_eq!(active, inactive, "zoom {zoom}");
+            compared += 1;
+        }
+    }
+    assert!(compared >= 5, "{compared} zooms compared");
+}
+
+/// The webhook form's Save stays where it is while an e-mail address is typed: what the fields
+/// need is said below the buttons (above them, its line came and went with each keystroke and
+/// moved Save).
+#[test]
+fn the_webhook_forms_save_stays_put_while_its_fields_are_typed() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    create_webhook_from_form(&mut rig);
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("Edit").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.run_steps(3);
+    let save = rig.harness.get_by_label("Save").rect();
+    for contact in ["not-an-email", "not-an-email@x.io", "x@"] {
+        rig.harness.state_mut().state.service.form.contact = contact.into();
+        rig.harness.run_steps(3);
+        assert_eq!(rig.harness.get_by_label("Save").rect(), save, "{contact}");
+    }
+    let said = rig
+        .harness
+        .get_by_label_contains("is not an e-mail address")
+        .rect();
+    assert!(said.top() >= save.bottom(), "{said:?} above {save:?}");
+}
+
 /// The New webhook form says what the receiver answers the registration check its Create
 /// brings: 200 by default; with the pass turned off and 503 chosen, 503, so the service will
 /// refuse the URL (the hint had said 200 whatever was chosen).

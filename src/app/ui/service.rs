@@ -414,13 +414,15 @@ fn webhook_heading(ui: &mut egui::Ui, w: &crate::api::model::Webhook) {
     let body = egui::TextStyle::Body;
     let width = |t: &str| super::widest_text(ui, body.clone(), [t]);
     let gap = ui.spacing().item_spacing.x;
-    let wanted = width(&id) + width(&name) + width(scope) + width(state);
+    // Laid out for the wider of the two states: Disable turning "active" into "inactive" had
+    // taken the name to a line of its own, and moved Enable down under the pointer.
+    let state_room = width("active").max(width("inactive"));
+    let wanted = width(&id) + width(&name) + width(scope) + state_room;
     let one_line = wanted + 3.0 * gap <= ui.available_width();
     // Too narrow even for the id beside its scope and state (the drawer at zoom 2, an id of
     // eleven digits): the id on a line of its own, where beside them it ran into the scope
     // ("28302285873RECEIVED").
-    let id_apart =
-        width(&id) + width(scope) + width(state) + 2.0 * gap + 4.0 > ui.available_width();
+    let id_apart = width(&id) + width(scope) + state_room + 2.0 * gap + 4.0 > ui.available_width();
     let name_label = |ui: &mut egui::Ui| {
         let text = RichText::new(name.as_str()).strong();
         ui.add(egui::Label::new(super::bidi_safe(ui, text)).truncate());
@@ -498,12 +500,7 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         ui.checkbox(&mut f.many, "Up to 10 messages per call");
         ui.checkbox(&mut f.active, "Active");
         let entry = f.entry();
-        if let Err(e) = &entry {
-            ui.colored_label(
-                super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark),
-                crate::text::first_upper(e),
-            );
-        }
+        let problem = entry.as_ref().err().cloned();
         let editing = f.editing;
         ui.horizontal_wrapped(|ui| {
             let label = if editing.is_some() { "Save" } else { "Create" };
@@ -524,6 +521,14 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 app.state.service.status = None;
             }
         });
+        // What the fields need, below the buttons: it comes and goes as they are typed in
+        // (an e-mail address half typed), and above them it moved Save under the pointer.
+        if let Some(e) = &problem {
+            ui.colored_label(
+                super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark),
+                crate::text::first_upper(e),
+            );
+        }
         registration_hint(ui, app);
     });
 }
