@@ -925,9 +925,14 @@ pub fn analyze(
         }
     };
     let speed_hint = clock_speed_hint(&attempts, schedule);
-    let window_end = to_real(plan_schedule.window_end(match &clock {
-        Some(c) => c[failing.unwrap_or(0)],
-        None => failing.map_or(first.inv.received_at, |i| attempts[i].at),
+    // From the first failure as the plan counts it: moved back from a delivery first seen at
+    // attempt 65 (the line had stood two days after attempt 65, past the last retry planned),
+    // and at the answer's time, as the check of calls after the window counts it.
+    let window_end = to_real(plan_schedule.window_end(match (failing, &clock) {
+        (Some(fs), Some(_)) => ff + TimeDelta::from_std(took_on_clock(fs)).unwrap_or_default(),
+        (Some(fs), None) => ff + TimeDelta::from_std(took_of(fs)).unwrap_or_default(),
+        (None, Some(c)) => c[0],
+        (None, None) => first.inv.received_at,
     }));
     let mut speed_runs: Vec<(f64, usize)> = Vec::new();
     for (i, m) in marks.iter().enumerate() {
@@ -1670,6 +1675,26 @@ mod tests {
         assert!(d.findings.is_empty(), "{:?}", d.findings);
         assert_eq!(d.attempts[1].gap, Some(Duration::from_secs(90)));
         assert!(d.projection.is_none());
+    }
+
+    /// The end of the window the Timeline draws is where the plan's window ends: for a
+    /// delivery first seen at attempt 65, two days from its first failure moved back by the
+    /// delays before attempt 65 (the line had stood two days after attempt 65, past the last
+    /// retry planned), and for one seen from attempt 1, two days from it.
+    #[test]
+    fn the_window_ends_two_days_from_the_first_failure_the_plan_counts() {
+        let two_days = TimeDelta::days(2);
+        let d = run(&[call(1, 1, 0, 503, None)]);
+        assert_eq!(d.window_end, t0() + two_days);
+        let d = run(&[call(1, 65, 0, 503, None)]);
+        let plan = d.projection.as_ref().expect("retries to come");
+        assert_eq!(d.window_end, plan.window_end);
+        let back = Schedule::default().least_time_to(65);
+        assert_eq!(
+            d.window_end,
+            t0() - TimeDelta::from_std(back).unwrap() + two_days
+        );
+        assert!(plan.retries.last().is_some_and(|r| r.at <= d.window_end));
     }
 
     #[test]

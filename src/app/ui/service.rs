@@ -414,10 +414,12 @@ fn webhook_heading(ui: &mut egui::Ui, w: &crate::api::model::Webhook) {
     let body = egui::TextStyle::Body;
     let width = |t: &str| super::widest_text(ui, body.clone(), [t]);
     let gap = ui.spacing().item_spacing.x;
-    // Laid out for the wider of the two states: Disable turning "active" into "inactive" had
-    // taken the name to a line of its own, and moved Enable down under the pointer.
+    // On one line or two by the room "active" takes, whichever the state: Disable turning it
+    // into the wider "inactive" had taken the name to a line of its own, and moved Enable down
+    // under the pointer. An inactive webhook's name gives up the difference, cut with "…"
+    // (whole on hover) where it has no room to spare.
     let state_room = width("active").max(width("inactive"));
-    let wanted = width(&id) + width(&name) + width(scope) + state_room;
+    let wanted = width(&id) + width(&name) + width(scope) + width("active");
     let one_line = wanted + 3.0 * gap <= ui.available_width();
     // Too narrow even for the id beside its scope and state (the drawer at zoom 2, an id of
     // eleven digits): the id on a line of its own, where beside them it ran into the scope
