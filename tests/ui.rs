@@ -6678,8 +6678,18 @@ fn the_what_if_counts_one_retry_in_the_singular() {
     answer.retry_after = Some("172800".into());
     rig.harness.state_mut().apply_answer(answer);
     rig.harness.run_steps(3);
-    rig.harness
-        .get_by_label_contains("1 retry, 2 attempts in all; discarded at");
+    let line = rig
+        .harness
+        .get_by_label_contains("1 retry, 2 attempts in all; discarded at")
+        .value()
+        .unwrap_or_default();
+    // Its date two days on is not broken across lines ("26 / Nov 17:44:15").
+    let date = line
+        .split("discarded at ")
+        .nth(1)
+        .and_then(|rest| rest.split(" if the last fails").next())
+        .unwrap_or_default();
+    assert!(!date.is_empty() && !date.contains(' '), "{line:?}");
 }
 
 /// A batch on screen whose messages are retried one by one follows them as they come: its

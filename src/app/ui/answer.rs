@@ -320,8 +320,11 @@ fn what_if_ui(
         ui.label("No retry fits in the 2-day window: the message is discarded at once.");
         return;
     };
-    // Dated only on another day than today's, as the Timeline's next attempt is.
-    let local = |t: chrono::DateTime<chrono::Utc>| crate::deliveries::local_on(t, now);
+    // Dated only on another day than today's, as the Timeline's next attempt is; kept on one
+    // line (it had broken as "26 / Nov 17:44:15").
+    let local = |t: chrono::DateTime<chrono::Utc>| {
+        crate::deliveries::local_on(t, now).replace(' ', "\u{a0}")
+    };
     ui.label(format!(
         "Next attempt (retry 1) at {}, {} after the failure",
         local(next.at),
