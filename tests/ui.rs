@@ -1136,6 +1136,49 @@ fn the_messages_table_keeps_numbers_statuses_and_dates_whole() {
     }
 }
 
+/// Every column title shown in the Messages table is whole: a message with its fields missing
+/// ("—" in each cell) had left "Submit…" and "Messa…" cut while the body had room to spare.
+#[test]
+fn the_messages_tables_titles_are_never_cut() {
+    let body = br#"[{"type": "SENT", "status": {"id": "FAILED.x", "type": "FAILED"}}]"#.to_vec();
+    for (size, zoom) in [
+        ([1280.0, 800.0], 1.0),
+        ([1024.0, 768.0], 1.0),
+        ([1024.0, 768.0], 1.3),
+    ] {
+        let mut rig = start_sized(size);
+        rig.harness.ctx.set_zoom_factor(zoom);
+        rig.harness.step();
+        rig.send_body_and_click("dlv-bare", body.clone());
+        rig.until("the detail loads", |app| app.state.detail.is_some());
+        rig.harness.state_mut().state.detail_tab = hookscope::app::state::DetailTab::Messages;
+        rig.harness.run_steps(3);
+        let mut shown = 0;
+        for title in [
+            "Status",
+            "From",
+            "To",
+            "Body",
+            "Type",
+            "Parts",
+            "Credits",
+            "Submitted",
+            "Message id",
+        ] {
+            let whole = text_width(&rig, title);
+            for node in rig.harness.query_all_by_label(title) {
+                let width = node.rect().width();
+                assert!(
+                    width + 0.5 >= whole,
+                    "{title} is cut at {size:?} x{zoom}: {width} of {whole} points"
+                );
+                shown += 1;
+            }
+        }
+        assert!(shown >= 5, "{shown} titles at {size:?} x{zoom}");
+    }
+}
+
 /// A message id cut short ("10000…") is no use: it is shown whole or left out (named in the
 /// note), and a panel with too little room for all gives what the id would have taken to the
 /// body, which had read "Your par…" beside a cut id.

@@ -779,9 +779,18 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
     // large zoom) the ones a reader needs least step aside first (the JSON tab has them).
     let spacing = ui.spacing().item_spacing.x;
     let room = ui.available_width();
+    // Never narrower than its title ("Submit…" and "Messa…" had been cut while the body had
+    // room to spare): a column that cannot have that steps aside, named above the table.
+    let titles: Vec<f32> = MESSAGE_COLUMNS
+        .iter()
+        .map(|c| super::widest_text(ui, egui::TextStyle::Body, [c.0]) + 12.0)
+        .collect();
     let least_of = |i: usize| {
         let whole = whole_width.iter().find(|(w, _)| *w == i).map(|(_, w)| *w);
-        MESSAGE_COLUMNS[i].3.max(whole.unwrap_or(0.0))
+        MESSAGE_COLUMNS[i]
+            .3
+            .max(whole.unwrap_or(0.0))
+            .max(titles[i])
     };
     // A gap after every column, and one more for the scroll area's edge.
     let needed = |cols: &[usize]| -> f32 {
