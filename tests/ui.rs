@@ -1913,6 +1913,24 @@ fn the_rules_editor_keeps_its_width() {
     }
 }
 
+/// The rules editor's actions share one row at 1280 × 800: the file field gives up what the
+/// buttons after it need ("Save as…" had wrapped alone onto a second row).
+#[test]
+fn the_rules_editors_actions_share_one_row() {
+    let mut rig = start();
+    rig.harness.state_mut().state.rules.open = true;
+    rig.harness.run_steps(6);
+    let top = |rig: &UiRig, label: &str| rig.harness.get_by_label(label).rect().center().y;
+    // "Apply" is also the custom answer's button: the editor's is the one in its window.
+    let open = top(&rig, "Open…");
+    for label in ["Load", "Save", "Save as…"] {
+        assert!(
+            (top(&rig, label) - open).abs() < 1.0,
+            "{label} on another row"
+        );
+    }
+}
+
 /// The rules' text keeps room to be edited: with *Fields* open and an error above it, at the
 /// default size, it had been squeezed to two lines, its first cut off.
 #[test]

@@ -288,10 +288,25 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                 apply = ui.button("Apply").clicked();
                 ui.separator();
                 let l = ui.label("File");
+                // The field gives up what the four buttons after it need, down to 80 points:
+                // "Save as…" had wrapped alone onto a second row at 1280 × 800.
+                let buttons: f32 = ["Load", "Save", "Open…", "Save as…"]
+                    .iter()
+                    .map(|b| {
+                        super::widest_text(ui, egui::TextStyle::Button, [*b])
+                            + 2.0 * ui.spacing().button_padding.x
+                            + ui.spacing().item_spacing.x
+                    })
+                    .sum();
+                let field = (ui.available_size_before_wrap().x
+                    - ui.spacing().item_spacing.x
+                    - buttons
+                    - 8.0)
+                    .clamp(80.0, 220.0);
                 ui.add(
                     egui::TextEdit::singleline(&mut app.state.rules.path_text)
                         .hint_text("/path/to/rules.json or .toml")
-                        .desired_width(220.0_f32.min(ui.available_width() - 8.0).max(80.0)),
+                        .desired_width(field),
                 )
                 .labelled_by(l.id);
                 let typed = !app.state.rules.path_text.trim().is_empty();
