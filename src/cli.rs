@@ -829,10 +829,13 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     let printed_id_here = printed_id.clone();
     // Standard output closed by its reader (`listen --json | head -1`, a script waiting for
     // one call): `listen` stops in order, as on a first Ctrl-C, rather than run on unseen.
-    let (stdout_closed, stdout_gone) = tokio::sync::oneshot::channel::<()>();
+    // Seen when a line cannot be written, or at once where the system says the pipe's reader
+    // has gone (a script's `head -1` ends with the first call, not with the second).
+    let stdout_gone = StdoutGone::default();
+    stdout_gone.watch();
+    let stdout_closed = stdout_gone.clone();
     let printer = std::thread::spawn(move || {
         let mut count: u64 = 0;
-        let mut stdout_closed = Some(stdout_closed);
         // Once a line could not be written: said once, and the others not tried.
         let mut writing = true;
         loop {
@@ -850,12 +853,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
                         if let Err(e) = writeln!(out, "{line}").and_then(|_| out.flush()) {
                             writing = false;
                             if e.kind() == std::io::ErrorKind::BrokenPipe {
-                                crate::say!(
-                                    "Standard output was closed by the program reading it: stopping, as on Ctrl-C (every call is stored, see `hookscope log`)."
-                                );
-                                if let Some(tx) = stdout_closed.take() {
-                                    let _ = tx.send(());
-                                }
+                                stdout_closed.gone();
                             } else {
                                 // `> /dev/full`: the calls are still stored; said, not lost
                                 // without a word.
@@ -881,8 +879,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     });
     tokio::select! {
         _ = signals.next() => {}
-        // Only a send: the printer ending at the stop drops its sender unused.
-        Ok(()) = stdout_gone => {}
+        _ = stdout_gone.notified() => {}
     }
     match running.in_progress() {
         0 => crate::say!("Stopping (Ctrl-C again quits at once)."),
@@ -957,6 +954,74 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         crate::text::count(count, "call", "calls")
     );
     Ok(())
+}
+
+/// That `listen`'s standard output has lost its reader: said once on stderr, and the stop
+/// it asks for taken by whoever waits (a permit is kept for a wait that comes later).
+#[derive(Clone, Default)]
+struct StdoutGone {
+    said: Arc<std::sync::atomic::AtomicBool>,
+    notify: Arc<tokio::sync::Notify>,
+}
+
+impl StdoutGone {
+    fn gone(&self) {
+        if !self.said.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            crate::say!(
+                "Standard output was closed by the program reading it: stopping, as on Ctrl-C (every call is stored, see `hookscope log`)."
+            );
+            self.notify.notify_one();
+        }
+    }
+
+    async fn notified(&self) {
+        self.notify.notified().await;
+    }
+
+    /// Where standard output is a pipe, a thread that waits for the system to say its reader
+    /// has gone (Linux and the BSDs flag the write end of a pipe whose reader closed it), so
+    /// the stop does not wait for the next call's line to fail. A terminal or a file is left
+    /// alone: a line that fails there is said when it fails.
+    fn watch(&self) {
+        #[cfg(unix)]
+        {
+            // SAFETY: fstat fills the struct it is given; zeroed is a valid value of it.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: fd 1 is this process's standard output; `st` is a valid out pointer.
+            let is_pipe = unsafe { libc::fstat(libc::STDOUT_FILENO, &mut st) } == 0
+                && (st.st_mode & libc::S_IFMT) == libc::S_IFIFO;
+            if !is_pipe {
+                return;
+            }
+            let me = self.clone();
+            let _ = std::thread::Builder::new()
+                .name("stdout-watch".into())
+                .spawn(move || {
+                    loop {
+                        let mut fd = libc::pollfd {
+                            fd: libc::STDOUT_FILENO,
+                            events: 0,
+                            revents: 0,
+                        };
+                        // SAFETY: one valid pollfd, for as long as the call; no timeout.
+                        let n = unsafe { libc::poll(&mut fd, 1, -1) };
+                        if n > 0 {
+                            // Anything else it says (POLLNVAL) ends the watch too: no spin.
+                            if fd.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+                                me.gone();
+                            }
+                            return;
+                        }
+                        if n < 0
+                            && std::io::Error::last_os_error().kind()
+                                != std::io::ErrorKind::Interrupted
+                        {
+                            return;
+                        }
+                    }
+                });
+        }
+    }
 }
 
 /// The stderr line of `listen` for a call whose answer is held back by a delay, as it arrives.

@@ -882,7 +882,6 @@ fn db_path(dir: &Path) -> PathBuf {
     dir.join(DB_FILE)
 }
 
-/// [`connect_rw`], with a failure that comes of a read-only file or directory named as such.
 /// A failure to open the store that SQLite calls a disk I/O error, named for what it is: a
 /// full disk when the disk holding `dir` has (almost) no room left (`free`, in bytes), else
 /// an I/O failure. Other failures are kept as they are.
@@ -927,6 +926,8 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     }
 }
 
+/// [`connect_rw`], with a failure that comes of a full disk, or of a read-only file or
+/// directory, named as such.
 fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError> {
     check_entry(dir)?;
     connect_rw(dir, durability)
@@ -2683,8 +2684,9 @@ mod tests {
         ));
         let other = open_failure(dir, StoreError::NotSqlite { path: dir.into() }, Some(0));
         assert!(matches!(other, StoreError::NotSqlite { .. }));
-        // This machine's own disk is read.
-        assert!(free_bytes(&std::env::temp_dir()).is_some_and(|f| f > 0));
+        // This machine's own disk is read (whatever room it has left).
+        #[cfg(unix)]
+        assert!(free_bytes(&std::env::temp_dir()).is_some());
     }
 
     /// A row knows a request the HTTP layer refused, read from its findings as `Summary::of`

@@ -486,26 +486,36 @@ pub fn parse_delay_ms(text: &str) -> Result<u64, String> {
         && t.bytes().filter(|&b| b == b'.').count() == 1
         && t.bytes().any(|b| b.is_ascii_digit())
     {
-        // Without a unit, milliseconds, as the field's name says (`1.5` is not 1.5 s).
-        let ms: f64 = t.parse().map_err(|_| not_a_delay())?;
-        if ms > u64::MAX as f64 / 2.0 {
-            return Err(format!(
-                "\"{shown}\" is too large for a delay: an answer is held an hour at most"
-            ));
-        }
-        ms.round() as u64
+        // Without a unit, milliseconds, as the field's name says (`1.5` is not 1.5 s): read as
+        // the exact decimal it is, as `--delay` reads it.
+        held_to_the_ms(&format!("{t}ms"), &shown)?
     } else if t.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
-        let d = crate::text::parse_duration(t).map_err(|e| {
-            if e.too_large {
-                format!("\"{shown}\" is too large for a delay: an answer is held an hour at most")
-            } else {
-                not_a_delay()
-            }
-        })?;
-        u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+        held_to_the_ms(t, &shown)?
     } else {
         return Err(not_a_delay());
     };
+    Ok(ms)
+}
+
+/// A delay `typed` (read as `duration`) in whole milliseconds: one finer than that (`0.4ms`,
+/// `1.5`, `100us`) is refused with the nearest it can be, as `listen --delay` refuses it (the
+/// field had rounded it without a word).
+fn held_to_the_ms(duration: &str, shown: &str) -> Result<u64, String> {
+    let (d, rounded) = crate::text::parse_duration_rounded(duration).map_err(|e| {
+        if e.too_large {
+            format!("\"{shown}\" is too large for a delay: an answer is held an hour at most")
+        } else {
+            format!(
+                "\"{shown}\" is not a delay: give milliseconds (1500) or a duration with its unit (1.5s, 2m)"
+            )
+        }
+    })?;
+    let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    if rounded {
+        return Err(format!(
+            "\"{shown}\" is finer than a delay can be: an answer is held to the millisecond (give {ms})"
+        ));
+    }
     Ok(ms)
 }
 
@@ -1196,10 +1206,20 @@ mod tests {
         assert_eq!(parse_delay_ms("1.5s"), Ok(1500));
         assert_eq!(parse_delay_ms("2m"), Ok(120_000));
         assert_eq!(parse_delay_ms("250ms"), Ok(250));
-        // Without a unit, milliseconds, whole or not.
-        assert_eq!(parse_delay_ms("1.5"), Ok(2));
+        // Without a unit, milliseconds; a fraction of one is refused with the nearest it can
+        // be, as `--delay` refuses it (it had been rounded without a word), whatever the unit.
         assert_eq!(parse_delay_ms("1500.0"), Ok(1500));
         assert_eq!(parse_delay_ms("5."), Ok(5));
+        assert_eq!(parse_delay_ms("2000us"), Ok(2));
+        for (fine, nearest) in [("1.5", 2), ("0.4ms", 0), ("100us", 0), ("1.0005s", 1001)] {
+            let e = parse_delay_ms(fine).unwrap_err();
+            assert_eq!(
+                e,
+                format!(
+                    "\"{fine}\" is finer than a delay can be: an answer is held to the millisecond (give {nearest})"
+                )
+            );
+        }
         assert!(parse_delay_ms(".").is_err());
         assert!(parse_delay_ms("1.2.3").is_err());
         for bad in ["abc", "-5", "5x", "1,5s"] {

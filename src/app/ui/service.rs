@@ -447,7 +447,9 @@ fn webhook_heading(ui: &mut egui::Ui, w: &crate::api::model::Webhook) {
             });
         }
     });
-    if !one_line {
+    // Beside the id only when the id is on the row (one_line and id_apart, measured with the
+    // two states' rooms, can both hold for a one-letter name: it had not been drawn at all).
+    if !one_line || id_apart {
         name_label(ui);
     }
 }

@@ -195,8 +195,10 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                 .into_iter()
                 .flatten()
                 .any(egui::Response::has_focus);
+            // Whatever the box holds now: a port refused (the emulator's) being typed over is
+            // judged once it is read, by the same press.
             let button = ui.add_enabled(
-                (changed || typing) && problems.is_empty() && !starting,
+                (typing || (changed && problems.is_empty())) && !starting,
                 egui::Button::new(label),
             );
             let button = if starting {
