@@ -61,6 +61,8 @@ fn lines_of(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String>
 
 /// Start `hookscope listen` and wait (with a deadline) for the address it prints; also returns
 /// the lines it prints on stdout (one per call).
+/// Keep the receiver of its lines while it should run: `listen` stops once the reader of its
+/// standard output has gone, as `listen | head -1` needs.
 fn spawn_listen(dir: &std::path::Path, extra: &[&str]) -> (Killed, String, mpsc::Receiver<String>) {
     spawn_listen_with(bin(), dir, extra)
 }
@@ -2357,7 +2359,7 @@ fn webhooks_list(url: &str, extra: &[&str]) -> std::process::Output {
 fn a_webhook_hookscope_cannot_read_is_named_and_the_rest_listed() {
     let dir = tempfile::tempdir().unwrap();
     let service = r#"[{"id":5,"name":"kept","url":"http://127.0.0.1:1/h","triggerScope":"SENT","active":true},{"id":6,"name":"new\u001b[2J","url":"http://127.0.0.1:1/m","triggerScope":"MMS","active":true}]"#;
-    let (_listen, url, _) = spawn_listen(
+    let (_listen, url, _lines) = spawn_listen(
         dir.path(),
         &["--body", service, "--content-type", "application/json"],
     );
@@ -2388,7 +2390,7 @@ fn json_output_is_the_services_own() {
     let dir = tempfile::tempdir().unwrap();
     // Numbers as spelled, too: a parsed value would print 1e+23 and 100.0.
     let service = r#"[{"id":5,"name":"m","url":"http://127.0.0.1:1/h","triggerScope":"SENT","active":true,"contactEmailAddress":null,"onWebApp":true,"secretHeader":"kept","n":1.0e2},{"id":99999999999999999999999,"name":"big"}]"#;
-    let (_listen, url, _) = spawn_listen(
+    let (_listen, url, _lines) = spawn_listen(
         dir.path(),
         &["--body", service, "--content-type", "application/json"],
     );
