@@ -266,7 +266,7 @@ impl AnswerArgs {
 /// Read an answer body from `path` (`-`: standard input): UTF-8 text of at most
 /// [`MAX_BODY_FILE`] bytes.
 fn read_body_file(path: &Path) -> Result<String, CliError> {
-    use std::io::Read;
+    use crate::text::CappedText;
     let shown = || {
         if path.as_os_str() == "-" {
             "- (standard input)".to_owned()
@@ -278,33 +278,24 @@ fn read_body_file(path: &Path) -> Result<String, CliError> {
         path: shown(),
         source,
     };
-    let mut bytes = Vec::new();
-    let limit = MAX_BODY_FILE + 1;
-    if path.as_os_str() == "-" {
+    let read = if path.as_os_str() == "-" {
         use std::io::IsTerminal;
         let stdin = std::io::stdin();
         // Typed by hand, it waits for the end of the text: said, not a silent wait.
         if stdin.is_terminal() {
             crate::say!("Reading the answer's body from standard input: end it with Ctrl-D.");
         }
-        stdin
-            .lock()
-            .take(limit)
-            .read_to_end(&mut bytes)
-            .map_err(fail)?;
+        crate::text::read_text_capped(stdin.lock(), 0, MAX_BODY_FILE)
     } else {
         let file = std::fs::File::open(path).map_err(fail)?;
         // Its size up front: a buffer doubling as it reads held up to twice the file.
-        let size = file.metadata().map_or(0, |m| m.len().min(limit));
-        bytes.reserve_exact(usize::try_from(size).unwrap_or(0));
-        file.take(limit).read_to_end(&mut bytes).map_err(fail)?;
-    }
-    if bytes.len() as u64 > MAX_BODY_FILE {
-        return Err(CliError::BodyFileTooLarge { path: shown() });
-    }
-    String::from_utf8(bytes).map_err(|e| CliError::BodyFileNotText {
-        path: shown(),
-        at: e.utf8_error().valid_up_to() + 1,
+        let size = file.metadata().map_or(0, |m| m.len());
+        crate::text::read_text_capped(file, size, MAX_BODY_FILE)
+    };
+    read.map_err(|e| match e {
+        CappedText::Io(source) => fail(source),
+        CappedText::TooLarge => CliError::BodyFileTooLarge { path: shown() },
+        CappedText::NotText { at } => CliError::BodyFileNotText { path: shown(), at },
     })
 }
 

@@ -243,35 +243,23 @@ pub const MAX_RULE_FILE: u64 = 64 << 20;
 /// The text of the rule file at `path`, read up to [`MAX_RULE_FILE`]: a larger file, or an
 /// endless one, is refused at once rather than read whole into memory first.
 pub fn read_rule_file(path: &Path) -> Result<String, RuleError> {
-    use std::io::Read;
+    use crate::text::CappedText;
     let shown = || path.display().to_string();
     let fail = |source| RuleError::Read {
         path: shown(),
         source,
     };
     let file = std::fs::File::open(path).map_err(fail)?;
-    let too_large = || RuleError::TooLarge { path: shown() };
     let size = file
         .metadata()
         .map_or(0, |m| if m.is_file() { m.len() } else { 0 });
-    if size > MAX_RULE_FILE {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(MAX_RULE_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(fail)?;
-    if bytes.len() as u64 > MAX_RULE_FILE {
-        return Err(too_large());
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        fail(std::io::Error::new(
+    crate::text::read_text_capped(file, size, MAX_RULE_FILE).map_err(|e| match e {
+        CappedText::Io(source) => fail(source),
+        CappedText::TooLarge => RuleError::TooLarge { path: shown() },
+        CappedText::NotText { at } => fail(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
-            format!(
-                "it is not UTF-8 text (byte {} is not)",
-                e.utf8_error().valid_up_to() + 1
-            ),
-        ))
+            format!("it is not UTF-8 text (byte {at} is not)"),
+        )),
     })
 }
 
@@ -283,7 +271,8 @@ pub enum RuleError {
         source: std::io::Error,
     },
     #[error(
-        "the rule file {path} is larger than 64 MiB, the most a rule file may hold: is it the right file?"
+        "the rule file {path} is larger than {} MiB, the most a rule file may hold: is it the right file?",
+        MAX_RULE_FILE >> 20
     )]
     TooLarge { path: String },
     #[error("{path}: line {line}, column {column}: {reason}")]
@@ -1587,9 +1576,8 @@ body = "ok"
             let e = RuleSet::load(Path::new("/dev/zero")).unwrap_err();
             assert!(matches!(e, RuleError::TooLarge { .. }), "{e}");
         }
-        // At the limit it is read (and then parsed: spaces are no rules).
-        file.set_len(0).unwrap();
-        std::fs::write(&big, " ".repeat(1000)).unwrap();
+        // At the limit it is read (and then parsed: no rules in it).
+        file.set_len(MAX_RULE_FILE).unwrap();
         assert!(matches!(RuleSet::load(&big), Err(RuleError::Syntax { .. })));
         // Not text: where it stops being text.
         std::fs::write(&big, b"{\"rules\xff").unwrap();

@@ -624,6 +624,44 @@ pub fn cut_chars(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// What reading a text of at most so many bytes ([`read_text_capped`]) found wrong.
+#[derive(Debug)]
+pub enum CappedText {
+    Io(std::io::Error),
+    /// More bytes than the cap: refused once past it, not read whole first.
+    TooLarge,
+    /// Not UTF-8: byte `at` (counting from 1) is where it stops being text.
+    NotText {
+        at: usize,
+    },
+}
+
+/// The UTF-8 text `reader` holds, of at most `max` bytes: a larger one (`size`, where its
+/// file says) is refused at once, and an endless one (`/dev/zero`) once past the cap. The
+/// buffer is taken at the size given, so a file is not held twice while it is read. For
+/// `--body-file` and rule files alike.
+pub fn read_text_capped(
+    reader: impl std::io::Read,
+    size: u64,
+    max: u64,
+) -> Result<String, CappedText> {
+    use std::io::Read;
+    if size > max {
+        return Err(CappedText::TooLarge);
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    reader
+        .take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(CappedText::Io)?;
+    if bytes.len() as u64 > max {
+        return Err(CappedText::TooLarge);
+    }
+    String::from_utf8(bytes).map_err(|e| CappedText::NotText {
+        at: e.utf8_error().valid_up_to() + 1,
+    })
+}
+
 /// `text` escaped as [`escape_control`] does and cut to at most `max` characters as printed,
 /// without spaces, for a `key=value` on a line a script splits at spaces: `abc…(+99880)`. The
 /// cut falls between two characters of `text`, never inside an escape (a lone `\` had been
@@ -1264,6 +1302,21 @@ mod tests {
         // Above a minute, the units of every other duration.
         assert_eq!(countdown(ms(837_100)), "13 min 58 s");
         assert_eq!(countdown(Duration::from_secs(7_200)), "2 h");
+    }
+
+    /// A text read up to a cap: whole at the cap, refused a byte past it (or at once when its
+    /// size says so), and named where it stops being UTF-8.
+    #[test]
+    fn a_text_is_read_up_to_its_cap() {
+        let read = |bytes: &[u8], size: u64| read_text_capped(bytes, size, 4);
+        assert_eq!(read(b"abcd", 4).ok().as_deref(), Some("abcd"));
+        assert!(matches!(read(b"abcde", 0), Err(CappedText::TooLarge)));
+        assert!(matches!(read(b"", 5), Err(CappedText::TooLarge)));
+        assert!(matches!(
+            read(b"ab\xffd", 4),
+            Err(CappedText::NotText { at: 3 })
+        ));
+        assert_eq!(read(b"", 0).ok().as_deref(), Some(""));
     }
 
     #[test]

@@ -5414,6 +5414,24 @@ fn the_new_calls_button_never_moves_the_rows() {
     });
 }
 
+/// A wheel turned over a list with nothing below its end leaves *Follow newest* on: there was
+/// nothing to read further down, and the setting is kept for the next session.
+#[test]
+fn a_wheel_over_a_short_list_keeps_following() {
+    let mut rig = start();
+    for i in 0..3 {
+        assert_eq!(rig.send("status-report", &format!("dlv-short{i}"), 1), 200);
+    }
+    rig.until("all are listed", |app| {
+        app.state.list.counted && app.state.list.count == 3
+    });
+    rig.harness.run_steps(3);
+    let row = rig.harness.get_by_label("dlv-short2").rect();
+    rig.wheel(row.center(), egui::MouseWheelUnit::Page, -1.0);
+    rig.harness.run_steps(5);
+    assert!(rig.harness.state().state.settings.follow);
+}
+
 /// Scrolling the list down by hand stops following the newest calls (the next call had taken
 /// the list back to its top), and a filter chosen then starts its list at its newest call (it
 /// had kept the scroll, its newest matches out of sight above).

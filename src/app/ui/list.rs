@@ -622,15 +622,19 @@ fn table_ui(
         app.state.list.scroll_to_row = Some(i);
     }
     // Scrolled down by hand (a wheel, a touchpad) while following: the user reads older calls,
-    // and the next call must not take the list back to its top under them.
+    // and the next call must not take the list back to its top under them. Not for a list
+    // with nothing below its end, nor a sideways scroll (Shift): the setting is kept.
+    let scrolls = app.state.list.count as f32 * ROW_HEIGHT > ui.available_height() - HEADER_HEIGHT;
     if app.state.settings.follow
+        && scrolls
         && ui.rect_contains_pointer(ui.max_rect())
         && ui.input(|i| {
-            i.smooth_scroll_delta.y < 0.0
-                || i.events.iter().any(|e| {
-                    matches!(e, egui::Event::MouseWheel { delta, modifiers, .. }
-                        if delta.y < 0.0 && !modifiers.command && !modifiers.ctrl)
-                })
+            !i.modifiers.shift
+                && (i.smooth_scroll_delta.y < 0.0
+                    || i.events.iter().any(|e| {
+                        matches!(e, egui::Event::MouseWheel { delta, modifiers, .. }
+                            if delta.y < 0.0 && !modifiers.command && !modifiers.ctrl)
+                    }))
         })
     {
         app.state.settings.follow = false;
