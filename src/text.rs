@@ -624,6 +624,32 @@ pub fn cut_chars(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// `text` with the spaces of each date in it as Hookscope writes one (`26 Nov 18:52`,
+/// `26 Nov 18:52:07`) made non-breaking, for the window: a wrapped line then breaks before or
+/// after the date, not inside it.
+pub fn glue_dates(text: &str) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let mut out = text.to_owned();
+    for m in MONTHS {
+        let spaced = format!(" {m} ");
+        let mut from = 0;
+        while let Some(at) = out[from..].find(&spaced).map(|i| i + from) {
+            let day = out[..at].ends_with(|c: char| c.is_ascii_digit());
+            let time = out[at + spaced.len()..].starts_with(|c: char| c.is_ascii_digit());
+            from = if day && time {
+                let glued = format!("\u{a0}{m}\u{a0}");
+                out.replace_range(at..at + spaced.len(), &glued);
+                at + glued.len()
+            } else {
+                at + 1
+            };
+        }
+    }
+    out
+}
+
 /// What reading a text of at most so many bytes ([`read_text_capped`]) found wrong.
 #[derive(Debug)]
 pub enum CappedText {
@@ -1302,6 +1328,21 @@ mod tests {
         // Above a minute, the units of every other duration.
         assert_eq!(countdown(ms(837_100)), "13 min 58 s");
         assert_eq!(countdown(Duration::from_secs(7_200)), "2 h");
+    }
+
+    #[test]
+    fn a_date_is_glued_and_nothing_else() {
+        assert_eq!(
+            glue_dates("194 retries left until 26 Nov 18:52"),
+            "194 retries left until 26\u{a0}Nov\u{a0}18:52"
+        );
+        assert_eq!(
+            glue_dates("at 1 May 09:00:01, then 2 Dec 10:00"),
+            "at 1\u{a0}May\u{a0}09:00:01, then 2\u{a0}Dec\u{a0}10:00"
+        );
+        // A month's name that is not in a date is left alone.
+        assert_eq!(glue_dates("in May we go"), "in May we go");
+        assert_eq!(glue_dates("retries 3 Nov of them"), "retries 3 Nov of them");
     }
 
     /// A text read up to a cap: whole at the cap, refused a byte past it (or at once when its

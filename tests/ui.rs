@@ -2095,7 +2095,11 @@ fn disabling_a_webhook_leaves_its_buttons_in_place() {
         }
         rig.harness.run_steps(3);
         let label = if active { "Disable" } else { "Enable" };
-        rig.harness.query_by_label(label).map(|n| n.rect().top())
+        // Its row, and where Edit beside it starts (the narrower Enable had moved it).
+        rig.harness.query_by_label(label).map(|n| {
+            let edit = rig.harness.get_by_label("Edit").rect().left();
+            (n.rect().top(), edit)
+        })
     };
     let mut compared = 0;
     for step in 0..=20 {
@@ -2212,6 +2216,49 @@ fn a_new_brand_word_reaches_the_built_in_emulator() {
         report.delivery.is_some() && report.attempt == Some(1),
         "{report:?}"
     );
+}
+
+/// The receiver moved to another port while the New webhook form was open: the form says
+/// nothing listens at its URL now, and one button takes the receiver's (it had kept the old
+/// port without a word, and Create failed on the service's refused connection).
+#[test]
+fn an_open_webhook_form_follows_the_receiver_to_its_new_port() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let new_port = free.local_addr().unwrap().port();
+    drop(free);
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.step();
+    apply_port(&mut rig, new_port);
+    rig.until(
+        "it listens on the new port",
+        move |app| matches!(app.state.listening, Listening::On(a) if a.port() == new_port),
+    );
+    rig.harness.state_mut().state.show_settings = false;
+    rig.harness.run_steps(3);
+    rig.harness
+        .get_by_label_contains("Nothing listens there now");
+    rig.harness.get_by_label("Use the receiver's URL").click();
+    rig.until("the form takes the new URL", move |app| {
+        app.state
+            .service
+            .form
+            .url
+            .contains(&format!(":{new_port}/"))
+    });
+    rig.harness.run_steps(2);
+    assert!(
+        rig.harness
+            .query_by_label_contains("Nothing listens there now")
+            .is_none()
+    );
+    rig.harness.get_by_label("Create").click();
+    rig.until("the webhook is created", |app| {
+        app.state.service.webhooks.len() == 1
+    });
 }
 
 /// The receiver moved to another port in Settings: the webhook still pointing at the old one
@@ -5412,6 +5459,40 @@ fn the_new_calls_button_never_moves_the_rows() {
     rig.until("all are listed", |app| {
         app.state.list.counted && app.state.list.count == 54 && app.state.list.newer == 0
     });
+}
+
+/// Following the newest calls, a resize keeps the newest in sight at the top, not the selected
+/// call further down (the newest had been hidden above it until another call came).
+#[test]
+fn a_resize_while_following_keeps_the_newest_in_sight() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    for i in 0..40 {
+        assert_eq!(rig.send("status-report", &format!("dlv-r{i:02}"), 1), 200);
+    }
+    rig.until("all are listed", |app| {
+        let l = &app.state.list;
+        l.counted && l.count == 40 && l.row(35).is_some()
+    });
+    rig.harness.run_steps(3);
+    // An old call selected (through the app: following stays on).
+    let old = rig
+        .harness
+        .state()
+        .state
+        .list
+        .row(35)
+        .map(|r| r.id)
+        .unwrap();
+    rig.harness.state_mut().select(old);
+    rig.harness.run_steps(3);
+    assert!(rig.harness.state().state.settings.follow);
+    rig.harness.set_size(egui::vec2(1280.0, 800.0));
+    rig.harness.run_steps(10);
+    // The first row under the table's titles.
+    let newest = rig.harness.get_by_label("dlv-r39").rect();
+    let titles = rig.harness.get_by_label("Delivery").rect();
+    let below = newest.top() - titles.bottom();
+    assert!((0.0..12.0).contains(&below), "{newest:?} under {titles:?}");
 }
 
 /// A wheel turned over a list with nothing below its end leaves *Follow newest* on: there was

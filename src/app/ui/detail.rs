@@ -208,6 +208,8 @@ fn delivery_heading(
     now: chrono::DateTime<chrono::Utc>,
 ) {
     let dark = ui.visuals().dark_mode;
+    // A date in it kept on one line ("until 26 / Nov 18:52" had broken at 1280 x 800).
+    let heading = crate::text::glue_dates(&heading);
     ui.label(
         RichText::new(heading).strong().size(16.0).color(
             last_outcome.map_or(ui.visuals().text_color(), |o| super::outcome_color(o, dark)),

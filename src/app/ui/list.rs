@@ -608,7 +608,8 @@ fn table_ui(
         0
     };
     // A zoom (Ctrl +/-/0) or a resize starts a new table at its top: the selected call is
-    // brought back into sight rather than left scrolled away.
+    // brought back into sight rather than left scrolled away; while following, the newest
+    // calls are (the selected one had been, the newest hidden above it).
     let layout = (zoom, short, shrunk_room, shown.len());
     if app
         .state
@@ -617,9 +618,12 @@ fn table_ui(
         .replace(layout)
         .is_some_and(|l| l != layout)
         && app.state.list.scroll_to_row.is_none()
-        && let Some(i) = app.state.list.selected_index()
     {
-        app.state.list.scroll_to_row = Some(i);
+        if app.state.settings.follow {
+            app.state.list.scroll_to_top = true;
+        } else if let Some(i) = app.state.list.selected_index() {
+            app.state.list.scroll_to_row = Some(i);
+        }
     }
     // Scrolled down by hand (a wheel, a touchpad) while following: the user reads older calls,
     // and the next call must not take the list back to its top under them. Not for a list

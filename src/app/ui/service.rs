@@ -360,7 +360,17 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             }
             ui.horizontal_wrapped(|ui| {
                 let toggle = if w.active { "Disable" } else { "Enable" };
-                if ui.small_button(toggle).clicked() {
+                // As wide as the wider of the two, so Edit and Delete stay where they are.
+                let wide = super::widest_text(ui, egui::TextStyle::Button, ["Disable", "Enable"])
+                    + 2.0 * ui.spacing().button_padding.x;
+                if ui
+                    .add(
+                        egui::Button::new(toggle)
+                            .small()
+                            .min_size(egui::vec2(wide, 0.0)),
+                    )
+                    .clicked()
+                {
                     action = Some(ApiOp::SetActive(w.id, !w.active));
                 }
                 if ui.small_button("Edit").clicked() {
@@ -477,15 +487,37 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             .api_custom
             .then(|| crate::api::reach::unreachable_by(&app.state.settings.api_base_url, &f.url))
             .flatten();
+        // The receiver moved (Settings) while the form was open: its URL names a port where
+        // nothing listens now, and Create had failed on the service's refused connection.
+        let url = f.url.clone();
+        let moved = app.moved_url(&url);
+        let mut take_moved = None;
         super::keep_height(ui, URL_WARNING_HEIGHT, true, |ui| {
+            let warn = super::severity_color(crate::contract::Severity::Warning, dark);
             if let Some(why) = why {
-                let warn = super::severity_color(crate::contract::Severity::Warning, dark);
                 ui.colored_label(
                     warn,
                     format!("{why} Settings' Public URL makes new webhooks start with it."),
                 );
             }
+            if let Some(to) = moved {
+                ui.colored_label(
+                    warn,
+                    "Nothing listens there now: the receiver has moved to another port.",
+                );
+                if ui
+                    .small_button("Use the receiver's URL")
+                    .on_hover_text(to.clone())
+                    .clicked()
+                {
+                    take_moved = Some(to);
+                }
+            }
         });
+        let f = &mut app.state.service.form;
+        if let Some(to) = take_moved {
+            f.url = to;
+        }
         ui.label("Scope");
         ui.horizontal_wrapped(|ui| {
             ui.selectable_value(&mut f.scope, TriggerScope::Sent, "SENT (status reports)");
