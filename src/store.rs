@@ -782,7 +782,7 @@ pub enum Durability {
 
 // What a row reads from a call's findings and answer, as SQL: written once, for the list's
 // rows (`SUMMARY_COLUMNS`) and for the migration that marked the calls stored before
-// `ra_discarded` (`retry_after_discards_sql!`), which must agree with them.
+// `listed_as` (`retry_after_discards_sql!`, `not_http_sql!`), which must agree with them.
 macro_rules! not_http_sql {
     () => {
         "CASE WHEN findings_count > 0 AND json_valid(findings) THEN EXISTS (SELECT 1 FROM json_each(findings) \
@@ -806,7 +806,7 @@ macro_rules! retry_after_sql {
 }
 
 /// [`Summary::discarded_by_retry_after`] as a condition on a row, through the SQL function
-/// [`RETRY_AFTER_DISCARDS_FN`]: read once, by the migration that made the `ra_discarded`
+/// [`RETRY_AFTER_DISCARDS_FN`]: read once, by the migration that made the `listed_as`
 /// column; calls stored since are marked as they are stored. The cheap tests first: the
 /// findings are read only for the few a Retry-After discards.
 macro_rules! retry_after_discards_sql {
@@ -824,14 +824,21 @@ macro_rules! retry_after_discards_sql {
 }
 
 /// A call's outcome as the window's list reads it: "discarded" (`failed-permanently`) for a 503
-/// or 429 whose Retry-After leaves no retry, its code's reading otherwise (which `log` keeps).
-/// Indexed as it is written here, with the id: the Outcome filter reads it in the list's order
-/// and counts it from the index alone.
+/// or 429 whose Retry-After leaves no retry ([`LISTED_DISCARDED`]), `not-http` for a request
+/// the HTTP layer refused ([`LISTED_NOT_HTTP`], under no outcome of the filter: its row reads
+/// "not HTTP"), its code's reading otherwise (which `log` keeps). Indexed as it is written
+/// here, with the id: the Outcome filter reads it in the list's order and counts it from the
+/// index alone.
 macro_rules! listed_outcome_sql {
     () => {
-        "(CASE WHEN ra_discarded THEN 'failed-permanently' ELSE outcome END)"
+        "(CASE listed_as WHEN 1 THEN 'failed-permanently' WHEN 2 THEN 'not-http' ELSE outcome END)"
     };
 }
+
+/// `listed_as` of a 503 or 429 whose Retry-After leaves no retry.
+const LISTED_DISCARDED: i64 = 1;
+/// `listed_as` of a request the HTTP layer refused.
+const LISTED_NOT_HTTP: i64 = 2;
 
 const LISTED_OUTCOME: &str = listed_outcome_sql!();
 
@@ -878,13 +885,17 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX answer_bodies_hash ON answer_bodies(hash);
     ALTER TABLE invocations ADD COLUMN answer_body_id INTEGER REFERENCES answer_bodies(id);",
-    // 3: whether a 503 or 429's Retry-After leaves no retry, kept with the call, and the
-    // outcome index on the outcome as the list reads it: the Outcome filter had read every
+    // 3: how the list reads a call where its code does not say it, kept with the call (1: a
+    // 503 or 429 whose Retry-After leaves no retry; 2: a request the HTTP layer refused), and
+    // the outcome index on the outcome as the list reads it: the Outcome filter had read every
     // 503's answer headers for each count and page.
     concat!(
-        "ALTER TABLE invocations ADD COLUMN ra_discarded INTEGER NOT NULL DEFAULT 0;
-    UPDATE invocations SET ra_discarded = 1 WHERE ",
+        "ALTER TABLE invocations ADD COLUMN listed_as INTEGER NOT NULL DEFAULT 0;
+    UPDATE invocations SET listed_as = 1 WHERE ",
         retry_after_discards_sql!(),
+        ";
+    UPDATE invocations SET listed_as = 2 WHERE ",
+        not_http_sql!(),
         ";
     DROP INDEX invocations_outcome;
     CREATE INDEX invocations_outcome ON invocations(",
@@ -1497,7 +1508,7 @@ fn write_batch(conn: &mut Connection, batch: &[(Op, Ack)]) -> Result<Vec<i64>, S
             "INSERT INTO invocations (received_at_us, method, path, query, headers, body, body_size,
                 declared_size, body_kept, peer, event, delivery, attempt, webhook_id, messages,
                 registration_check, findings, findings_count, answer_status, answer_headers,
-                answer_body, answer_delay_ms, outcome, took_us, rule, answer_body_id, ra_discarded)
+                answer_body, answer_delay_ms, outcome, took_us, rule, answer_body_id, listed_as)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
         )?;
@@ -1522,7 +1533,7 @@ fn write_batch(conn: &mut Connection, batch: &[(Op, Ack)]) -> Result<Vec<i64>, S
                                 WHERE json_extract(value, '$.code') IS NOT ?4) + 1,
                             outcome = ?2,
                             -- Every note is of an answer that never went: no Retry-After read.
-                            ra_discarded = 0
+                            listed_as = CASE listed_as WHEN 2 THEN 2 ELSE 0 END
                          WHERE id = ?3",
                     )?
                     .execute(params![
@@ -1577,7 +1588,13 @@ fn write_batch(conn: &mut Connection, batch: &[(Op, Ack)]) -> Result<Vec<i64>, S
                 inv.took_us as i64,
                 inv.rule,
                 answer_body_id,
-                inv.discarded_by_retry_after(),
+                if inv.not_http() {
+                    LISTED_NOT_HTTP
+                } else if inv.discarded_by_retry_after() {
+                    LISTED_DISCARDED
+                } else {
+                    0
+                },
             ])?;
             ids.push(tx.last_insert_rowid());
         }
@@ -2728,6 +2745,20 @@ mod tests {
         assert_eq!(plain.meaning(), Outcome::FailedPermanently.describe());
         let refused = store.insert(refused).await.unwrap();
         let plain = store.insert(plain).await.unwrap();
+        // Its row reads "not HTTP": the filter's "discarded (4xx)" leaves it out, as every
+        // outcome of the filter does (it had been listed among the 400s its code reads as).
+        let discarded = Filter {
+            outcome: Some(Outcome::FailedPermanently),
+            ..Filter::default()
+        };
+        let ids: Vec<i64> = store
+            .page(&discarded, 0, 10)
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [plain]);
+        assert_eq!(store.count(&discarded).unwrap(), 1);
         let rows = store.page(&Filter::default(), 0, 10).unwrap();
         let not_http = |id: i64| rows.iter().find(|r| r.id == id).unwrap().not_http;
         assert!(not_http(refused));
@@ -3125,7 +3156,18 @@ mod tests {
                 [vec![7u8; 10_000]],
             )
             .unwrap();
-            // A 503 whose Retry-After leaves no retry, stored before the stores marked one.
+            // A request the HTTP layer refused (its 400 is not a discarded message), and a 503
+            // whose Retry-After leaves no retry, stored before the stores marked them.
+            c.execute(
+                "INSERT INTO invocations (received_at_us, method, path, headers, body, body_size,
+                    body_kept, registration_check, findings, findings_count, answer_status,
+                    answer_headers, answer_body, answer_delay_ms, outcome, took_us)
+                 VALUES (3, '', '', '[]', X'16', 1, 1, 0,
+                    '[{\"severity\":\"error\",\"code\":\"not-http\",\"message\":\"x\"}]', 1,
+                    400, '[]', X'', 0, 'failed-permanently', 0)",
+                [],
+            )
+            .unwrap();
             c.execute(
                 "INSERT INTO invocations (received_at_us, method, path, headers, body, body_size,
                     body_kept, registration_check, findings, findings_count, answer_status,

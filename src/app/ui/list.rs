@@ -193,7 +193,7 @@ fn outcome_choices(ui: &mut egui::Ui, chosen: &mut Option<Outcome>) -> bool {
             )
         } else if o == Outcome::FailedPermanently {
             format!(
-                "{}. Also the 503s and 429s whose Retry-After reaches past the 2-day window: no retry comes for them either (`log` gives them their code's outcome).",
+                "{}. Also the 503s and 429s whose Retry-After reaches past the 2-day window: no retry comes for them either (`log` gives them their code's outcome). Not the requests the HTTP layer refused, whose rows read not HTTP: the Event filter's other calls lists them.",
                 crate::text::first_upper(o.describe())
             )
         } else {
