@@ -1704,7 +1704,19 @@ pub fn schedule_text_listing(
     all: bool,
 ) -> String {
     let outcome = outcome_of(code);
-    let mut t = format!("Answering {code}: {}\n", outcome.describe());
+    // A Retry-After that leaves no retry is said on the first line too: "retried on the
+    // schedule" had stood above "no retry comes".
+    let none_fits = retry_after.is_some()
+        && outcome.honours_retry_after()
+        && schedule_plan(code, retry_after, now).is_some_and(|p| p.retries.is_empty());
+    let mut t = if none_fits {
+        format!(
+            "Answering {code}: {}; with this Retry-After, though, no retry comes (see below)\n",
+            outcome.describe()
+        )
+    } else {
+        format!("Answering {code}: {}\n", outcome.describe())
+    };
     if outcome == crate::contract::Outcome::RetrySlowDown {
         t += &format!(
             "{} (Assumed: the contract does not say how.)\n",
@@ -2227,6 +2239,24 @@ mod tests {
             "{huge}"
         );
         assert!(!huge.contains("the schedule resumes"), "{huge}");
+        // Its first line says so too ("retried on the schedule" had stood above it alone); one
+        // that leaves a retry does not.
+        let first = |t: &str| t.lines().next().unwrap_or_default().to_owned();
+        let past = schedule_text(
+            503,
+            Some(RetryAfter::Wait(Duration::from_secs(172_801))),
+            now,
+        );
+        assert!(
+            first(&past).ends_with("with this Retry-After, though, no retry comes (see below)"),
+            "{past}"
+        );
+        let edge = schedule_text(
+            503,
+            Some(RetryAfter::Wait(Duration::from_secs(172_800))),
+            now,
+        );
+        assert!(!first(&edge).contains("no retry comes"), "{edge}");
         let far_date = "Fri, 31 Dec 9999 23:59:59 GMT";
         let far = schedule_text(503, RetryAfter::parse(far_date), now);
         assert!(far.contains("no retry comes)"), "{far}");

@@ -1048,8 +1048,17 @@ pub fn is_part_of(part: &str, delivery: &str) -> bool {
 }
 
 /// The first words of a split batch's state: `split: its 3 messages are retried one by one`.
-pub fn split_heading(messages: u32) -> String {
-    format!("split: its {messages} messages are retried one by one")
+/// Once every one of them has been delivered: `split: its 3 messages were retried one by one,
+/// and each was delivered` (the green heading had gone on saying they "are retried").
+pub fn split_heading(messages: u32, parts: &[(String, Option<State>)]) -> String {
+    let delivered = parts
+        .iter()
+        .all(|(_, s)| matches!(s, Some(State::Succeeded { .. })));
+    if delivered {
+        format!("split: its {messages} messages were retried one by one, and each was delivered")
+    } else {
+        format!("split: its {messages} messages are retried one by one")
+    }
 }
 
 /// Where one message of a split batch stands, in a few words (`None`: not seen yet).
@@ -1133,7 +1142,7 @@ impl State {
                     .iter()
                     .map(|(id, state)| format!("{id} {}", part_state(state.as_ref(), now)))
                     .collect();
-                format!("{}: {}", split_heading(*messages), each.join("; "))
+                format!("{}: {}", split_heading(*messages, parts), each.join("; "))
             }
             State::Retrying {
                 next_at,
@@ -1405,6 +1414,23 @@ mod tests {
             ended
                 .describe(now)
                 .ends_with("b-2 failed permanently: message discarded")
+        );
+        assert!(
+            ended
+                .describe(now)
+                .starts_with("split: its 2 messages are retried")
+        );
+        // Each delivered: said in the past, not "are retried" under a green heading.
+        let delivered = State::Split {
+            messages: 2,
+            parts: vec![
+                ("b-1".into(), Some(State::Succeeded { attempt: Some(2) })),
+                ("b-2".into(), Some(State::Succeeded { attempt: Some(3) })),
+            ],
+        };
+        assert_eq!(
+            delivered.describe(now),
+            "split: its 2 messages were retried one by one, and each was delivered: b-1 succeeded on attempt 2; b-2 succeeded on attempt 3"
         );
     }
 

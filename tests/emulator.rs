@@ -1602,7 +1602,7 @@ async fn a_failed_batch_is_retried_message_by_message() {
     assert_eq!(
         text,
         format!(
-            "split: its 3 messages are retried one by one: {parent}-1 succeeded on attempt 2; {parent}-2 succeeded on attempt 2; {parent}-3 succeeded on attempt 2"
+            "split: its 3 messages were retried one by one, and each was delivered: {parent}-1 succeeded on attempt 2; {parent}-2 succeeded on attempt 2; {parent}-3 succeeded on attempt 2"
         )
     );
 }

@@ -411,8 +411,8 @@ fn delivery_ui(
     let last_outcome = d.heading_outcome();
     // A split batch: the heading, then each message on a line of its own.
     let heading = match &d.state {
-        crate::deliveries::State::Split { messages, .. } => {
-            crate::deliveries::split_heading(*messages)
+        crate::deliveries::State::Split { messages, parts } => {
+            crate::deliveries::split_heading(*messages, parts)
         }
         // Retrying, and the next attempt is here, its answer held back: not overdue.
         crate::deliveries::State::Retrying { .. } if let Some(h) = held => held_heading(h),
