@@ -6632,6 +6632,28 @@ fn a_real_service_is_told_it_cannot_reach_the_receivers_local_url() {
     rig.harness.step();
     assert!(rig.harness.query_by_label_contains(CANNOT).is_none());
     assert_eq!(rig.harness.get_by_label("Create").rect(), create);
+    // Back to the built-in emulator with the form open: no room held for that warning there
+    // (a blank had stood between URL and Scope).
+    let scope_at = |rig: &UiRig| {
+        rig.harness.get_by_label("Scope").rect().top()
+            - rig
+                .harness
+                .get_by_role_and_label(egui::accesskit::Role::TextInput, "URL")
+                .rect()
+                .top()
+    };
+    rig.harness.state_mut().state.service.form.url = format!("http://{addr}/hook");
+    rig.harness.step();
+    rig.harness.get_by_label("Built-in emulator").click();
+    rig.harness.run_steps(3);
+    let after_switch = scope_at(&rig);
+    rig.harness.get_by_label("Cancel").click();
+    rig.until("the form closes", |app| !app.state.service.form_open);
+    rig.harness.step();
+    rig.harness.get_by_label("New webhook").click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.run_steps(2);
+    assert_eq!(after_switch, scope_at(&rig));
 }
 
 /// A status-report body of `n` messages, each missing the fields `drop` names (a QA tester's

@@ -402,7 +402,11 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         form_ui(ui, app);
     } else {
         // The next form starts without the room a warning took in this one.
-        ui.data_mut(|d| d.remove_temp::<f32>(egui::Id::unique(URL_WARNING_HEIGHT)));
+        ui.data_mut(|d| {
+            for key in [URL_WARNING_HEIGHT, URL_WARNING_HEIGHT_EMULATOR] {
+                d.remove_temp::<f32>(egui::Id::unique(key));
+            }
+        });
     }
 }
 
@@ -464,8 +468,10 @@ fn webhook_heading(ui: &mut egui::Ui, w: &crate::api::model::Webhook) {
     }
 }
 
-/// Where the webhook form keeps the room its URL's warning took.
+/// Where the webhook form keeps the room its URL's warning took (with a real service; with
+/// the built-in emulator, the second).
 const URL_WARNING_HEIGHT: &str = "url_warning_height";
+const URL_WARNING_HEIGHT_EMULATOR: &str = "url_warning_height_emulator";
 
 fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let dark = ui.visuals().dark_mode;
@@ -492,7 +498,14 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         let url = f.url.clone();
         let moved = app.moved_url(&url);
         let mut take_moved = None;
-        super::keep_height(ui, URL_WARNING_HEIGHT, true, |ui| {
+        // Held per service: the room a real service's warning took is no gap under the
+        // built-in emulator's form (switched back, a blank stood between URL and Scope).
+        let key = if app.state.settings.api_custom {
+            URL_WARNING_HEIGHT
+        } else {
+            URL_WARNING_HEIGHT_EMULATOR
+        };
+        super::keep_height(ui, key, true, |ui| {
             let warn = super::severity_color(crate::contract::Severity::Warning, dark);
             if let Some(why) = why {
                 ui.colored_label(
