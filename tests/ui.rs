@@ -2218,6 +2218,40 @@ fn a_new_brand_word_reaches_the_built_in_emulator() {
     );
 }
 
+/// A webhook created in the built-in emulator by another hand (`hookscope webhooks create`
+/// against it) is listed in the Service panel without Refresh (it had stayed out of sight until
+/// Refresh was clicked).
+#[test]
+fn a_webhook_made_by_another_hand_is_listed_without_refresh() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    let emu = rig.emulator();
+    let receiver = rig.url("/elsewhere");
+    let created = rig.rt.block_on(async {
+        rig.client
+            .post(format!("http://{}/v1/webhooks", emu.addr))
+            .basic_auth("demo", Some("demo"))
+            .json(&serde_json::json!({
+                "name": "from-a-script",
+                "url": receiver,
+                "triggerScope": "SENT",
+            }))
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+    });
+    assert_eq!(created.ok(), Some(200), "the emulator creates it");
+    rig.until("the panel lists it", |app| {
+        app.state
+            .service
+            .webhooks
+            .iter()
+            .any(|w| w.name == "from-a-script")
+    });
+    rig.harness.run_steps(2);
+    rig.harness.get_by_label("from-a-script");
+}
+
 /// The receiver moved to another port while the New webhook form was open: the form says
 /// nothing listens at its URL now, and one button takes the receiver's (it had kept the old
 /// port without a word, and Create failed on the service's refused connection).

@@ -241,7 +241,6 @@ impl HookscopeApp {
         }
     }
 
-    /// The URL a new webhook should call: the public tunnel URL if set, else the receiver.
     /// The URL a webhook should have instead of `url`, if it points at a port this receiver
     /// has left (see [`state::moved_receiver_url`]).
     pub fn moved_url(&self, url: &str) -> Option<String> {
@@ -253,6 +252,7 @@ impl HookscopeApp {
         }
     }
 
+    /// The URL a new webhook should call: the public tunnel URL if set, else the receiver.
     pub fn receiver_url(&self) -> String {
         let public = self.state.settings.public_url.trim();
         if !public.is_empty() {
@@ -887,6 +887,35 @@ impl HookscopeApp {
         arrived
     }
 
+    /// The built-in emulator's webhooks changed by another hand (`hookscope webhooks create`
+    /// against it, a script): listed again, as the real service's are on Refresh. They had
+    /// stayed out of the panel until Refresh was clicked. In-process, so cheap to look at.
+    fn list_emulator_changes(&mut self) {
+        let sv = &self.state.service;
+        if self.state.settings.api_custom || !sv.listed || sv.busy > 0 {
+            return;
+        }
+        let Some(emu) = &sv.emulator else {
+            return;
+        };
+        let key = |w: &crate::api::model::Webhook| {
+            (
+                w.id,
+                w.name.clone(),
+                w.url.clone(),
+                w.active,
+                w.trigger_scope.as_str(),
+            )
+        };
+        let mut there: Vec<_> = emu.webhooks().iter().map(key).collect();
+        let mut shown: Vec<_> = sv.webhooks.iter().map(key).collect();
+        there.sort();
+        shown.sort();
+        if there != shown {
+            self.api(engine::ApiOp::List);
+        }
+    }
+
     /// Apply what the background reported, for at most [`DRAIN_BUDGET`]. Returns true when
     /// messages are left for the next frame.
     pub fn drain(&mut self) -> bool {
@@ -895,6 +924,7 @@ impl HookscopeApp {
             self.polling = true;
             self.polled_at = Some(start);
             self.engine.poll_newest();
+            self.list_emulator_changes();
         }
         let mut arrived = false;
         let mut more = false;
