@@ -2252,6 +2252,48 @@ fn a_webhook_made_by_another_hand_is_listed_without_refresh() {
     rig.harness.get_by_label("from-a-script");
 }
 
+/// A card's Edit opens the form in sight: below five cards at 1024 × 768 it had opened out of
+/// sight, and the click seemed to do nothing.
+#[test]
+fn a_cards_edit_opens_its_form_in_sight() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    let emu = rig.emulator();
+    let receiver = rig.url("/hook");
+    for i in 0..5 {
+        let made = rig.rt.block_on(async {
+            rig.client
+                .post(format!("http://{}/v1/webhooks", emu.addr))
+                .basic_auth("demo", Some("demo"))
+                .json(&serde_json::json!({
+                    "name": format!("card-{i}"),
+                    "url": receiver,
+                    "triggerScope": "SENT",
+                }))
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        });
+        assert_eq!(made.ok(), Some(200));
+    }
+    rig.until("the panel lists them", |app| {
+        app.state.service.webhooks.len() == 5
+    });
+    rig.harness.run_steps(3);
+    rig.harness
+        .get_all_by_label("Edit")
+        .next()
+        .expect("a card")
+        .click();
+    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.harness.run_steps(5);
+    let save = rig.harness.get_by_label("Save").rect();
+    assert!(
+        save.bottom() <= 768.0 && save.top() >= 0.0,
+        "{save:?} out of sight"
+    );
+}
+
 /// The receiver moved to another port while the New webhook form was open: the form says
 /// nothing listens at its URL now, and one button takes the receiver's (it had kept the old
 /// port without a word, and Create failed on the service's refused connection).

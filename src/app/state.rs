@@ -654,6 +654,9 @@ pub struct ServiceState {
     pub status: Option<Result<String, String>>,
     pub form: WebhookForm,
     pub form_open: bool,
+    /// The form was just opened: brought into sight once (opened by a card's Edit or *Point
+    /// it at the receiver*, it had opened below the last card, out of sight).
+    pub form_reveal: bool,
     pub confirm_delete: Option<u64>,
     pub busy: u32,
     /// A test message was sent: the next status report is highlighted.

@@ -316,6 +316,7 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 ..Default::default()
             };
             app.state.service.form_open = true;
+            app.state.service.form_reveal = true;
         }
     });
     if app.state.service.webhooks.is_empty() {
@@ -397,6 +398,7 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             active: w.active,
         };
         app.state.service.form_open = true;
+        app.state.service.form_reveal = true;
     }
     if app.state.service.form_open {
         form_ui(ui, app);
@@ -475,7 +477,7 @@ const URL_WARNING_HEIGHT_EMULATOR: &str = "url_warning_height_emulator";
 
 fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     let dark = ui.visuals().dark_mode;
-    egui::Frame::group(ui.style()).show(ui, |ui| {
+    let shown = egui::Frame::group(ui.style()).show(ui, |ui| {
         let f = &mut app.state.service.form;
         ui.strong(match f.editing {
             Some(id) => format!("Edit webhook {id}"),
@@ -580,6 +582,9 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
         registration_hint(ui, app);
     });
+    if std::mem::take(&mut app.state.service.form_reveal) {
+        shown.response.scroll_to_me(None);
+    }
 }
 
 /// What the receiver answers the registration check the form's Create brings: 200 while
