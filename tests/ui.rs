@@ -5537,6 +5537,38 @@ fn the_new_calls_button_never_moves_the_rows() {
     });
 }
 
+/// The list opens at its newest call whatever scroll offset egui kept from the last session
+/// (it had opened some 25 rows down, the newest hidden above): here the offset of a list
+/// scrolled down, and the list taken as just opened.
+#[test]
+fn the_list_opens_at_its_newest_call() {
+    let mut rig = start();
+    rig.harness.state_mut().state.settings.follow = false;
+    for i in 0..40 {
+        assert_eq!(rig.send("status-report", &format!("dlv-o{i:02}"), 1), 200);
+    }
+    rig.until("all are listed", |app| {
+        let l = &app.state.list;
+        l.counted && l.count == 40 && l.row(0).is_some()
+    });
+    rig.harness.run_steps(3);
+    let titles = rig.harness.get_by_label("Delivery").rect();
+    let over = egui::pos2(titles.center().x, titles.bottom() + 60.0);
+    for _ in 0..3 {
+        rig.wheel(over, egui::MouseWheelUnit::Page, -1.0);
+    }
+    rig.harness.run_steps(20);
+    assert!(
+        rig.harness.query_by_label("dlv-o39").is_none(),
+        "not scrolled"
+    );
+    rig.harness.state_mut().state.list.started = false;
+    rig.harness.run_steps(5);
+    let newest = rig.harness.get_by_label("dlv-o39").rect();
+    let below = newest.top() - titles.bottom();
+    assert!((0.0..12.0).contains(&below), "{newest:?} under {titles:?}");
+}
+
 /// Following the newest calls, a resize keeps the newest in sight at the top, not the selected
 /// call further down (the newest had been hidden above it until another call came).
 #[test]

@@ -222,6 +222,10 @@ pub struct ListState {
     pub newer: u64,
     /// The list should scroll to the top (after a refresh while following).
     pub scroll_to_top: bool,
+    /// Its first rows have been shown: until then the list is held at its top, whatever
+    /// scroll offset egui kept from the last session (it had opened some 25 rows down, the
+    /// newest calls hidden above).
+    pub started: bool,
     /// The list should scroll so that this row is visible.
     pub scroll_to_row: Option<u64>,
     /// The layout the list's table was last drawn with (zoom, short titles, width step,

@@ -668,6 +668,12 @@ fn table_ui(
     if std::mem::take(&mut app.state.list.scroll_to_top) {
         table = table.scroll_to_row(0, Some(egui::Align::TOP));
     }
+    // egui keeps scroll offsets across restarts: the list opens at its newest calls, not at an
+    // offset kept from a list that has grown since.
+    if !app.state.list.started {
+        table = table.vertical_scroll_offset(0.0);
+        app.state.list.started = app.state.list.row(0).is_some();
+    }
     if let Some(r) = app.state.list.scroll_to_row.take() {
         table = table.scroll_to_row(r as usize, None);
     }
