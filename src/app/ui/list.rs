@@ -669,10 +669,15 @@ fn table_ui(
         table = table.scroll_to_row(0, Some(egui::Align::TOP));
     }
     // egui keeps scroll offsets across restarts: the list opens at its newest calls, not at an
-    // offset kept from a list that has grown since.
+    // offset kept from a list that has grown since. A scroll asked for (End before the first
+    // rows are read) is the user's, and ends the hold: held, End had been undone.
     if !app.state.list.started {
-        table = table.vertical_scroll_offset(0.0);
-        app.state.list.started = app.state.list.row(0).is_some();
+        if app.state.list.scroll_to_row.is_some() {
+            app.state.list.started = true;
+        } else {
+            table = table.vertical_scroll_offset(0.0);
+            app.state.list.started = app.state.list.row(0).is_some();
+        }
     }
     if let Some(r) = app.state.list.scroll_to_row.take() {
         table = table.scroll_to_row(r as usize, None);
