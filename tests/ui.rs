@@ -95,7 +95,65 @@ fn start_stepped(
     }
 }
 
+/// A port free on 127.0.0.1 a moment ago.
+fn free_port() -> u16 {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    free.local_addr().unwrap().port()
+}
+
 impl UiRig {
+    /// A click at `at` as a hand makes it: pressed in one frame, released in the next.
+    fn click_by_hand(&mut self, at: egui::Pos2) {
+        for pressed in [true, false] {
+            self.harness.event(egui::Event::PointerMoved(at));
+            self.harness.event(egui::Event::PointerButton {
+                pos: at,
+                button: egui::PointerButton::Primary,
+                pressed,
+                modifiers: egui::Modifiers::NONE,
+            });
+            self.harness.step();
+        }
+    }
+
+    /// The receiver moved to a free port through Settings (applied, then Settings closed):
+    /// the port it listens on now.
+    fn move_receiver(&mut self) -> u16 {
+        let new_port = free_port();
+        self.harness.state_mut().state.show_settings = true;
+        self.harness.step();
+        apply_port(self, new_port);
+        self.until(
+            "it listens on the new port",
+            move |app| matches!(app.state.listening, Listening::On(a) if a.port() == new_port),
+        );
+        self.harness.state_mut().state.show_settings = false;
+        self.harness.step();
+        new_port
+    }
+
+    /// A SENT webhook called `name` made in the built-in emulator through its API, as a
+    /// script or `hookscope webhooks create` would: the status the emulator answered.
+    fn make_in_emulator(&mut self, name: &str) -> Option<u16> {
+        let emu = self.emulator();
+        let receiver = self.url("/hook");
+        self.rt
+            .block_on(async {
+                self.client
+                    .post(format!("http://{}/v1/webhooks", emu.addr))
+                    .basic_auth("demo", Some("demo"))
+                    .json(&serde_json::json!({
+                        "name": name,
+                        "url": receiver,
+                        "triggerScope": "SENT",
+                    }))
+                    .send()
+                    .await
+                    .map(|r| r.status().as_u16())
+            })
+            .ok()
+    }
+
     /// One frame with `events` as the window's event loop gives them, through the app's input
     /// hook (which the test harness does not call itself).
     fn step_hooked(&mut self, events: Vec<egui::Event>) {
@@ -1655,16 +1713,7 @@ fn a_recipe_stays_under_the_pointer_with_the_panel_scrolled_to_its_end() {
 fn a_recipe_stays_under_the_pointer_below_room_a_shorter_answer_left() {
     let mut rig = start();
     let click_at = |rig: &mut UiRig, at: egui::Pos2| {
-        rig.harness.event(egui::Event::PointerMoved(at));
-        for pressed in [true, false] {
-            rig.harness.event(egui::Event::PointerButton {
-                pos: at,
-                button: egui::PointerButton::Primary,
-                pressed,
-                modifiers: egui::Modifiers::NONE,
-            });
-            rig.harness.step();
-        }
+        rig.click_by_hand(at);
         rig.harness.run_steps(6);
     };
     // 500 (a What-if with a timeline), the pointer away, then 200 (a What-if of two lines).
@@ -2225,22 +2274,11 @@ fn a_new_brand_word_reaches_the_built_in_emulator() {
 fn a_webhook_made_by_another_hand_is_listed_without_refresh() {
     let mut rig = start();
     rig.until("the emulator answers", |app| app.state.service.listed);
-    let emu = rig.emulator();
-    let receiver = rig.url("/elsewhere");
-    let created = rig.rt.block_on(async {
-        rig.client
-            .post(format!("http://{}/v1/webhooks", emu.addr))
-            .basic_auth("demo", Some("demo"))
-            .json(&serde_json::json!({
-                "name": "from-a-script",
-                "url": receiver,
-                "triggerScope": "SENT",
-            }))
-            .send()
-            .await
-            .map(|r| r.status().as_u16())
-    });
-    assert_eq!(created.ok(), Some(200), "the emulator creates it");
+    assert_eq!(
+        rig.make_in_emulator("from-a-script"),
+        Some(200),
+        "the emulator creates it"
+    );
     rig.until("the panel lists it", |app| {
         app.state
             .service
@@ -2258,23 +2296,8 @@ fn a_webhook_made_by_another_hand_is_listed_without_refresh() {
 fn a_cards_edit_opens_its_form_in_sight() {
     let mut rig = start_sized([1024.0, 768.0]);
     rig.until("the emulator answers", |app| app.state.service.listed);
-    let emu = rig.emulator();
-    let receiver = rig.url("/hook");
     for i in 0..5 {
-        let made = rig.rt.block_on(async {
-            rig.client
-                .post(format!("http://{}/v1/webhooks", emu.addr))
-                .basic_auth("demo", Some("demo"))
-                .json(&serde_json::json!({
-                    "name": format!("card-{i}"),
-                    "url": receiver,
-                    "triggerScope": "SENT",
-                }))
-                .send()
-                .await
-                .map(|r| r.status().as_u16())
-        });
-        assert_eq!(made.ok(), Some(200));
+        assert_eq!(rig.make_in_emulator(&format!("card-{i}")), Some(200));
     }
     rig.until("the panel lists them", |app| {
         app.state.service.webhooks.len() == 5
@@ -2303,18 +2326,8 @@ fn an_open_webhook_form_follows_the_receiver_to_its_new_port() {
     rig.until("the emulator answers", |app| app.state.service.listed);
     rig.harness.get_by_label("New webhook").click();
     rig.until("the form opens", |app| app.state.service.form_open);
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let new_port = free.local_addr().unwrap().port();
-    drop(free);
-    rig.harness.state_mut().state.show_settings = true;
-    rig.harness.step();
-    apply_port(&mut rig, new_port);
-    rig.until(
-        "it listens on the new port",
-        move |app| matches!(app.state.listening, Listening::On(a) if a.port() == new_port),
-    );
-    rig.harness.state_mut().state.show_settings = false;
-    rig.harness.run_steps(3);
+    let new_port = rig.move_receiver();
+    rig.harness.run_steps(2);
     rig.harness
         .get_by_label_contains("Nothing listens there now");
     rig.harness.get_by_label("Use the receiver's URL").click();
@@ -2345,18 +2358,7 @@ fn a_webhook_left_behind_by_a_port_change_says_so_and_is_pointed_back() {
     let mut rig = start();
     rig.until("the emulator answers", |app| app.state.service.listed);
     create_webhook_from_form(&mut rig);
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let new_port = free.local_addr().unwrap().port();
-    drop(free);
-    rig.harness.state_mut().state.show_settings = true;
-    rig.harness.step();
-    apply_port(&mut rig, new_port);
-    rig.until(
-        "it listens on the new port",
-        move |app| matches!(app.state.listening, Listening::On(a) if a.port() == new_port),
-    );
-    rig.harness.state_mut().state.show_settings = false;
-    rig.harness.step();
+    let new_port = rig.move_receiver();
     rig.harness
         .get_by_label_contains("Nothing listens there now");
     rig.harness
@@ -3820,10 +3822,7 @@ fn the_settings_apply_button_stays_put_as_notes_come_and_go() {
 #[test]
 fn a_port_typed_and_apply_clicked_once_restarts_the_receiver_there() {
     let mut rig = start();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap()
-        .port();
+    let port = free_port();
     rig.harness.state_mut().state.show_settings = true;
     rig.harness.run_steps(2);
     // The rig listens on any free port: its box reads 0.
@@ -3837,16 +3836,7 @@ fn a_port_typed_and_apply_clicked_once_restarts_the_receiver_there() {
     }
     // Pressed in one frame and released in the next, as a hand does.
     let at = rig.harness.get_by_label("Apply").rect().center();
-    for pressed in [true, false] {
-        rig.harness.event(egui::Event::PointerMoved(at));
-        rig.harness.event(egui::Event::PointerButton {
-            pos: at,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: egui::Modifiers::NONE,
-        });
-        rig.harness.step();
-    }
+    rig.click_by_hand(at);
     rig.until(
         "the receiver listens on the port typed",
         |app| matches!(app.state.listening, Listening::On(a) if a.port() == port),
@@ -5544,12 +5534,9 @@ fn the_new_calls_button_never_moves_the_rows() {
 fn the_list_opens_at_its_newest_call() {
     let mut rig = start();
     rig.harness.state_mut().state.settings.follow = false;
-    for i in 0..40 {
-        assert_eq!(rig.send("status-report", &format!("dlv-o{i:02}"), 1), 200);
-    }
-    rig.until("all are listed", |app| {
-        let l = &app.state.list;
-        l.counted && l.count == 40 && l.row(0).is_some()
+    send_many(&mut rig, "dlv-o", 40);
+    rig.until("the first rows are read", |app| {
+        app.state.list.row(0).is_some()
     });
     rig.harness.run_steps(3);
     let titles = rig.harness.get_by_label("Delivery").rect();
@@ -5559,14 +5546,24 @@ fn the_list_opens_at_its_newest_call() {
     }
     rig.harness.run_steps(20);
     assert!(
-        rig.harness.query_by_label("dlv-o39").is_none(),
+        rig.harness.query_by_label("dlv-o-39").is_none(),
         "not scrolled"
     );
     rig.harness.state_mut().state.list.started = false;
     rig.harness.run_steps(5);
-    let newest = rig.harness.get_by_label("dlv-o39").rect();
+    let newest = rig.harness.get_by_label("dlv-o-39").rect();
     let below = newest.top() - titles.bottom();
     assert!((0.0..12.0).contains(&below), "{newest:?} under {titles:?}");
+    // End pressed while the list is still held at its top (before its first rows are read,
+    // at a start): the user's scroll wins (the hold had undone it).
+    rig.harness.state_mut().state.list.started = false;
+    rig.harness.state_mut().refresh_list();
+    end_selects_the_oldest(&mut rig, 40);
+    rig.harness.run_steps(5);
+    assert!(
+        rig.harness.query_by_label("dlv-o-0").is_some(),
+        "End scrolled"
+    );
 }
 
 /// Following the newest calls, a resize keeps the newest in sight at the top, not the selected
@@ -5574,13 +5571,11 @@ fn the_list_opens_at_its_newest_call() {
 #[test]
 fn a_resize_while_following_keeps_the_newest_in_sight() {
     let mut rig = start_sized([1024.0, 768.0]);
-    for i in 0..40 {
-        assert_eq!(rig.send("status-report", &format!("dlv-r{i:02}"), 1), 200);
-    }
-    rig.until("all are listed", |app| {
-        let l = &app.state.list;
-        l.counted && l.count == 40 && l.row(35).is_some()
+    send_many(&mut rig, "dlv-r", 40);
+    rig.until("the first rows are read", |app| {
+        app.state.list.row(0).is_some()
     });
+    rig.until("row 35 is read", |app| app.state.list.row(35).is_some());
     rig.harness.run_steps(3);
     // An old call selected (through the app: following stays on).
     let old = rig
@@ -5597,7 +5592,7 @@ fn a_resize_while_following_keeps_the_newest_in_sight() {
     rig.harness.set_size(egui::vec2(1280.0, 800.0));
     rig.harness.run_steps(10);
     // The first row under the table's titles.
-    let newest = rig.harness.get_by_label("dlv-r39").rect();
+    let newest = rig.harness.get_by_label("dlv-r-39").rect();
     let titles = rig.harness.get_by_label("Delivery").rect();
     let below = newest.top() - titles.bottom();
     assert!((0.0..12.0).contains(&below), "{newest:?} under {titles:?}");
@@ -5627,15 +5622,13 @@ fn a_wheel_over_a_short_list_keeps_following() {
 #[test]
 fn scrolling_down_stops_following_and_a_new_filter_starts_at_the_top() {
     let mut rig = start();
-    for i in 0..40 {
-        assert_eq!(rig.send("status-report", &format!("dlv-s{i:02}"), 1), 200);
-    }
-    rig.until("all are listed", |app| {
-        app.state.list.counted && app.state.list.count == 40
+    send_many(&mut rig, "dlv-s", 40);
+    rig.until("the first rows are read", |app| {
+        app.state.list.row(0).is_some()
     });
     rig.harness.run_steps(3);
     assert!(rig.harness.state().state.settings.follow);
-    let top_row = rig.harness.get_by_label("dlv-s39").rect();
+    let top_row = rig.harness.get_by_label("dlv-s-39").rect();
     for _ in 0..3 {
         rig.wheel(top_row.center(), egui::MouseWheelUnit::Page, -1.0);
     }
@@ -5645,7 +5638,7 @@ fn scrolling_down_stops_following_and_a_new_filter_starts_at_the_top() {
         "scrolled down, still following"
     );
     assert!(
-        rig.harness.query_by_label("dlv-s39").is_none(),
+        rig.harness.query_by_label("dlv-s-39").is_none(),
         "not scrolled"
     );
     rig.harness.get_by_label("Outcome:").click();
@@ -5664,7 +5657,7 @@ fn scrolling_down_stops_following_and_a_new_filter_starts_at_the_top() {
         l.filter.outcome.is_some() && l.counted && l.count == 40
     });
     rig.harness.run_steps(10);
-    let newest = rig.harness.get_by_label("dlv-s39").rect();
+    let newest = rig.harness.get_by_label("dlv-s-39").rect();
     assert!(
         (newest.top() - top_row.top()).abs() < 1.0,
         "{newest:?}, not at the top {top_row:?}"
