@@ -957,16 +957,7 @@ mod tests {
 
     /// The table of two webhooks: "a" and one named `name`.
     fn lines_of_two(name: &str) -> Vec<String> {
-        let w = Webhook {
-            id: 1,
-            name: "a".into(),
-            url: "http://127.0.0.1:8787/hook".into(),
-            trigger_scope: crate::contract::TriggerScope::Sent,
-            active: true,
-            contact_email_address: None,
-            on_web_app: None,
-            invoke_option: None,
-        };
+        let w = Webhook::sample(1, "a");
         let mut named = w.clone();
         named.name = name.into();
         webhook_table(&[w, named])

@@ -114,6 +114,23 @@ fn spawn_listen_fed(
 }
 
 /// The next line `listen` prints, within a deadline.
+/// A POST of `body` with `headers` to `url`'s /hook, which must be answered `status`, and the
+/// line `listen` printed for it.
+async fn call_and_line(
+    url: &str,
+    headers: &[(String, String)],
+    body: Vec<u8>,
+    status: u16,
+    lines: &mpsc::Receiver<String>,
+) -> String {
+    let resp = post(&http(), &format!("{url}/hook"), headers, body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), status);
+    next_line(lines)
+}
+
 fn next_line(lines: &mpsc::Receiver<String>) -> String {
     lines
         .recv_timeout(Duration::from_secs(30))
@@ -547,19 +564,9 @@ async fn show_reads_the_calls_delivery_across_its_attempts() {
         "/assets/rules/fail-twice-then-succeed.json"
     );
     let (mut child, url, lines) = spawn_listen(dir.path(), &["--rules", rules]);
-    let client = http();
     for (attempt, want) in [(1, 503), (2, 503), (3, 200)] {
-        let resp = post(
-            &client,
-            &format!("{url}/hook"),
-            &invoker_headers("status-report", "cli-d", attempt),
-            status_report_body("78"),
-        )
-        .send()
-        .await
-        .unwrap();
-        assert_eq!(resp.status(), want);
-        next_line(&lines);
+        let headers = invoker_headers("status-report", "cli-d", attempt);
+        call_and_line(&url, &headers, status_report_body("78"), want, &lines).await;
     }
     child.kill();
     let show = |json: bool| {
@@ -649,7 +656,6 @@ async fn show_reads_the_calls_delivery_across_its_attempts() {
 async fn show_flags_a_call_after_the_two_day_window() {
     let dir = tempfile::tempdir().unwrap();
     let (mut child, url, lines) = spawn_listen(dir.path(), &["--respond", "503"]);
-    let client = http();
     let start = chrono::Utc::now();
     for (attempt, on_clock) in [(1, 0), (196, 2 * 86_400 + 3_600)] {
         let mut headers = invoker_headers("status-report", "late-d", attempt);
@@ -662,17 +668,7 @@ async fn show_flags_a_call_after_the_two_day_window() {
             (start + chrono::TimeDelta::seconds(on_clock))
                 .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
         ));
-        let resp = post(
-            &client,
-            &format!("{url}/hook"),
-            &headers,
-            status_report_body("79"),
-        )
-        .send()
-        .await
-        .unwrap();
-        assert_eq!(resp.status(), 503);
-        next_line(&lines);
+        call_and_line(&url, &headers, status_report_body("79"), 503, &lines).await;
     }
     child.kill();
     let out = bin()
@@ -1353,17 +1349,7 @@ async fn show_names_each_clock_speed_a_delivery_was_made_at() {
             hookscope::emulator::CLOCK_SPEED_HEADER.to_owned(),
             speed.to_owned(),
         ));
-        let resp = post(
-            &http(),
-            &format!("{url}/hook"),
-            &headers,
-            status_report_body("5"),
-        )
-        .send()
-        .await
-        .unwrap();
-        assert_eq!(resp.status(), 503);
-        next_line(&lines);
+        call_and_line(&url, &headers, status_report_body("5"), 503, &lines).await;
     }
     child.kill();
     let out = run_in(dir.path(), &["show", "4"]);
@@ -1399,17 +1385,8 @@ async fn stops_in_order_on(signal: libc::c_int, calls: usize) {
     let dir = tempfile::tempdir().unwrap();
     let (mut child, url, lines) = spawn_listen(dir.path(), &[]);
     for i in 0..calls {
-        let resp = post(
-            &http(),
-            &format!("{url}/hook"),
-            &invoker_headers("status-report", &format!("term-{i}"), 1),
-            status_report_body("5"),
-        )
-        .send()
-        .await
-        .unwrap();
-        assert_eq!(resp.status(), 200);
-        next_line(&lines);
+        let headers = invoker_headers("status-report", &format!("term-{i}"), 1);
+        call_and_line(&url, &headers, status_report_body("5"), 200, &lines).await;
     }
     let status = signal_and_wait(&mut child.child, signal);
     assert!(status.success(), "signal {signal}: {status:?}");

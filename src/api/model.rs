@@ -50,6 +50,23 @@ pub struct WebhookEntry {
     pub invoke_option: Option<InvokeOption>,
 }
 
+#[cfg(test)]
+impl Webhook {
+    /// An active SENT webhook `id` called `name`, calling the default receiver: for tests.
+    pub(crate) fn sample(id: u64, name: &str) -> Webhook {
+        Webhook {
+            id,
+            name: name.to_owned(),
+            url: "http://127.0.0.1:8787/hook".into(),
+            trigger_scope: TriggerScope::Sent,
+            active: true,
+            contact_email_address: None,
+            on_web_app: None,
+            invoke_option: None,
+        }
+    }
+}
+
 impl WebhookEntry {
     pub fn new(name: &str, url: &str, scope: TriggerScope) -> Self {
         WebhookEntry {

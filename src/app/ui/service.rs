@@ -858,16 +858,7 @@ mod tests {
     /// After a delete the count of webhooks may name one still there: the next free number.
     #[test]
     fn new_webhook_proposes_a_name_no_webhook_has() {
-        let hook = |id: u64, name: &str| crate::api::model::Webhook {
-            id,
-            name: name.to_owned(),
-            url: "http://127.0.0.1:8787/hook".into(),
-            trigger_scope: crate::contract::TriggerScope::Sent,
-            active: true,
-            contact_email_address: None,
-            on_web_app: None,
-            invoke_option: None,
-        };
+        let hook = crate::api::model::Webhook::sample;
         assert_eq!(super::free_name(&[]), "hookscope-1");
         // hookscope-1 deleted, hookscope-2 left: not "hookscope-2" again.
         assert_eq!(super::free_name(&[hook(2, "hookscope-2")]), "hookscope-3");
