@@ -116,6 +116,12 @@ impl UiRig {
         }
     }
 
+    /// The New webhook form, opened by its button.
+    fn open_webhook_form(&mut self) {
+        self.harness.get_by_label("New webhook").click();
+        self.until("the form opens", |app| app.state.service.form_open);
+    }
+
     /// The receiver moved to a free port through Settings (applied, then Settings closed):
     /// the port it listens on now.
     fn move_receiver(&mut self) -> u16 {
@@ -2120,8 +2126,7 @@ fn rule_files_load_and_save_by_a_typed_path_when_no_dialog_opens() {
 
 /// Open *New webhook*, create it as prefilled (the receiver's URL), and wait until it is listed.
 fn create_webhook_from_form(rig: &mut UiRig) {
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     rig.harness.step();
     rig.harness.get_by_label("Create").click();
     rig.until("the webhook is listed", |app| {
@@ -2198,8 +2203,7 @@ fn the_webhook_forms_save_stays_put_while_its_fields_are_typed() {
 fn the_new_webhook_form_says_what_the_registration_check_will_get() {
     let mut rig = start();
     rig.until("the emulator answers", |app| app.state.service.listed);
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     rig.harness.step();
     rig.harness.get_by_label(
         "The service calls the URL with [] before it accepts it; the receiver answers that 200.",
@@ -2324,8 +2328,7 @@ fn a_cards_edit_opens_its_form_in_sight() {
 fn an_open_webhook_form_follows_the_receiver_to_its_new_port() {
     let mut rig = start();
     rig.until("the emulator answers", |app| app.state.service.listed);
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     let new_port = rig.move_receiver();
     rig.harness.run_steps(2);
     rig.harness
@@ -2403,8 +2406,7 @@ fn a_webhook_name_that_does_not_fit_beside_its_id_goes_whole_on_its_own_line() {
     let mut rig = start();
     rig.until("the emulator answers", |app| app.state.service.listed);
     let name = "inbound replies for the desk";
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     {
         let form = &mut rig.harness.state_mut().state.service.form;
         form.name = name.into();
@@ -2463,8 +2465,7 @@ fn a_webhook_name_that_does_not_fit_beside_its_id_goes_whole_on_its_own_line() {
 fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highlighted() {
     let mut rig = start();
     rig.until("the emulator answers", |app| app.state.service.listed);
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     rig.harness.step();
     let url = rig.harness.state().state.service.form.url.clone();
     assert!(
@@ -2600,8 +2601,7 @@ fn old_messages_give_way_to_new_actions() {
 fn cancelling_the_webhook_form_clears_what_the_service_said_about_it() {
     let mut rig = start();
     rig.until("the emulator answers", |app| app.state.service.listed);
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     rig.harness.state_mut().state.service.status = Some(Err(
         "the service refused the request: Invoking the Webhook URL caused an error".into(),
     ));
@@ -2828,8 +2828,7 @@ fn every_list_column_fits_the_default_window_with_both_panels_open() {
     );
 
     // Opening the webhook form does not widen the Service panel over the list.
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     rig.harness.step();
     rig.harness.step();
     assert!(rig.harness.query_by_label("Contact e-mail").is_some());
@@ -4873,8 +4872,7 @@ fn receive_delivers_an_incoming_message_to_the_received_webhook() {
         .get_by_label_contains("'abc' is not a phone number: give the handset's number in From");
     rig.harness.state_mut().state.service.inject_from = number;
 
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     rig.harness.state_mut().state.service.form.scope = TriggerScope::Received;
     rig.harness.step();
     rig.harness.get_by_label("Create").click();
@@ -6408,8 +6406,7 @@ fn the_json_tab_keeps_combining_marks_and_escapes_controls() {
 fn a_long_webhook_name_is_cut_on_one_line() {
     let mut rig = start();
     rig.until("the emulator answers", |app| app.state.service.listed);
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     let name = format!("line one\nline two {}", "x".repeat(3000));
     rig.harness.state_mut().state.service.form.name = name;
     rig.harness.step();
@@ -6687,8 +6684,7 @@ fn a_real_service_is_told_it_cannot_reach_the_receivers_local_url() {
     let mut rig = start();
     const CANNOT: &str = "cannot reach 127.0.0.1, this machine's own address";
     // The emulator calls this machine: nothing to say.
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     rig.harness.step();
     assert!(
         rig.harness
@@ -6708,8 +6704,7 @@ fn a_real_service_is_told_it_cannot_reach_the_receivers_local_url() {
     rig.harness.step();
     rig.harness.state_mut().state.settings.api_base_url = "https://sms.example/v1".into();
     rig.harness.step();
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     rig.harness.step();
     let Listening::On(addr) = rig.harness.state().state.listening else {
         panic!("the receiver listens");
@@ -6751,8 +6746,7 @@ fn a_real_service_is_told_it_cannot_reach_the_receivers_local_url() {
     rig.harness.get_by_label("Cancel").click();
     rig.until("the form closes", |app| !app.state.service.form_open);
     rig.harness.step();
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     rig.harness.run_steps(2);
     assert_eq!(after_switch, scope_at(&rig));
 }
@@ -7235,8 +7229,7 @@ fn the_service_panel_holds_still_while_its_foot_changes() {
     rig.until("the emulator answers", |app| app.state.service.listed);
     // Two webhooks listed: the panel scrolls.
     create_webhook_from_form(&mut rig);
-    rig.harness.get_by_label("New webhook").click();
-    rig.until("the form opens", |app| app.state.service.form_open);
+    rig.open_webhook_form();
     rig.harness.step();
     rig.harness.get_by_label("Create").click();
     rig.until("the second webhook is listed", |app| {
