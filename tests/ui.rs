@@ -4212,9 +4212,14 @@ fn settings_take_effect_only_when_applied_and_a_taken_port_is_never_kept() {
     // the settings in force (those saved) keep the port it listens on.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
+    let placed = rig.harness.get_by_label("Bind address").rect();
     apply_port(&mut rig, port);
     rig.until("the restart fails", |app| app.state.listen_notice.is_some());
     rig.harness.step();
+    rig.harness.step();
+    // The notice under the top bar does not push the window down under the pointer (it had
+    // moved by the notice's height, 19 points).
+    assert_eq!(rig.harness.get_by_label("Bind address").rect(), placed);
     let state = &rig.harness.state().state;
     assert!(matches!(state.listening, Listening::On(a) if a == working));
     assert_eq!(state.settings.port, before.port);

@@ -814,6 +814,8 @@ pub struct LaidOut {
     pub below_bar: egui::Rect,
     /// The detail panel whole, its top edge (the line under the list) included.
     pub detail_panel: egui::Rect,
+    /// How tall the top bar's notice under its controls is (a port taken), 0 without one.
+    pub bar_notice: f32,
 }
 
 /// Everything the window shows.
@@ -916,6 +918,7 @@ impl AppState {
                 detail: egui::Rect::NOTHING,
                 below_bar: egui::Rect::NOTHING,
                 detail_panel: egui::Rect::NOTHING,
+                bar_notice: 0.0,
             },
             form: AnswerForm::from_answer(&settings.answer),
             port_text: settings.port.to_string(),

@@ -394,14 +394,27 @@ fn keep_zoom(ctx: &egui::Context, app: &mut HookscopeApp) {
     app.state.zoom_room = room;
 }
 
-/// Where a window (Settings, the rules) may be: the window's area under the top bar, as last
-/// laid out, or the whole window before the bar has been.
+/// The window's area under the top bar, as last laid out, or the whole window before the bar
+/// has been: where a window (Settings, the rules) opens.
 pub fn room_under_bar(ctx: &egui::Context, app: &HookscopeApp) -> egui::Rect {
     let screen = ctx.content_rect();
     match app.state.laid_out.below_bar {
         r if r.is_positive() && screen.contains_rect(r) => r,
         _ => screen,
     }
+}
+
+/// Where an open window (Settings, the rules) may stay: under the top bar's controls. A notice
+/// under them (a port taken, which Settings says too) may be covered: kept clear, it pushed an
+/// open window down under the pointer as it came.
+pub fn room_for_window(ctx: &egui::Context, app: &HookscopeApp) -> egui::Rect {
+    let r = room_under_bar(ctx, app);
+    let notice = app
+        .state
+        .laid_out
+        .bar_notice
+        .clamp(0.0, (r.top() - ctx.content_rect().top()).max(0.0));
+    r.with_min_y(r.top() - notice)
 }
 
 /// The Service panel over the left of the list and the detail, from below the top bar to the

@@ -268,7 +268,7 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         .id(egui::Id::unique("rules_editor_window"))
         .pivot(egui::Align2::CENTER_CENTER)
         .default_pos(room.center())
-        .constrain_to(room)
+        .constrain_to(super::room_for_window(ctx, app))
         .open(&mut open)
         // As tall as the room allows, up to 720 points: at 460, with *Fields* open and an
         // error above it, the rules' text had two lines in sight at the default size.

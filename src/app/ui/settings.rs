@@ -53,7 +53,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     let shown = egui::Window::new("Settings")
         .pivot(egui::Align2::RIGHT_TOP)
         .default_pos([below_bar.right() - 12.0, below_bar.top() + 4.0])
-        .constrain_to(below_bar)
+        .constrain_to(super::room_for_window(ctx, app))
         .min_height((content + chrome).clamp(0.0, max_height))
         .max_height(max_height)
         .open(&mut open)

@@ -121,6 +121,7 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         Listening::Failed(why) => Some(why.clone()),
         _ => app.state.listen_notice.clone(),
     };
+    let above_notice = ui.cursor().top();
     if let Some(why) = problem {
         let color = super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark);
         ui.horizontal_wrapped(|ui| {
@@ -133,6 +134,7 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             }
         });
     }
+    app.state.laid_out.bar_notice = ui.cursor().top() - above_notice;
     ui.add_space(2.0);
 }
 
