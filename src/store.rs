@@ -83,9 +83,9 @@ pub enum StoreError {
     )]
     DiskFullAtOpen { path: PathBuf },
     #[error(
-        "cannot open the database {path}: the disk failed to read or write it (an I/O error: see the system's log)"
+        "cannot open the database {path}: the disk failed to read or write it (SQLite says \"{detail}\": see the system's log)"
     )]
-    IoFailureAtOpen { path: PathBuf },
+    IoFailureAtOpen { path: PathBuf, detail: String },
     #[error(
         "cannot store calls in {path}: {what} cannot be written by this user (another user's, or its mode forbids it); give --data-dir a directory of your own, or run as its owner"
     )]
@@ -953,10 +953,11 @@ fn db_path(dir: &Path) -> PathBuf {
 /// full disk when the disk holding `dir` has (almost) no room left (`free`, in bytes), else
 /// an I/O failure. Other failures are kept as they are.
 fn open_failure(dir: &Path, e: StoreError, free: Option<u64>) -> StoreError {
-    let code = match &e {
-        StoreError::Sql(e) | StoreError::Open { source: e, .. } => e.sqlite_error_code(),
+    let sql = match &e {
+        StoreError::Sql(e) | StoreError::Open { source: e, .. } => Some(e),
         _ => None,
     };
+    let code = sql.and_then(|e| e.sqlite_error_code());
     // Less than the -shm file and a page of log take.
     const ROOM: u64 = 256 << 10;
     match code {
@@ -964,9 +965,20 @@ fn open_failure(dir: &Path, e: StoreError, free: Option<u64>) -> StoreError {
         Some(rusqlite::ErrorCode::SystemIoFailure) if free.is_some_and(|f| f < ROOM) => {
             StoreError::DiskFullAtOpen { path: db_path(dir) }
         }
-        Some(rusqlite::ErrorCode::SystemIoFailure) => {
-            StoreError::IoFailureAtOpen { path: db_path(dir) }
-        }
+        // SQLite's own words and its extended code (which call failed: a read, an fsync...).
+        Some(rusqlite::ErrorCode::SystemIoFailure) => StoreError::IoFailureAtOpen {
+            path: db_path(dir),
+            detail: match sql {
+                Some(rusqlite::Error::SqliteFailure(f, _)) => {
+                    format!(
+                        "{}, extended code {}",
+                        sql.map_or_else(String::new, |e| e.to_string()),
+                        f.extended_code
+                    )
+                }
+                _ => sql.map_or_else(String::new, |e| e.to_string()),
+            },
+        },
         _ => e,
     }
 }
@@ -2706,6 +2718,15 @@ mod tests {
         assert!(
             failed.contains("the disk failed to read or write it"),
             "{failed}"
+        );
+        // SQLite's own words are kept, with the extended code that names the call that failed.
+        let fsync = StoreError::Sql(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR_FSYNC),
+            Some("disk I/O error".into()),
+        ));
+        assert_eq!(
+            open_failure(dir, fsync, Some(10 << 30)).to_string(),
+            "cannot open the database /data/hookscope.sqlite3: the disk failed to read or write it (SQLite says \"disk I/O error, extended code 1034\": see the system's log)"
         );
         assert!(
             open_failure(dir, io(), None)
