@@ -925,6 +925,23 @@ fn the_what_if_says_a_delay_is_too_late_for_the_fast_emulator() {
     );
     // The real service still waits for it: no retries there.
     rig.harness.get_by_label_contains("No retries: ");
+    // The top bar and the form's preview tell the same story as the What-if: a green
+    // "Answering 200 after 8 s" had stood beside a list of retried calls.
+    rig.harness
+        .get_by_label("Answering 200 after 8 s, too late for the emulator");
+    rig.harness.get_by_label(
+        "Too late for the built-in emulator at 60x, which stops waiting at 2 s: there each attempt fails as a time-out and is retried.",
+    );
+    // The emulator set aside for a real service: the service waits 30 s, and 8 s is in time.
+    rig.harness.state_mut().state.settings.api_custom = true;
+    rig.harness.run_steps(2);
+    rig.harness.get_by_label("Answering 200 after 8 s");
+    assert!(
+        rig.harness
+            .query_by_label_contains("Too late for the built-in emulator")
+            .is_none()
+    );
+    rig.harness.state_mut().state.settings.api_custom = false;
     // At the service's own 30 s the answer is too late everywhere, and the note is not needed.
     apply_delay(&mut rig, 35_000);
     assert!(rig.harness.query_by_label_contains(note).is_none());

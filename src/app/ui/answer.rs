@@ -104,9 +104,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             }
             ui.add_space(8.0);
             // The built-in emulator's clock, when the window talks to it and it runs fast.
-            let emulator = (!app.state.settings.api_custom
-                && app.state.settings.emulator_speed > 1.0)
-                .then_some(app.state.settings.emulator_speed);
+            let emulator = fast_emulator(app);
             // Kept as tall while the user works in the panel: a rule retiring (its line
             // above goes), or the rules cleared, would move the form below under the pointer.
             // Not after a click on a button kept in place: the panel scrolls by what the
@@ -245,6 +243,34 @@ fn hold_height(ui: &mut egui::Ui, held: bool) {
 }
 
 /// What the service would do with the current answer, if every attempt got it.
+/// The built-in emulator's clock speed, when the window talks to it and it runs fast.
+pub(super) fn fast_emulator(app: &HookscopeApp) -> Option<f64> {
+    (!app.state.settings.api_custom && app.state.settings.emulator_speed > 1.0)
+        .then_some(app.state.settings.emulator_speed)
+}
+
+/// How long the built-in emulator, its clock at `speed`, waits for an answer, when `answer`
+/// comes too late for it though the real service would wait for it: the emulator waits 30 s
+/// of its own clock (at least 2 s of real time), so there each attempt fails as a time-out.
+pub(super) fn late_for_emulator(
+    answer: &crate::responder::Answer,
+    speed: Option<f64>,
+) -> Option<std::time::Duration> {
+    let wait = crate::emulator::answer_wait_at(speed?);
+    (!answer.too_late() && answer.delay() >= wait).then_some(wait)
+}
+
+/// What [`late_for_emulator`] means for the user, in a sentence.
+fn late_for_emulator_note(answer: &crate::responder::Answer, speed: Option<f64>) -> Option<String> {
+    let wait = late_for_emulator(answer, speed)?;
+    Some(format!(
+        "On the built-in emulator this answer comes too late: its clock runs {:.0}x faster and it stops waiting at {}, so there each attempt fails as a time-out and is retried. The real service waits {}; what follows is what it would do.",
+        speed.unwrap_or(1.0),
+        crate::text::human_duration(wait),
+        crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
+    ))
+}
+
 fn what_if_ui(
     ui: &mut egui::Ui,
     answer: &crate::responder::Answer,
@@ -285,20 +311,8 @@ fn what_if_ui(
     if let Some(note) = answer.too_late_note() {
         ui.label(RichText::new(note).color(warn));
     }
-    if let Some(speed) = emulator_speed {
-        // The emulator waits 30 s of its own clock: a delay the service would wait for can
-        // come too late for it.
-        let wait = crate::emulator::answer_wait_at(speed);
-        if !answer.too_late() && answer.delay() >= wait {
-            ui.label(
-                RichText::new(format!(
-                    "On the built-in emulator this answer comes too late: its clock runs {speed:.0}x faster and it stops waiting at {}, so there each attempt fails as a time-out and is retried. The real service waits {}; what follows is what it would do.",
-                    crate::text::human_duration(wait),
-                    crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
-                ))
-                .color(warn),
-            );
-        }
+    if let Some(note) = late_for_emulator_note(answer, emulator_speed) {
+        ui.label(RichText::new(note).color(warn));
     }
     if !outcome.is_retry() {
         ui.label(format!("No retries: {}.", outcome.describe()));
@@ -521,6 +535,7 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, held: bool) {
     let apply = button.clicked() || entered;
     // As tall while the user works in the panel: a refusal shorter than the preview it
     // replaces (204 typed over a 503's two lines) moved the rules below up under the pointer.
+    let emulator = fast_emulator(app);
     super::keep_height(ui, "custom_preview_height", held, |ui| match &preview {
         Ok(a) => {
             // With its delay, and the wait its Retry-After asks for: "200: treated as a
@@ -531,7 +546,16 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, held: bool) {
                 None => a.status.to_string(),
             };
             ui.label(RichText::new(format!("{lead}: {}", a.describe())).small());
-            if let Some(note) = a.too_late_note() {
+            let late = a.too_late_note().or_else(|| {
+                late_for_emulator(a, emulator).map(|wait| {
+                    format!(
+                        "Too late for the built-in emulator at {:.0}x, which stops waiting at {}: there each attempt fails as a time-out and is retried.",
+                        emulator.unwrap_or(1.0),
+                        crate::text::human_duration(wait)
+                    )
+                })
+            });
+            if let Some(note) = late {
                 ui.label(
                     RichText::new(note)
                         .small()

@@ -366,8 +366,13 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
     // A Retry-After past the 2-day window leaves no retry: a discarded message's colour, as
     // its hover and the Timeline say, not the yellow of a retry.
     let past_window = a.retry_after_past_window(chrono::Utc::now());
+    // A delay the built-in emulator gives up on (its fast clock waits 30 s of its own): there
+    // the answer is a time-out, retried, whatever its code (the bar had said a green "200").
+    let late = super::answer::late_for_emulator(a, super::answer::fast_emulator(app));
     let outcome = if past_window {
         crate::contract::Outcome::FailedPermanently
+    } else if late.is_some() {
+        crate::contract::Outcome::RetryTemporary
     } else {
         a.outcome()
     };
@@ -376,6 +381,8 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
     // Said in the words too, not only in the colour: the code alone reads "retry".
     let summary = if past_window {
         format!("{}, no retry", a.summary())
+    } else if late.is_some() {
+        format!("{}, too late for the emulator", a.summary())
     } else {
         a.summary()
     };
@@ -393,6 +400,15 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
         .retry_after_note()
         .filter(|_| !past_window)
         .map_or(String::new(), |n| format!("\n{n}"));
+    let note = match late {
+        Some(wait) => format!(
+            "{note}\nThe built-in emulator's clock runs {:.0}x faster: it stops waiting at {}, so this answer comes too late for it and each attempt fails as a time-out and is retried (the real service waits {}).",
+            app.state.settings.emulator_speed,
+            crate::text::human_duration(wait),
+            crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
+        ),
+        None => note,
+    };
     let hover = if rules == 0 {
         format!("What the service does with it: {}{note}", a.describe())
     } else if let Some(name) = catch_all {
