@@ -3719,6 +3719,52 @@ fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
     assert_eq!(rig.harness.state().state.settings.port, port);
 }
 
+/// The top bar's port field after a failure to listen: Enter listens, as *Listen* does, and
+/// what it refused is said only while the field still holds it.
+#[test]
+fn enter_in_the_top_bar_port_field_listens_and_a_refusal_goes_once_edited() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let mut rig = start_on(port, [1280.0, 800.0]);
+    rig.until("the start fails", |app| {
+        matches!(app.state.listening, Listening::Failed(_))
+    });
+    rig.harness.step();
+    let why = format!("Port {port} is already in use");
+    rig.harness.get_by_label_contains(&why);
+    let field = |rig: &mut UiRig, text: &str| {
+        rig.harness.state_mut().state.port_text.clear();
+        rig.harness.get_by_label("Port:").click();
+        rig.harness.step();
+        rig.harness.get_by_label("Port:").type_text(text);
+        rig.harness.step();
+    };
+    field(&mut rig, "99999");
+    rig.harness.key_press(egui::Key::Enter);
+    rig.harness.run_steps(2);
+    rig.harness.get_by_label_contains("\"99999\" is not a port");
+    assert!(rig.harness.query_by_label_contains(&why).is_none());
+    // The field keeps the keyboard: what is typed next goes into it, and the refusal, which no
+    // longer names what the field holds, gives way to why the receiver does not listen.
+    rig.harness.get_by_label("Port:").type_text("0");
+    rig.harness.step();
+    assert_eq!(rig.harness.state().state.port_text, "999990");
+    assert!(
+        rig.harness
+            .query_by_label_contains("\"99999\" is not a port")
+            .is_none()
+    );
+    rig.harness.get_by_label_contains(&why);
+    // A free port and Enter: it listens there.
+    let free = free_port();
+    field(&mut rig, &free.to_string());
+    rig.harness.key_press(egui::Key::Enter);
+    rig.until(
+        "it listens on the port typed",
+        move |app| matches!(app.state.listening, Listening::On(a) if a.port() == free),
+    );
+}
+
 #[test]
 fn bad_settings_are_named_and_never_stop_the_receiver_that_works() {
     use egui_kittest::kittest::NodeT;

@@ -874,6 +874,9 @@ pub struct AppState {
     pub pending_receiver: Option<Settings>,
     /// The port typed in the top bar after a failure to listen.
     pub port_text: String,
+    /// What the top bar's port field held when *Listen* refused it, and why: said in place of
+    /// the failure to listen while the field still holds it, and no longer once it is edited.
+    pub port_refused: Option<(String, String)>,
     /// *Any free port* was chosen: this session listens on whatever port is free, while the
     /// saved port stays the one chosen (a tunnel set up for it finds it again next time).
     pub any_port_this_session: bool,
@@ -922,6 +925,7 @@ impl AppState {
             },
             form: AnswerForm::from_answer(&settings.answer),
             port_text: settings.port.to_string(),
+            port_refused: None,
             any_port_this_session: false,
             listen_notice: None,
             receiver_tried: None,

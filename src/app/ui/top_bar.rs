@@ -117,8 +117,13 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
     // Why the receiver is not listening (or why a restart failed), on its own line, wrapped:
     // the bar's controls stay where they are.
-    let problem = match &app.state.listening {
-        Listening::Failed(why) => Some(why.clone()),
+    let problem = match (&app.state.listening, &app.state.port_refused) {
+        // What the port field refused, while it holds what was refused; why the receiver
+        // does not listen again once the field is edited.
+        (Listening::Failed(_), Some((typed, why))) if *typed == app.state.port_text => {
+            Some(why.clone())
+        }
+        (Listening::Failed(why), _) => Some(why.clone()),
         _ => app.state.listen_notice.clone(),
     };
     let above_notice = ui.cursor().top();
@@ -184,12 +189,17 @@ fn status_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool) {
                 dark,
             );
             let label = ui.label("Port:");
-            ui.add(egui::TextEdit::singleline(&mut app.state.port_text).desired_width(60.0))
+            let field = ui
+                .add(egui::TextEdit::singleline(&mut app.state.port_text).desired_width(60.0))
                 .labelled_by(label.id);
-            if ui.button("Listen").clicked() {
+            // Enter in the field listens, as *Listen* does (and as Enter applies the custom
+            // answer).
+            let entered = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            if ui.button("Listen").clicked() || entered {
                 match app.state.port_text.trim().parse::<u16>() {
                     Ok(p) => {
                         app.state.any_port_this_session = false;
+                        app.state.port_refused = None;
                         let next = crate::app::state::Settings {
                             port: p,
                             ..app.state.settings.clone()
@@ -197,10 +207,16 @@ fn status_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool) {
                         app.start_listening_with(next);
                     }
                     Err(_) => {
-                        app.state.listening = Listening::Failed(format!(
+                        let typed = app.state.port_text.clone();
+                        let why = format!(
                             "\"{}\" is not a port: give a number from 0 to 65535",
-                            app.state.port_text.trim()
-                        ))
+                            typed.trim()
+                        );
+                        app.state.port_refused = Some((typed, why));
+                        // The field keeps the keyboard, to type the port again.
+                        if entered {
+                            field.request_focus();
+                        }
                     }
                 }
             }
