@@ -188,6 +188,20 @@ impl UiRig {
         }
     }
 
+    /// Step the app until a node labelled `label` is shown, or panic after a deadline (a page
+    /// of the list, or a delivery, read under load may take more than a few frames).
+    fn until_label(&mut self, label: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            self.harness.step();
+            if self.harness.query_by_label(label).is_some() {
+                return;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {label:?}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Wait for `calls` calls in the list, open the newest of `delivery`, and wait for its
     /// detail and its delivery (all `calls` attempts) to be read.
     fn open_newest(&mut self, delivery: &str, calls: usize) {
@@ -3719,6 +3733,47 @@ fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
     assert_eq!(rig.harness.state().state.settings.port, port);
 }
 
+/// Escape closes Settings and the rules editor, the one in front first; in a field it only
+/// leaves the field.
+#[test]
+fn escape_closes_the_window_in_front() {
+    let mut rig = start();
+    rig.harness.get_by_label("Settings").click();
+    rig.harness.run_steps(2);
+    assert!(rig.harness.state().state.show_settings);
+    // In the brand word's field, Escape leaves the field and the window stays.
+    rig.harness.get_by_label("Brand word").click();
+    rig.harness.run_steps(2);
+    rig.harness.key_press(egui::Key::Escape);
+    rig.harness.run_steps(2);
+    assert!(
+        rig.harness.state().state.show_settings,
+        "closed from a field"
+    );
+    rig.harness.key_press(egui::Key::Escape);
+    rig.harness.run_steps(2);
+    assert!(
+        !rig.harness.state().state.show_settings,
+        "Escape did not close it"
+    );
+    // The rules editor keeps its text; with Settings opened over it, Settings goes first.
+    rig.click_in_sight("Edit rules…");
+    rig.harness.run_steps(2);
+    rig.harness.state_mut().state.rules.text = "- status: 500".into();
+    rig.harness.get_by_label("Settings").click();
+    rig.harness.run_steps(2);
+    assert!(rig.harness.state().state.show_settings);
+    rig.harness.key_press(egui::Key::Escape);
+    rig.harness.run_steps(2);
+    let state = &rig.harness.state().state;
+    assert!(!state.show_settings && state.rules.open);
+    rig.harness.key_press(egui::Key::Escape);
+    rig.harness.run_steps(2);
+    let state = &rig.harness.state().state;
+    assert!(!state.rules.open);
+    assert_eq!(state.rules.text, "- status: 500");
+}
+
 /// The top bar's port field after a failure to listen: Enter listens, as *Listen* does, and
 /// what it refused is said only while the field still holds it.
 #[test]
@@ -5675,6 +5730,7 @@ fn a_wheel_over_a_short_list_keeps_following() {
     rig.until("all are listed", |app| {
         app.state.list.counted && app.state.list.count == 3
     });
+    rig.until_label("dlv-short2");
     rig.harness.run_steps(3);
     let row = rig.harness.get_by_label("dlv-short2").rect();
     rig.wheel(row.center(), egui::MouseWheelUnit::Page, -1.0);
@@ -7594,7 +7650,7 @@ fn the_timeline_table_fits_a_narrow_detail() {
             .is_some_and(|d| d.attempts.len() == 3)
     });
     rig.harness.run_steps(3);
-    rig.harness.get_by_label("Gap (its clock)");
+    rig.until_label("Gap (its clock)");
     let edge = rig.answer_panel_left();
     let outcome = rig
         .harness

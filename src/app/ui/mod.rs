@@ -446,6 +446,31 @@ fn service_drawer(ctx: &egui::Context, app: &mut HookscopeApp, below_bar: egui::
     }
 }
 
+/// Whether Escape closes the window shown in `layer` (Settings, the rules): pressed while it is
+/// the one of them in front, and not a field's (which it leaves) or a dialog's.
+pub fn escape_closes(ctx: &egui::Context, app: &HookscopeApp, layer: egui::LayerId) -> bool {
+    let modal = ctx.memory(|m| m.top_modal_layer().is_some());
+    let field = app.state.typing || app.state.typed_last_frame;
+    if field || modal || !ctx.input(|i| i.key_pressed(egui::Key::Escape)) {
+        return false;
+    }
+    // The windows open now, as the app knows them (egui keeps a closed window's layer in its
+    // order, and counts it visible for a frame more).
+    let open: Vec<egui::LayerId> = [
+        (app.state.show_settings, settings::window_id()),
+        (app.state.rules.open, rules::window_id()),
+    ]
+    .into_iter()
+    .filter(|(open, _)| *open)
+    .map(|(_, id)| egui::LayerId::new(egui::Order::Middle, id))
+    .collect();
+    let front = ctx.memory(|m| m.layer_ids().filter(|l| open.contains(l)).last());
+    // Taken, so that it closes only this window (the other is shown after it in the frame,
+    // and is then in front).
+    front == Some(layer)
+        && ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape))
+}
+
 /// A resizable panel's size: the one the user left it at (or its default), the one it was
 /// shown at last, which the room of the moment may have clamped, and that room.
 #[derive(Clone, Copy, Debug)]

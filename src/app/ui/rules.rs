@@ -254,6 +254,11 @@ fn confirm_recipe_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
     }
 }
 
+/// The rules editor's window: its own id, not its title's (see where it is shown).
+pub fn window_id() -> egui::Id {
+    egui::Id::unique("rules_editor_window")
+}
+
 pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     let mut open = app.state.rules.open;
     let mut apply = false;
@@ -262,10 +267,10 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     // window however small it is or large the zoom (at 760 points and zoom 1.4 it ran past
     // both edges, its Save as… out of reach).
     let room = super::room_under_bar(ctx, app);
-    egui::Window::new("Answer rules")
+    let shown = egui::Window::new("Answer rules")
         // Its own id, not its title's: egui keeps a window's size across restarts, and the
         // 460 points an earlier version opened it at would have stayed.
-        .id(egui::Id::unique("rules_editor_window"))
+        .id(window_id())
         .pivot(egui::Align2::CENTER_CENTER)
         .default_pos(room.center())
         .constrain_to(super::room_for_window(ctx, app))
@@ -349,6 +354,12 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                     .labelled_by(label.id);
                 });
         });
+    // Escape closes it, as Close does (its text stays for the next time it opens).
+    if let Some(shown) = &shown
+        && super::escape_closes(ctx, app, shown.response.layer_id)
+    {
+        open = false;
+    }
     app.state.rules.open = open;
     if apply {
         let text = app.state.rules.text.clone();

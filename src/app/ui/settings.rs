@@ -51,6 +51,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     // egui sizes the window from the height it opened with: asked for what the content
     // needs, it grows with it.
     let shown = egui::Window::new("Settings")
+        .id(window_id())
         .pivot(egui::Align2::RIGHT_TOP)
         .default_pos([below_bar.right() - 12.0, below_bar.top() + 4.0])
         .constrain_to(super::room_for_window(ctx, app))
@@ -272,6 +273,12 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         let content = scroll.content_size.y;
         ctx.data_mut(|d| d.insert_temp(chrome_key, (chrome, content)));
     }
+    // Escape closes it, as its × does, throwing away what was not applied.
+    if let Some(shown) = &shown
+        && super::escape_closes(ctx, app, shown.response.layer_id)
+    {
+        open = false;
+    }
     app.state.show_settings = open;
     if !open {
         return;
@@ -286,6 +293,12 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         }
     }
     app.state.settings_draft = Some(draft);
+}
+
+/// The Settings window's id (its title's, as egui gives a window by default, so that where
+/// it was left is kept).
+pub fn window_id() -> egui::Id {
+    egui::Id::unique("Settings")
 }
 
 /// Where the port and body-limit boxes keep what they refused.
