@@ -3733,6 +3733,29 @@ fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
     assert_eq!(rig.harness.state().state.settings.port, port);
 }
 
+/// Tab goes from one preset's code to the next: each card is one Tab stop, whose focus shows.
+#[test]
+fn tab_moves_from_preset_to_preset() {
+    let mut rig = start();
+    let focused = |rig: &UiRig, label: &str| {
+        rig.harness
+            .query_all_by_label(label)
+            .any(|n| n.is_focused())
+    };
+    let mut tabs = 0;
+    while !focused(&rig, "200") {
+        rig.harness.key_press(egui::Key::Tab);
+        rig.harness.step();
+        tabs += 1;
+        assert!(tabs < 200, "Tab never reached the 200 preset");
+    }
+    rig.harness.key_press(egui::Key::Tab);
+    rig.harness.step();
+    assert!(focused(&rig, "400"), "Tab after 200 did not reach 400");
+    // Nothing was chosen on the way.
+    assert_eq!(rig.harness.state().state.settings.answer.status, 200);
+}
+
 /// Escape closes Settings and the rules editor, the one in front first; in a field it only
 /// leaves the field.
 #[test]

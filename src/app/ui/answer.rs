@@ -80,12 +80,14 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     ui.label(RichText::new(&says).small());
                     clicked
                 });
-                // The whole card chooses, not only its code.
+                // The whole card chooses, not only its code: for the pointer. The keyboard has
+                // the code's button (the card, focusable too, was a second Tab stop on each
+                // card, which showed no focus and chose the next preset on Enter).
                 let card_response = ui
                     .interact(
                         card.response.rect,
                         ui.scope_id().with(("preset_card", preset.code)),
-                        egui::Sense::click(),
+                        egui::Sense::CLICK,
                     )
                     .on_hover_cursor(egui::CursorIcon::PointingHand);
                 // Kept in place as any clicked button of the panel: above the What-if, it does
