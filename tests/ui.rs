@@ -3756,6 +3756,25 @@ fn tab_moves_from_preset_to_preset() {
     assert_eq!(rig.harness.state().state.settings.answer.status, 200);
 }
 
+/// Settings stays under the right end of the top bar through a zoom in and out: egui kept it
+/// where it was, in points, and it came back over the Service panel.
+#[test]
+fn settings_keeps_its_place_through_zooms() {
+    let mut rig = start_sized([1024.0, 768.0]);
+    rig.harness.get_by_label("Settings").click();
+    rig.harness.run_steps(3);
+    let placed = rig.harness.get_by_label("Bind address").rect();
+    for zoom in [2.0, 0.5, 1.0] {
+        rig.harness.ctx.set_zoom_factor(zoom);
+        rig.harness.run_steps(4);
+    }
+    let now = rig.harness.get_by_label("Bind address").rect();
+    assert!(
+        (now.left() - placed.left()).abs() < 1.0 && (now.top() - placed.top()).abs() < 1.0,
+        "moved from {placed:?} to {now:?}"
+    );
+}
+
 /// Escape closes Settings and the rules editor, the one in front first; in a field it only
 /// leaves the field.
 #[test]

@@ -446,6 +446,30 @@ fn service_drawer(ctx: &egui::Context, app: &mut HookscopeApp, below_bar: egui::
     }
 }
 
+/// Puts the window `id` back at `place` (where its pivot goes) when the zoom changed since it
+/// was last shown: egui keeps a window where it was, in points, and after a zoom in and out
+/// Settings, opened under the top bar's right end, stood over the Service panel. (Written to
+/// the window's stored state: egui 0.37 ignores a window's `current_pos` when it is dragged by
+/// its title bar, as these are.)
+pub fn back_in_place_after_zoom(ctx: &egui::Context, id: egui::Id, place: egui::Pos2) {
+    let key = id.with("zoom_when_shown");
+    let zoom = ctx.zoom_factor();
+    let last = ctx.data_mut(|d| {
+        let last = d.get_temp::<f32>(key);
+        d.insert_temp(key, zoom);
+        last
+    });
+    if last.is_some_and(|last| last != zoom)
+        && let Some(mut state) = egui::AreaState::load(ctx, id)
+    {
+        state.pivot_pos = Some(place);
+        ctx.memory_mut(|m| {
+            m.areas_mut()
+                .set_state(egui::LayerId::new(egui::Order::Middle, id), state)
+        });
+    }
+}
+
 /// Whether Escape closes the window shown in `layer` (Settings, the rules): pressed while it is
 /// the one of them in front, and not a field's (which it leaves) or a dialog's.
 pub fn escape_closes(ctx: &egui::Context, app: &HookscopeApp, layer: egui::LayerId) -> bool {

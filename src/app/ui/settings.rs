@@ -50,10 +50,12 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         .unwrap_or((40.0, 0.0));
     // egui sizes the window from the height it opened with: asked for what the content
     // needs, it grows with it.
+    let place = egui::pos2(below_bar.right() - 12.0, below_bar.top() + 4.0);
+    super::back_in_place_after_zoom(ctx, window_id(), place);
     let shown = egui::Window::new("Settings")
         .id(window_id())
         .pivot(egui::Align2::RIGHT_TOP)
-        .default_pos([below_bar.right() - 12.0, below_bar.top() + 4.0])
+        .default_pos(place)
         .constrain_to(super::room_for_window(ctx, app))
         .min_height((content + chrome).clamp(0.0, max_height))
         .max_height(max_height)
