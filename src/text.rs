@@ -650,6 +650,26 @@ pub fn glue_dates(text: &str) -> String {
     out
 }
 
+/// `text` with the spaces that must not break a line made non-breaking: between a number and
+/// its unit (`120 s`, `1.5 min`), and after `Retry-After`.
+pub fn glue_units(text: &str) -> String {
+    const UNITS: [&str; 5] = ["ms", "s", "min", "h", "d"];
+    let mut out = String::with_capacity(text.len());
+    let mut before = None;
+    for (i, c) in text.char_indices() {
+        let rest = &text[i + c.len_utf8()..];
+        let word = rest
+            .split(|w: char| !w.is_alphanumeric())
+            .next()
+            .unwrap_or_default();
+        let unit = before.is_some_and(|b: char| b.is_ascii_digit()) && UNITS.contains(&word);
+        let glued = c == ' ' && (unit || text[..i].ends_with("Retry-After"));
+        out.push(if glued { '\u{a0}' } else { c });
+        before = Some(c);
+    }
+    out
+}
+
 /// What reading a text of at most so many bytes ([`read_text_capped`]) found wrong.
 #[derive(Debug)]
 pub enum CappedText {
@@ -1343,6 +1363,25 @@ mod tests {
         // A month's name that is not in a date is left alone.
         assert_eq!(glue_dates("in May we go"), "in May we go");
         assert_eq!(glue_dates("retries 3 Nov of them"), "retries 3 Nov of them");
+    }
+
+    #[test]
+    fn a_number_keeps_its_unit_and_retry_after_its_value() {
+        assert_eq!(
+            glue_units("Answering 503 (Retry-After 120 s) after 2.5 s"),
+            "Answering 503 (Retry-After\u{a0}120\u{a0}s) after 2.5\u{a0}s"
+        );
+        // A code before a bracket or a word stays breakable, as does a count and its noun.
+        assert_eq!(
+            glue_units("Answering by 2 rules, else 503 after 1.5 min (Retry-After 9 d)"),
+            "Answering by 2 rules, else 503 after 1.5\u{a0}min (Retry-After\u{a0}9\u{a0}d)"
+        );
+        assert_eq!(glue_units("200 seconds"), "200 seconds");
+        // The Timeline's heading: "(in 9 / s)" had broken at zoom 2.
+        assert_eq!(
+            glue_units("expected at 21:42:48 (in 9 min 46 s), 184 retries left"),
+            "expected at 21:42:48 (in 9\u{a0}min 46\u{a0}s), 184 retries left"
+        );
     }
 
     /// A text read up to a cap: whole at the cap, refused a byte past it (or at once when its

@@ -208,13 +208,15 @@ fn delivery_heading(
     now: chrono::DateTime<chrono::Utc>,
 ) {
     let dark = ui.visuals().dark_mode;
-    // A date in it kept on one line ("until 26 / Nov 18:52" had broken at 1280 x 800).
-    let heading = crate::text::glue_dates(&heading);
-    ui.label(
-        RichText::new(heading).strong().size(16.0).color(
+    // A date in it kept on one line ("until 26 / Nov 18:52" had broken at 1280 x 800), and a
+    // number with its unit ("(in 9 / s)" at zoom 2); read out, and found, with its plain
+    // spaces.
+    let glued = crate::text::glue_units(&crate::text::glue_dates(&heading));
+    let label =
+        ui.label(RichText::new(glued).strong().size(16.0).color(
             last_outcome.map_or(ui.visuals().text_color(), |o| super::outcome_color(o, dark)),
-        ),
-    );
+        ));
+    label.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &heading));
     if let crate::deliveries::State::Split { parts, .. } = &d.state {
         for (id, state) in parts {
             ui.label(format!(

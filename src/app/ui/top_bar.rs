@@ -48,7 +48,9 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     };
     // A number keeps its unit, and Retry-After its value, where the answer wraps (read out,
     // and found, with its plain spaces).
-    let answer = RichText::new(glue_units(&text)).strong().color(color);
+    let answer = RichText::new(crate::text::glue_units(&text))
+        .strong()
+        .color(color);
     let answer_label = |ui: &mut egui::Ui, answer: RichText, hover: String| {
         let label = ui.label(answer);
         label.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &text));
@@ -356,26 +358,6 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, room: f32) -> f32 {
     middle
 }
 
-/// `text` with the spaces that must not break a line made non-breaking: between a number and
-/// its unit (`120 s`, `1.5 min`), and after `Retry-After`.
-fn glue_units(text: &str) -> String {
-    const UNITS: [&str; 5] = ["ms", "s", "min", "h", "d"];
-    let mut out = String::with_capacity(text.len());
-    let mut before = None;
-    for (i, c) in text.char_indices() {
-        let rest = &text[i + c.len_utf8()..];
-        let word = rest
-            .split(|w: char| !w.is_alphanumeric())
-            .next()
-            .unwrap_or_default();
-        let unit = before.is_some_and(|b: char| b.is_ascii_digit()) && UNITS.contains(&word);
-        let glued = c == ' ' && (unit || text[..i].ends_with("Retry-After"));
-        out.push(if glued { '\u{a0}' } else { c });
-        before = Some(c);
-    }
-    out
-}
-
 /// "Answering …" in the colour of what the service will do, and its hover text.
 fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome) {
     let a = &app.state.settings.answer;
@@ -445,20 +427,6 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
 #[cfg(test)]
 mod tests {
     use super::TopBarLayout;
-
-    #[test]
-    fn a_number_keeps_its_unit_and_retry_after_its_value() {
-        assert_eq!(
-            super::glue_units("Answering 503 (Retry-After 120 s) after 2.5 s"),
-            "Answering 503 (Retry-After\u{a0}120\u{a0}s) after 2.5\u{a0}s"
-        );
-        // A code before a bracket or a word stays breakable, as does a count and its noun.
-        assert_eq!(
-            super::glue_units("Answering by 2 rules, else 503 after 1.5 min (Retry-After 9 d)"),
-            "Answering by 2 rules, else 503 after 1.5\u{a0}min (Retry-After\u{a0}9\u{a0}d)"
-        );
-        assert_eq!(super::glue_units("200 seconds"), "200 seconds");
-    }
 
     #[test]
     fn the_top_bar_takes_a_second_line_only_when_its_parts_do_not_fit() {
