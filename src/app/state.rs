@@ -616,15 +616,42 @@ impl WebhookForm {
         if self.name.trim().is_empty() {
             return Err("Give the webhook a name.".into());
         }
-        let url = reqwest::Url::parse(self.url.trim()).map_err(|e| match e {
-            url::ParseError::RelativeUrlWithoutBase => {
-                "The URL must be a whole address, starting with http:// or https://.".to_owned()
+        let text = self.url.trim();
+        // What the user can act on first: the scheme, then a space (the service refuses one),
+        // then what the URL parser found, in words ("invalid international domain name" had
+        // been said of "ftp://x y").
+        let scheme = text.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+        match scheme.as_deref() {
+            None => {
+                return Err(
+                    "The URL must be a whole address, starting with http:// or https://.".into(),
+                );
+            }
+            Some("http" | "https") => {}
+            Some(_) => return Err("The URL must start with http:// or https://.".into()),
+        }
+        if let Some(at) = text.find(char::is_whitespace) {
+            return Err(format!(
+                "The URL has a space in it, after \"{}\": take it out, or write it as %20.",
+                crate::text::cut_chars(&text[..at], 60)
+            ));
+        }
+        reqwest::Url::parse(text).map_err(|e| match e {
+            url::ParseError::EmptyHost => format!(
+                "The URL has no host after {}://.",
+                scheme.as_deref().unwrap_or("http")
+            ),
+            url::ParseError::InvalidPort => {
+                "The URL's port is not a number from 1 to 65535.".to_owned()
+            }
+            url::ParseError::IdnaError | url::ParseError::InvalidDomainCharacter => {
+                "The URL's host name has a character a host name cannot have.".to_owned()
+            }
+            url::ParseError::InvalidIpv4Address | url::ParseError::InvalidIpv6Address => {
+                "The URL's host is not a valid IP address.".to_owned()
             }
             other => format!("The URL is not valid: {other}."),
         })?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err("The URL must start with http:// or https://.".into());
-        }
         let contact = self.contact.trim();
         if !contact.is_empty() && !crate::text::is_email(contact) {
             return Err(format!("\"{contact}\" is not an e-mail address."));
@@ -1196,6 +1223,31 @@ mod tests {
                 .contains("http://")
         );
         assert!(form("http://127.0.0.1:8787/hook").entry().is_ok());
+        // The scheme first, then a space, then the parser's finding in words.
+        let said = |url: &str| form(url).entry().unwrap_err();
+        assert_eq!(
+            said("ftp://x y"),
+            "The URL must start with http:// or https://."
+        );
+        assert_eq!(
+            said("http://x y/hook"),
+            "The URL has a space in it, after \"http://x\": take it out, or write it as %20."
+        );
+        assert_eq!(said("http://"), "The URL has no host after http://.");
+        assert_eq!(said("HTTPS://"), "The URL has no host after https://.");
+        assert_eq!(
+            said("http://host:99999/"),
+            "The URL's port is not a number from 1 to 65535."
+        );
+        assert_eq!(
+            said("http://exa%mple.com/"),
+            "The URL's host name has a character a host name cannot have."
+        );
+        assert_eq!(
+            said("http://[::1/"),
+            "The URL's host is not a valid IP address."
+        );
+        assert!(form("HTTPS://example.com/hook").entry().is_ok());
     }
 
     #[test]
