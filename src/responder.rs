@@ -123,7 +123,7 @@ pub enum AnswerError {
     #[error("{0} is not a status code an answer can have: use 200-599{why}", why = if (100..200).contains(.0) { " (1xx codes are informational and cannot end an HTTP exchange)" } else { "" })]
     Status(u16),
     // Quoted with their escapes: a CR or LF in a value never reaches the terminal raw.
-    #[error("Retry-After {0:?} is not valid: {why}give seconds (120) or an HTTP date ({example})", example = crate::text::example_http_date(), why = crate::contract::RetryAfter::why_not(.0).map_or(String::new(), |why| format!("{why}; ")))]
+    #[error("Retry-After {0:?} is not valid: {why}", why = crate::contract::RetryAfter::refusal(.0))]
     RetryAfter(String),
     #[error("the content type {0:?} cannot be sent as a header")]
     ContentType(String),

@@ -322,9 +322,8 @@ pub fn parse_retry_after_value(s: &str) -> Result<String, String> {
     match crate::contract::RetryAfter::parse(s) {
         Some(_) => Ok(s.trim().to_owned()),
         None => Err(format!(
-            "\"{s}\" is not a Retry-After value: {}give whole seconds (120) or an HTTP date ({})",
-            crate::contract::RetryAfter::why_not(s).map_or(String::new(), |why| format!("{why}; ")),
-            example_http_date()
+            "\"{s}\" is not a Retry-After value: {}",
+            crate::contract::RetryAfter::refusal(s)
         )),
     }
 }
@@ -1167,13 +1166,22 @@ mod tests {
         assert_eq!(parse_retry_after_value(" 120 ").as_deref(), Ok("120"));
         let date = "Sun, 22 Nov 2026 14:00:00 GMT";
         assert_eq!(parse_retry_after_value(date).as_deref(), Ok(date));
-        for bad in ["", "-5", "+120", "1.5", "tomorrow", "2026-11-22T14:00:00Z"] {
+        for bad in ["", "1.5", "tomorrow", "2026-11-22T14:00:00Z"] {
             let err = parse_retry_after_value(bad).unwrap_err();
             assert!(
                 err.contains("whole seconds (120) or an HTTP date"),
                 "{bad}: {err}"
             );
         }
+        // A sign: what to give is said once, in the reason's own words.
+        assert_eq!(
+            parse_retry_after_value("-5").unwrap_err(),
+            "\"-5\" is not a Retry-After value: a wait cannot be negative: give 0 or more seconds"
+        );
+        assert_eq!(
+            parse_retry_after_value("+120").unwrap_err(),
+            "\"+120\" is not a Retry-After value: the seconds take no sign: give the digits alone"
+        );
         // The wait of a date rounds up to whole seconds: the service never comes back early.
         let now = chrono::DateTime::parse_from_rfc3339("2026-11-22T13:59:58.250Z")
             .unwrap()

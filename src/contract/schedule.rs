@@ -279,6 +279,21 @@ impl RetryAfter {
         Some(RetryAfter::Until(DateTime::<Utc>::from(at)))
     }
 
+    /// What to tell whoever gave `value` as a Retry-After: why it is not one where that is
+    /// known, and what to give instead (once: a reason that says what to give is not followed
+    /// by the general advice as well).
+    pub fn refusal(value: &str) -> String {
+        let general = format!(
+            "give whole seconds (120) or an HTTP date ({})",
+            crate::text::example_http_date()
+        );
+        match RetryAfter::why_not(value) {
+            Some(why) if why.contains(": give ") => why,
+            Some(why) => format!("{why}; {general}"),
+            None => general,
+        }
+    }
+
     /// Why `value` is not a Retry-After, when there is more to say than "give seconds or an
     /// HTTP date": a sign, a fraction, a date whose weekday is not its date's, a date in
     /// another zone than GMT. `None` when it parses, or when nothing more specific is known.
@@ -306,8 +321,16 @@ impl RetryAfter {
         let (day, rest) = v.split_once(", ")?;
         let (stamp, zone) = rest.rsplit_once(' ')?;
         let at = chrono::NaiveDateTime::parse_from_str(stamp, "%d %b %Y %H:%M:%S").ok()?;
-        // Right but for its letters' case: the names of an HTTP date are case-sensitive.
         let written = at.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+        // Written as it should be, letter for letter: second 60, a leap second, which an HTTP
+        // date cannot name (it had been told its letters' case was wrong).
+        if v == written {
+            return Some(
+                "second 60 (a leap second) is not a time an HTTP date can name: give second 59, or 00 of the next minute"
+                    .into(),
+            );
+        }
+        // Right but for its letters' case: the names of an HTTP date are case-sensitive.
         if v.eq_ignore_ascii_case(&written) {
             return Some(format!(
                 "an HTTP date's names are written as \"{written}\" (they are case-sensitive)"
@@ -430,6 +453,27 @@ mod tests {
         // Nothing more specific to say: the caller's general advice stands alone.
         assert_eq!(why("soon"), None);
         assert_eq!(why("Sun, 31 Feb 2026 14:00:00 GMT"), None);
+        // A leap second is named as such, not as a matter of letter case.
+        assert_eq!(
+            why("Sat, 31 Dec 2016 23:59:60 GMT").as_deref(),
+            Some(
+                "second 60 (a leap second) is not a time an HTTP date can name: give second 59, or 00 of the next minute"
+            )
+        );
+        // What to give is said once: a reason that says it is not followed by the general
+        // advice too, which follows the others.
+        assert_eq!(
+            RetryAfter::refusal("-5"),
+            "a wait cannot be negative: give 0 or more seconds"
+        );
+        let fraction = RetryAfter::refusal("1.5");
+        assert!(
+            fraction.starts_with(
+                "the seconds must be a whole number (no fraction); give whole seconds (120) or an HTTP date ("
+            ),
+            "{fraction}"
+        );
+        assert!(RetryAfter::refusal("soon").starts_with("give whole seconds (120)"));
     }
 
     // One test per row of contract.md's retry table.
