@@ -1801,9 +1801,9 @@ fn a_recipe_asks_before_it_replaces_changes_not_applied() {
     rig.click_in_sight("Fail the first 2 attempts, then succeed");
     rig.harness.step();
     rig.harness.step();
-    // It says all it replaces: the rules in force too, not only the changes.
+    // It says what it replaces: no rules are in force yet, so the editor's text alone.
     rig.harness.get_by_label(
-        "The rules editor holds changes that were never applied. The recipe replaces the rules in force and the editor's text, and the changes are lost.",
+        "The rules editor holds changes that were never applied. The recipe replaces the editor's text, and the changes are lost.",
     );
     rig.harness.get_by_label("Keep my changes").click();
     rig.harness.step();
@@ -1818,6 +1818,17 @@ fn a_recipe_asks_before_it_replaces_changes_not_applied() {
     let state = &rig.harness.state().state;
     assert_ne!(state.rules.text, mine);
     assert!(state.rules.in_force > 0, "the recipe is in force");
+    // With rules in force, it says it replaces them too.
+    rig.harness.state_mut().state.rules.text = mine.to_owned();
+    rig.harness.step();
+    rig.click_in_sight("Fail the first 2 attempts, then succeed");
+    rig.harness.step();
+    rig.harness.step();
+    rig.harness.get_by_label(
+        "The rules editor holds changes that were never applied. The recipe replaces the rules in force and the editor's text, and the changes are lost.",
+    );
+    rig.harness.get_by_label("Keep my changes").click();
+    rig.harness.step();
     // Clear rules over unapplied changes asks the same.
     rig.harness.state_mut().state.rules.text = mine.to_owned();
     rig.harness.step();

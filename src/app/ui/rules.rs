@@ -206,11 +206,17 @@ fn unapplied_edits(app: &HookscopeApp) -> bool {
 
 /// A recipe or *Clear rules* chosen over changes not applied: ask before they are replaced.
 fn confirm_recipe_modal(ctx: &egui::Context, app: &mut HookscopeApp) {
+    // The rules in force are named only where there are some.
+    let in_force = app.state.rules.in_force > 0;
     let (heading, what, yes, text, source) = match app.state.rules.confirm_recipe {
         Some(Replacing::Recipe(i)) => match RECIPES.get(i) {
             Some((file, text)) => (
                 format!("Use \"{}\"?", recipe_title(file)),
-                "The recipe replaces the rules in force and the editor's text",
+                if in_force {
+                    "The recipe replaces the rules in force and the editor's text"
+                } else {
+                    "The recipe replaces the editor's text"
+                },
                 "Use the recipe",
                 *text,
                 recipe_source(file),
