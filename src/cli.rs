@@ -403,10 +403,15 @@ pub enum CliError {
     #[error("cannot encode JSON: {0}")]
     Json(#[from] serde_json::Error),
     #[error(
-        "{} could not be read (named above); the others are listed",
-        crate::text::count(*.0 as u64, "record", "records")
+        "{} could not be read (named above); {}",
+        crate::text::count(*unreadable as u64, "record", "records"),
+        match listed {
+            0 => "no other is listed".to_owned(),
+            1 => "the other one is listed".to_owned(),
+            n => format!("the other {n} are listed"),
+        }
     )]
-    Unreadable(usize),
+    Unreadable { unreadable: usize, listed: usize },
 }
 
 impl CliError {
@@ -1158,7 +1163,7 @@ fn log_in(dir: &std::path::Path, args: &LogArgs) -> Result<(), CliError> {
         return Ok(());
     }
     // A record changed by hand is named on stderr in its place; the others are still listed.
-    let mut unreadable = 0;
+    let (mut unreadable, mut listed) = (0, 0);
     let skip = |e: crate::store::StoreError,
                 out: &mut std::io::StdoutLock<'_>,
                 unreadable: &mut usize|
@@ -1199,9 +1204,10 @@ fn log_in(dir: &std::path::Path, args: &LogArgs) -> Result<(), CliError> {
         } else {
             writeln!(out, "{:>8}  {}", row.id, log_line(&row))?;
         }
+        listed += 1;
     }
     if unreadable > 0 {
-        return Err(CliError::Unreadable(unreadable));
+        return Err(CliError::Unreadable { unreadable, listed });
     }
     Ok(())
 }

@@ -1956,7 +1956,7 @@ fn a_damaged_store_is_named_with_what_to_do() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("record 298 in"), "{err}");
         assert!(
-            err.contains("1 record could not be read (named above); the others are listed"),
+            err.contains("1 record could not be read (named above); the other 4 are listed"),
             "{err}"
         );
     }
@@ -2007,12 +2007,37 @@ fn a_damaged_store_is_named_with_what_to_do() {
                 );
                 assert!(
                     err.contains(
-                        "2 records could not be read (named above); the others are listed"
+                        "2 records could not be read (named above); the other 3 are listed"
                     ),
                     "{err}"
                 );
             }
         }
+    }
+    // Only a damaged record within the limit: nothing else is said to be listed.
+    let conn = rusqlite::Connection::open(edited.join(hookscope::store::DB_FILE)).unwrap();
+    conn.execute(
+        "UPDATE invocations SET answer_status = 70000 WHERE id = (SELECT MAX(id) FROM invocations)",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    for json in [false, true] {
+        let mut cmd = bin();
+        cmd.args(["log", "--limit", "1"])
+            .arg("--data-dir")
+            .arg(&edited);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("1 record could not be read (named above); no other is listed"),
+            "{err}"
+        );
     }
 }
 
