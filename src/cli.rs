@@ -684,7 +684,10 @@ pub fn answer_banner(
         }
         None => {}
     }
-    let check = if pass_registration_check {
+    let check = if pass_registration_check && last.delay_ms > 0 {
+        // Answered before the delay too, so registering works whatever the delay.
+        " (the registration check still gets 200, at once)"
+    } else if pass_registration_check {
         " (the registration check still gets 200)"
     } else if last.status != 200 || last.too_late() {
         " (the registration check too: the service will refuse to register this URL)"
@@ -2016,7 +2019,16 @@ mod tests {
         let lines = answer_banner(&a503, None, true);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(lines[0].starts_with("Answering 503: retried"), "{lines:?}");
-        assert!(lines[0].contains("registration check still gets 200"));
+        assert!(lines[0].contains("registration check still gets 200)"));
+        // A delay is not the registration check's: it is answered at once, and the banner
+        // says so.
+        let mut slow = Answer::status(200);
+        slow.delay_ms = 5_000;
+        let lines = answer_banner(&slow, None, true);
+        assert!(
+            lines[0].contains("(the registration check still gets 200, at once)"),
+            "{lines:?}"
+        );
 
         let lines = answer_banner(&a503, None, false);
         assert!(
