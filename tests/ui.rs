@@ -2535,11 +2535,11 @@ fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highligh
     );
     assert!(!rig.harness.state().from_builtin_emulator(Some("234")));
     rig.harness.state_mut().state.settings.api_custom = false;
-    // Listed: its id, then its name.
+    // Listed: its id, then its name (beside it where the panel has room, else under it).
     let listed_id = rig.harness.get_by_label(&id.to_string()).rect();
     let listed_name = rig.harness.get_by_label("hookscope-1").rect();
     assert!(
-        listed_id.right() <= listed_name.left(),
+        listed_id.right() <= listed_name.left() || listed_id.bottom() <= listed_name.top(),
         "{listed_id:?} {listed_name:?}"
     );
     assert!(
@@ -3765,6 +3765,25 @@ fn tab_moves_from_preset_to_preset() {
     assert!(focused(&rig, "400"), "Tab after 200 did not reach 400");
     // Nothing was chosen on the way.
     assert_eq!(rig.harness.state().state.settings.answer.status, 200);
+}
+
+/// *New webhook* stays under the pointer as its form opens, at 1024 × 768: the form brought the
+/// Service panel's scroll bar, which narrowed it, and the button wrapped onto a row of its own.
+#[test]
+fn new_webhook_stays_put_as_its_form_opens() {
+    use egui_kittest::kittest::NodeT;
+    let mut rig = start_sized([1024.0, 768.0]);
+    rig.harness.run_steps(2);
+    let before = rig.harness.get_by_label("New webhook").rect();
+    rig.open_webhook_form();
+    rig.harness.run_steps(2);
+    // The button, not the form's heading of the same words.
+    let after = rig
+        .harness
+        .get_all_by_label("New webhook")
+        .find(|n| n.accesskit_node().role() == egui::accesskit::Role::Button)
+        .map(|n| n.rect());
+    assert_eq!(Some(before), after);
 }
 
 /// Settings stays under the right end of the top bar through a zoom in and out: egui kept it

@@ -90,7 +90,11 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
         .map(|h| h.offset)
         .filter(|_| keep.is_some())
         .filter(|off| keep.is_some_and(|y| y - row / 2.0 >= *off && y + row / 2.0 <= off + view));
-    let mut scroll = egui::ScrollArea::vertical().id_salt("service_scroll");
+    // Its bar's room kept while nothing scrolls: the New webhook form, opening, brought the bar
+    // and narrowed the panel, and *New webhook* wrapped onto a row of its own under the pointer.
+    let mut scroll = egui::ScrollArea::vertical()
+        .id_salt("service_scroll")
+        .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible);
     if app.state.first_frame {
         scroll = scroll.vertical_scroll_offset(0.0);
     } else if let Some(off) = hold {
