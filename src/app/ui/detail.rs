@@ -725,6 +725,12 @@ const MESSAGE_COLUMNS: [(&str, &[&str], f32, f32); 9] = [
     ("Message id", &["id"], 170.0, 50.0),
 ];
 
+/// The Messages table's body and date columns (indices into its list).
+const BODY: usize = 3;
+const SUBMITTED: usize = 7;
+/// The least width the body is given up to when only the columns kept whole are left beside it.
+const BODY_FLOOR: f32 = 80.0;
+
 /// The Messages table's columns (indices into its list) that step aside first when the panel is
 /// too narrow for all of them at their narrowest. The id, kept whole or not at all (cut short,
 /// an opaque id is no use), goes before the short Type and the date: its room lets the body
@@ -804,9 +810,18 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
         needed(cols) <= room
     });
     // Too narrow even for the four kept whole (a large zoom with both side panels open): the
-    // table scrolls sideways, as the list does, rather than cut them.
-    let sideways = needed(&shown_cols) > room;
-    let room = room.max(needed(&shown_cols));
+    // body, which no column is left to make room for, gives up some of its least width first,
+    // down to BODY_FLOOR (at 1024 points the table had scrolled sideways for a few points);
+    // past that the table scrolls sideways, as the list does, rather than cut them.
+    let over = needed(&shown_cols) - room;
+    let body_give = if over > 0.0 && shown_cols.contains(&BODY) {
+        over.min((least_of(BODY) - BODY_FLOOR).max(0.0))
+    } else {
+        0.0
+    };
+    let least_of = |i: usize| least_of(i) - if i == BODY { body_give } else { 0.0 };
+    let sideways = over - body_give > 0.5;
+    let room = room.max(needed(&shown_cols) - body_give);
     // A column kept whole is designed as wide as its widest value: room it would not use is
     // the body's to show more (a short "To" had kept 40 points of blank while the body read
     // "Your par…").
@@ -831,9 +846,11 @@ fn messages_ui(ui: &mut egui::Ui, s: &Stored, json: Option<&Value>) {
         ));
     }
     // The built-in emulator dates its messages by its own clock: at 60x a message submitted a
-    // minute ago reads as an hour ago, and its status dates run ahead of this machine's.
+    // minute ago reads as an hour ago, and its status dates run ahead of this machine's. Said
+    // where the table shows a date.
     if let Some(speed) = crate::deliveries::marked_speed(std::slice::from_ref(s))
         && speed > 1.0
+        && shown_cols.contains(&SUBMITTED)
     {
         ui.weak(format!(
             "Dated by the emulator's clock, which runs at {}: its dates are ahead of this machine's.",
