@@ -6044,6 +6044,30 @@ fn a_registration_check_counts_no_finding_and_says_why_it_has_no_timeline() {
         .get_by_label_contains("A registration check is never retried");
 }
 
+/// In a list too narrow for its Event column (a tall narrow window at zoom 1.1), a registration
+/// check says what it is in its Delivery cell, which it has no other use for: its row had read
+/// "— — 200 succeeded".
+#[test]
+fn a_registration_check_is_named_where_the_event_column_stepped_aside() {
+    let mut rig = start_sized([800.0, 1000.0]);
+    rig.harness.ctx.set_zoom_factor(1.1);
+    rig.harness.step();
+    let url = rig.url("/hook");
+    let status = rig
+        .rt
+        .block_on(common::registration_check(&rig.client, &url));
+    assert_eq!(status, 200);
+    rig.until("the check is listed", |app| app.state.list.row(0).is_some());
+    rig.harness.run_steps(3);
+    assert!(
+        rig.harness.query_by_label("Event").is_none(),
+        "the Event column is still shown"
+    );
+    let named = rig.harness.query_by_label("registration check").is_some()
+        || rig.harness.query_by_label("registration").is_some();
+    assert!(named, "the registration check is not named in its row");
+}
+
 /// A call with no webhook id and an attempt number that cannot be read: the Timeline says so in
 /// words, not with "webhook ?" and "attempt ?".
 #[test]

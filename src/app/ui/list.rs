@@ -725,8 +725,9 @@ fn table_ui(
                     return;
                 };
                 row.set_selected(selected == Some(s.id));
+                let event_shown = shown.contains(&1);
                 for &c in shown {
-                    row.col(|ui| cell_ui(ui, c, &s, now, dark, short));
+                    row.col(|ui| cell_ui(ui, c, &s, now, dark, short, event_shown));
                 }
                 if row.response().clicked() {
                     clicked = Some(s.id);
@@ -757,6 +758,7 @@ fn cell_ui(
     now: chrono::DateTime<chrono::Utc>,
     dark: bool,
     short: bool,
+    event_shown: bool,
 ) {
     // What the service makes of the answer: read for the code's and the outcome's cells only
     // (it reads the answer's Retry-After).
@@ -830,6 +832,18 @@ fn cell_ui(
                     } else {
                         label
                     }
+                }
+                // The Event column stepped aside (a narrow list): a registration check, which
+                // has no delivery, says what it is here, or its row read "— — 200 succeeded".
+                None if s.registration_check && !event_shown => {
+                    let font = egui::TextStyle::Body.resolve(ui.style());
+                    let whole = "registration check";
+                    let word = if elide_front(ui, whole, &font, ui.available_width()) == whole {
+                        whole
+                    } else {
+                        "registration"
+                    };
+                    ui.weak(word).on_hover_text("The registration check the service makes before it accepts a URL: it has no delivery")
                 }
                 // The same dash as the other columns' (a monospace one is shorter).
                 None => ui.label("—"),
