@@ -275,6 +275,9 @@ impl RetryAfter {
             let secs = value.parse::<u64>().unwrap_or(u64::MAX);
             return Some(RetryAfter::Wait(Duration::from_secs(secs)));
         }
+        if let Some(at) = parse_rfc850(value, Utc::now()) {
+            return Some(RetryAfter::Until(at));
+        }
         let at = httpdate::parse_http_date(value).ok()?;
         Some(RetryAfter::Until(DateTime::<Utc>::from(at)))
     }
@@ -413,9 +416,82 @@ pub fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
     RetryAfter::parse(value).map(|r| r.wait_from(now))
 }
 
+/// An HTTP date in the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`), its two-digit
+/// year read as RFC 9110 (5.6.7) asks: in the century of `now`, unless that is more than 50
+/// years ahead, then in the one before (in 2026, `76` is 2076 and `77` 1977; a fixed pivot at
+/// 70 had read 2070-2076 as 1970-1976, a date passed). `None` for another form, or a date whose
+/// weekday is not its own.
+fn parse_rfc850(value: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    use chrono::Datelike;
+    let (weekday, rest) = value.split_once(", ")?;
+    let (date, time) = rest.strip_suffix(" GMT")?.split_once(' ')?;
+    let mut parts = date.split('-');
+    let (day, month, yy) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || yy.len() != 2 || !yy.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let this_year = now.year();
+    let mut year = this_year - this_year.rem_euclid(100) + yy.parse::<i32>().ok()?;
+    if year > this_year + 50 {
+        year -= 100;
+    }
+    let at = chrono::NaiveDateTime::parse_from_str(
+        &format!("{day} {month} {year} {time}"),
+        "%d %b %Y %H:%M:%S",
+    )
+    .ok()?;
+    // The names are case-sensitive, and the weekday must be the date's.
+    let names = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    if !names.contains(&month) || day.len() != 2 || at.format("%A").to_string() != weekday {
+        return None;
+    }
+    Some(at.and_utc())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// RFC 9110's reading of a two-digit year: no more than 50 years ahead of now.
+    #[test]
+    fn an_rfc_850_date_takes_the_year_no_more_than_50_years_ahead() {
+        let now = t0();
+        let at = |v: &str| parse_rfc850(v, now).map(|t| t.to_rfc3339());
+        assert_eq!(
+            at("Sunday, 06-Nov-94 08:49:37 GMT").as_deref(),
+            Some("1994-11-06T08:49:37+00:00")
+        );
+        // 2076 is 50 years after 2026: this century. 2077 would be 51: the last one.
+        assert_eq!(
+            at("Wednesday, 01-Jan-76 00:00:00 GMT").as_deref(),
+            Some("2076-01-01T00:00:00+00:00")
+        );
+        assert_eq!(
+            at("Saturday, 01-Jan-77 00:00:00 GMT").as_deref(),
+            Some("1977-01-01T00:00:00+00:00")
+        );
+        assert_eq!(
+            at("Wednesday, 31-Dec-70 00:00:00 GMT").as_deref(),
+            Some("2070-12-31T00:00:00+00:00")
+        );
+        assert_eq!(
+            at("Monday, 23-Nov-26 14:00:00 GMT").as_deref(),
+            Some("2026-11-23T14:00:00+00:00")
+        );
+        // A weekday that is not the date's, a name in the wrong case, another form: not this.
+        assert_eq!(at("Thursday, 01-Jan-76 00:00:00 GMT"), None);
+        assert_eq!(at("wednesday, 01-Jan-76 00:00:00 GMT"), None);
+        assert_eq!(at("Wednesday, 01-jan-76 00:00:00 GMT"), None);
+        assert_eq!(at("Sun, 06 Nov 1994 08:49:37 GMT"), None);
+        // Through the header's own parsing: a date 50 years ahead is past the window, not a
+        // date gone by.
+        assert!(matches!(
+            RetryAfter::parse("Wednesday, 01-Jan-76 00:00:00 GMT"),
+            Some(RetryAfter::Until(t)) if t.format("%Y").to_string() == "2076"
+        ));
+    }
 
     fn t0() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-11-16T14:00:00Z")
