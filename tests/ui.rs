@@ -3892,6 +3892,28 @@ fn escape_closes_the_window_in_front() {
     let state = &rig.harness.state().state;
     assert!(!state.rules.open);
     assert_eq!(state.rules.text, "- status: 500");
+    // A filter's menu open over the list: Escape closes the menu, and Settings stays open with
+    // what was typed in it (the menu's Escape had closed Settings too).
+    rig.harness.get_by_label("Settings").click();
+    rig.harness.run_steps(2);
+    rig.harness
+        .get_by_role_and_label(egui::accesskit::Role::ComboBox, "Outcome:")
+        .click();
+    rig.harness.run_steps(3);
+    assert!(
+        egui::Popup::is_any_open(&rig.harness.ctx),
+        "the menu is not open"
+    );
+    rig.harness.key_press(egui::Key::Escape);
+    rig.harness.run_steps(2);
+    assert!(
+        !egui::Popup::is_any_open(&rig.harness.ctx),
+        "the menu stays open"
+    );
+    assert!(
+        rig.harness.state().state.show_settings,
+        "the menu's Escape closed Settings"
+    );
 }
 
 /// The top bar's port field after a failure to listen: Enter listens, as *Listen* does, and

@@ -855,6 +855,11 @@ pub struct AppState {
     /// field on Escape before the frame begins, so this is how an Escape is known to have
     /// been the field's (it leaves the field, and closes nothing).
     pub typed_last_frame: bool,
+    /// A popup (a list filter's menu) was open when this frame began: an Escape closes it, and
+    /// nothing else.
+    pub popup_at_start: bool,
+    /// The Service panel is shown as a drawer over the list in this frame.
+    pub drawer_shown: bool,
     /// Where the list and the detail were laid out in the last frame.
     pub laid_out: LaidOut,
     pub settings: Settings,
@@ -943,6 +948,8 @@ impl AppState {
         AppState {
             typing: false,
             typed_last_frame: false,
+            popup_at_start: false,
+            drawer_shown: false,
             laid_out: LaidOut {
                 list: egui::Rect::NOTHING,
                 detail: egui::Rect::NOTHING,

@@ -259,6 +259,8 @@ pub fn fit_columns(designed: &[f32], least: &[f32], room: f32) -> Vec<f32> {
 pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     keep_zoom(ui.ctx(), app);
     app.state.typing = ui.ctx().egui_wants_keyboard_input();
+    // Before any popup is drawn: one that an Escape closes in this frame is still open here.
+    app.state.popup_at_start = egui::Popup::is_any_open(ui.ctx());
     // A rule whose `times` are used up no longer answers: the top bar and What-if say so.
     let in_force = app.engine.responder.rules_in_force();
     if in_force == 0 && app.state.rules.in_force > 0 {
@@ -358,6 +360,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         .show(ui, |ui| list::list_ui(ui, app))
         .response
         .rect;
+    app.state.drawer_shown = drawer;
     if drawer {
         service_drawer(ui.ctx(), app, below_bar, left.min(width * 0.45));
     }
@@ -426,7 +429,7 @@ fn service_drawer(ctx: &egui::Context, app: &mut HookscopeApp, below_bar: egui::
         .stroke(style.visuals.window_stroke)
         .shadow(style.visuals.window_shadow);
     let inner = egui::vec2(width, below_bar.height()) - frame.total_margin().sum();
-    egui::Area::new(egui::Id::unique("service_drawer"))
+    egui::Area::new(drawer_layer().id)
         .order(egui::Order::Middle)
         .fixed_pos(below_bar.min)
         .show(ctx, |ui| {
@@ -436,14 +439,15 @@ fn service_drawer(ctx: &egui::Context, app: &mut HookscopeApp, below_bar: egui::
                 service::service_ui(ui, app, true);
             });
         });
-    // Escape, unless it is a field's (leaving it), a dialog's, or meant for a window in front
-    // (Settings, the rules).
-    let modal = ctx.memory(|m| m.top_modal_layer().is_some());
-    let field = app.state.typing || app.state.typed_last_frame;
-    let in_front = app.state.show_settings || app.state.rules.open;
-    if !field && !modal && !in_front && ctx.input(|i| i.key_pressed(egui::Key::Escape)) {
+    // Escape puts it away, unless it is meant for a window in front of it (Settings, the
+    // rules), or for a field, a dialog or a popup.
+    if escape_closes(ctx, app, drawer_layer()) {
         app.state.show_service = false;
     }
+}
+
+fn drawer_layer() -> egui::LayerId {
+    egui::LayerId::new(egui::Order::Middle, egui::Id::unique("service_drawer"))
 }
 
 /// Puts the window `id` back at `place` (where its pivot goes) when the zoom changed since it
@@ -470,27 +474,34 @@ pub fn back_in_place_after_zoom(ctx: &egui::Context, id: egui::Id, place: egui::
     }
 }
 
-/// Whether Escape closes the window shown in `layer` (Settings, the rules): pressed while it is
-/// the one of them in front, and not a field's (which it leaves) or a dialog's.
+/// Whether Escape closes what is shown in `layer` (Settings, the rules, the Service drawer):
+/// pressed while it is the one of them in front, and not meant for a widget with the keyboard
+/// (a field, which it leaves), a dialog or a popup (a filter's menu, which it closes: the
+/// window behind it had closed with it).
 pub fn escape_closes(ctx: &egui::Context, app: &HookscopeApp, layer: egui::LayerId) -> bool {
     let modal = ctx.memory(|m| m.top_modal_layer().is_some());
     let field = app.state.typing || app.state.typed_last_frame;
-    if field || modal || !ctx.input(|i| i.key_pressed(egui::Key::Escape)) {
+    if field
+        || modal
+        || app.state.popup_at_start
+        || !ctx.input(|i| i.key_pressed(egui::Key::Escape))
+    {
         return false;
     }
-    // The windows open now, as the app knows them (egui keeps a closed window's layer in its
-    // order, and counts it visible for a frame more).
+    // What is open now, as the app knows it (egui keeps a closed window's layer in its order,
+    // and counts it visible for a frame more).
     let open: Vec<egui::LayerId> = [
         (app.state.show_settings, settings::window_id()),
         (app.state.rules.open, rules::window_id()),
+        (app.state.drawer_shown, drawer_layer().id),
     ]
     .into_iter()
     .filter(|(open, _)| *open)
     .map(|(_, id)| egui::LayerId::new(egui::Order::Middle, id))
     .collect();
     let front = ctx.memory(|m| m.layer_ids().filter(|l| open.contains(l)).last());
-    // Taken, so that it closes only this window (the other is shown after it in the frame,
-    // and is then in front).
+    // Taken, so that it closes only this one (another shown after it in the frame would then
+    // be in front).
     front == Some(layer)
         && ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape))
 }
