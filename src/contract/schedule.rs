@@ -275,8 +275,11 @@ impl RetryAfter {
             let secs = value.parse::<u64>().unwrap_or(u64::MAX);
             return Some(RetryAfter::Wait(Duration::from_secs(secs)));
         }
-        if let Some(at) = parse_rfc850(value, Utc::now()) {
-            return Some(RetryAfter::Until(at));
+        // The RFC 850 form read here, whole: httpdate's fixed pivot at 70 would read a date
+        // whose weekday is not ours as the century before's.
+        let now = Utc::now();
+        if read_rfc850(value, now).is_some() {
+            return parse_rfc850(value, now).map(RetryAfter::Until);
         }
         let at = httpdate::parse_http_date(value).ok()?;
         Some(RetryAfter::Until(DateTime::<Utc>::from(at)))
@@ -290,63 +293,84 @@ impl RetryAfter {
             "give whole seconds (120) or an HTTP date ({})",
             crate::text::example_http_date()
         );
-        match RetryAfter::why_not(value) {
-            Some(why) if why.contains(": give ") => why,
-            Some(why) => format!("{why}; {general}"),
+        match RetryAfter::why_refused(value) {
+            Some((why, true)) => why,
+            Some((why, false)) => format!("{why}; {general}"),
             None => general,
         }
     }
 
     /// Why `value` is not a Retry-After, when there is more to say than "give seconds or an
     /// HTTP date": a sign, a fraction, a date whose weekday is not its date's, a date in
-    /// another zone than GMT. `None` when it parses, or when nothing more specific is known.
+    /// another zone than GMT, a leap second. `None` when it parses, or when nothing more
+    /// specific is known.
     pub fn why_not(value: &str) -> Option<String> {
+        RetryAfter::why_refused(value).map(|(why, _)| why)
+    }
+
+    /// [`RetryAfter::why_not`], and whether the reason says what to give instead.
+    fn why_refused(value: &str) -> Option<(String, bool)> {
         let v = value.trim();
         if RetryAfter::parse(v).is_some() {
             return None;
         }
+        let said = |why: &str| Some((why.to_owned(), true));
+        let only = |why: String| Some((why, false));
         if v.is_empty() {
-            return Some("it is empty".into());
+            return only("it is empty".into());
         }
         let number = v.strip_prefix(['-', '+']).unwrap_or(v);
         if number.parse::<f64>().is_ok_and(f64::is_finite)
             && number.bytes().all(|b| b.is_ascii_digit() || b == b'.')
         {
             if v.starts_with('-') {
-                return Some("a wait cannot be negative: give 0 or more seconds".into());
+                return said("a wait cannot be negative: give 0 or more seconds");
             }
             if v.starts_with('+') {
-                return Some("the seconds take no sign: give the digits alone".into());
+                return said("the seconds take no sign: give the digits alone");
             }
-            return Some("the seconds must be a whole number (no fraction)".into());
+            return only("the seconds must be a whole number (no fraction)".into());
+        }
+        // The obsolete RFC 850 form, `Sunday, 06-Nov-94 08:49:37 GMT`: its date read, its
+        // weekday not the date's.
+        if let Some((at, weekday)) = read_rfc850(v, Utc::now()) {
+            return only(format!(
+                "{} is a {}, not \"{weekday}\" (the weekday must match the date)",
+                at.format("%-d %b %Y"),
+                at.format("%A")
+            ));
         }
         // IMF-fixdate, `Sun, 22 Nov 2026 14:00:00 GMT`: the form everyone writes.
         let (day, rest) = v.split_once(", ")?;
         let (stamp, zone) = rest.rsplit_once(' ')?;
+        // Second 60, a leap second, which an HTTP date cannot name (it had been told its
+        // letters' case was wrong).
+        if stamp.ends_with(":60") {
+            return said(
+                "second 60 (a leap second) is not a time an HTTP date can name: give second 59, or 00 of the next minute",
+            );
+        }
         let at = chrono::NaiveDateTime::parse_from_str(stamp, "%d %b %Y %H:%M:%S").ok()?;
         let written = at.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
-        // Written as it should be, letter for letter: second 60, a leap second, which an HTTP
-        // date cannot name (it had been told its letters' case was wrong).
+        // Written as it should be, letter for letter: a date before 1970, which HTTP dates
+        // are not read before (it would be a date passed, asking for no wait).
         if v == written {
-            return Some(
-                "second 60 (a leap second) is not a time an HTTP date can name: give second 59, or 00 of the next minute"
-                    .into(),
-            );
+            return said("an HTTP date before 1970 is not read: give one to come, or seconds");
         }
         // Right but for its letters' case: the names of an HTTP date are case-sensitive.
         if v.eq_ignore_ascii_case(&written) {
-            return Some(format!(
+            return only(format!(
                 "an HTTP date's names are written as \"{written}\" (they are case-sensitive)"
             ));
         }
         if zone != "GMT" {
-            return Some(format!(
+            return only(format!(
                 "an HTTP date is always in GMT and ends with \"GMT\", not \"{zone}\""
             ));
         }
         let weekday = at.format("%a").to_string();
         if day != weekday {
-            return Some(format!(
+            return only(format!(
                 "{} is a {}, not \"{day}\" (the weekday must match the date)",
                 at.format("%-d %b %Y"),
                 at.format("%A")
@@ -422,12 +446,26 @@ pub fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
 /// 70 had read 2070-2076 as 1970-1976, a date passed). `None` for another form, or a date whose
 /// weekday is not its own.
 fn parse_rfc850(value: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let (at, weekday) = read_rfc850(value, now)?;
+    (at.format("%A").to_string() == weekday).then(|| at.and_utc())
+}
+
+/// The date of a value in the RFC 850 form, whatever its weekday, and that weekday as written;
+/// `None` for a value of another form.
+fn read_rfc850(value: &str, now: DateTime<Utc>) -> Option<(chrono::NaiveDateTime, &str)> {
     use chrono::Datelike;
     let (weekday, rest) = value.split_once(", ")?;
     let (date, time) = rest.strip_suffix(" GMT")?.split_once(' ')?;
     let mut parts = date.split('-');
     let (day, month, yy) = (parts.next()?, parts.next()?, parts.next()?);
     if parts.next().is_some() || yy.len() != 2 || !yy.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // The names are case-sensitive; no leap second (the other forms take none either).
+    let names = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    if !names.contains(&month) || day.len() != 2 || time.ends_with(":60") {
         return None;
     }
     let this_year = now.year();
@@ -440,14 +478,7 @@ fn parse_rfc850(value: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
         "%d %b %Y %H:%M:%S",
     )
     .ok()?;
-    // The names are case-sensitive, and the weekday must be the date's.
-    let names = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    if !names.contains(&month) || day.len() != 2 || at.format("%A").to_string() != weekday {
-        return None;
-    }
-    Some(at.and_utc())
+    Some((at, weekday))
 }
 
 #[cfg(test)]
@@ -485,12 +516,15 @@ mod tests {
         assert_eq!(at("wednesday, 01-Jan-76 00:00:00 GMT"), None);
         assert_eq!(at("Wednesday, 01-jan-76 00:00:00 GMT"), None);
         assert_eq!(at("Sun, 06 Nov 1994 08:49:37 GMT"), None);
+        assert_eq!(at("Wednesday, 01-Jan-76 23:59:60 GMT"), None);
         // Through the header's own parsing: a date 50 years ahead is past the window, not a
-        // date gone by.
+        // date gone by; one whose weekday is the century before's is refused, not read as it
+        // (httpdate's pivot at 70 would have).
         assert!(matches!(
             RetryAfter::parse("Wednesday, 01-Jan-76 00:00:00 GMT"),
             Some(RetryAfter::Until(t)) if t.format("%Y").to_string() == "2076"
         ));
+        assert_eq!(RetryAfter::parse("Thursday, 01-Jan-76 00:00:00 GMT"), None);
     }
 
     fn t0() -> DateTime<Utc> {
@@ -529,12 +563,27 @@ mod tests {
         // Nothing more specific to say: the caller's general advice stands alone.
         assert_eq!(why("soon"), None);
         assert_eq!(why("Sun, 31 Feb 2026 14:00:00 GMT"), None);
-        // A leap second is named as such, not as a matter of letter case.
+        // A leap second is named as such, not as a matter of letter case; a date before 1970
+        // as what it is, not as a leap second.
         assert_eq!(
             why("Sat, 31 Dec 2016 23:59:60 GMT").as_deref(),
             Some(
                 "second 60 (a leap second) is not a time an HTTP date can name: give second 59, or 00 of the next minute"
             )
+        );
+        assert_eq!(
+            why("Wed, 31 Dec 1969 23:59:59 GMT").as_deref(),
+            Some("an HTTP date before 1970 is not read: give one to come, or seconds")
+        );
+        // An RFC 850 date whose weekday is not its date's (in this century's reading).
+        assert_eq!(
+            why("Thursday, 01-Jan-76 00:00:00 GMT").as_deref(),
+            Some("1 Jan 2076 is a Wednesday, not \"Thursday\" (the weekday must match the date)")
+        );
+        // Words a user typed that look like advice do not stand for it.
+        assert!(
+            RetryAfter::refusal("x: give, 22 Nov 2026 14:00:00 GMT")
+                .contains("give whole seconds (120)")
         );
         // What to give is said once: a reason that says it is not followed by the general
         // advice too, which follows the others.
