@@ -578,6 +578,8 @@ impl HookscopeApp {
                     form.url = url_now;
                 }
                 self.state.port_text = addr.port().to_string();
+                // What the port field refused is not about a later failure.
+                self.state.port_refused = None;
                 self.state.listen_notice = None;
                 self.state.receiver_tried = None;
                 if let Some(next) = self.state.pending_receiver.take() {

@@ -630,9 +630,15 @@ impl WebhookForm {
             Some("http" | "https") => {}
             Some(_) => return Err("The URL must start with http:// or https://.".into()),
         }
-        if let Some(at) = text.find(char::is_whitespace) {
+        if let Some((at, c)) = text.char_indices().find(|(_, c)| c.is_whitespace()) {
+            let what = match c {
+                ' ' => "a space".to_owned(),
+                '\t' => "a tab".to_owned(),
+                '\n' | '\r' => "a line break".to_owned(),
+                other => format!("a blank character (U+{:04X})", other as u32),
+            };
             return Err(format!(
-                "The URL has a space in it, after \"{}\": take it out, or write it as %20.",
+                "The URL has {what} in it, after \"{}\": take it out, or write it as %20.",
                 crate::text::cut_chars(&text[..at], 60)
             ));
         }
@@ -642,7 +648,7 @@ impl WebhookForm {
                 scheme.as_deref().unwrap_or("http")
             ),
             url::ParseError::InvalidPort => {
-                "The URL's port is not a number from 1 to 65535.".to_owned()
+                "The URL's port is not a number up to 65535.".to_owned()
             }
             url::ParseError::IdnaError | url::ParseError::InvalidDomainCharacter => {
                 "The URL's host name has a character a host name cannot have.".to_owned()
@@ -1244,7 +1250,7 @@ mod tests {
         assert_eq!(said("HTTPS://"), "The URL has no host after https://.");
         assert_eq!(
             said("http://host:99999/"),
-            "The URL's port is not a number from 1 to 65535."
+            "The URL's port is not a number up to 65535."
         );
         assert_eq!(
             said("http://exa%mple.com/"),
@@ -1255,6 +1261,10 @@ mod tests {
             "The URL's host is not a valid IP address."
         );
         assert!(form("HTTPS://example.com/hook").entry().is_ok());
+        assert!(said("http://x\ty/").starts_with("The URL has a tab in it, after \"http://x\""));
+        assert!(
+            said("http://x\u{a0}y/").starts_with("The URL has a blank character (U+00A0) in it")
+        );
     }
 
     #[test]

@@ -244,7 +244,6 @@ fn hold_height(ui: &mut egui::Ui, held: bool) {
     ui.data_mut(|d| d.insert_temp(key, now));
 }
 
-/// What the service would do with the current answer, if every attempt got it.
 /// The built-in emulator's clock speed, when the window talks to it and it runs fast.
 pub(super) fn fast_emulator(app: &HookscopeApp) -> Option<f64> {
     (!app.state.settings.api_custom && app.state.settings.emulator_speed > 1.0)
@@ -262,17 +261,22 @@ pub(super) fn late_for_emulator(
     (!answer.too_late() && answer.delay() >= wait).then_some(wait)
 }
 
-/// What [`late_for_emulator`] means for the user, in a sentence.
-fn late_for_emulator_note(answer: &crate::responder::Answer, speed: Option<f64>) -> Option<String> {
+/// What [`late_for_emulator`] means for the user, in a sentence: said by the What-if, the
+/// custom form's preview and the top bar's hover alike.
+pub(super) fn late_for_emulator_note(
+    answer: &crate::responder::Answer,
+    speed: Option<f64>,
+) -> Option<String> {
     let wait = late_for_emulator(answer, speed)?;
     Some(format!(
-        "On the built-in emulator this answer comes too late: its clock runs {:.0}x faster and it stops waiting at {}, so there each attempt fails as a time-out and is retried. The real service waits {}; what follows is what it would do.",
+        "On the built-in emulator this answer comes too late: its clock runs {:.0}x faster and it stops waiting at {}, so there each attempt fails as a time-out and is retried. The real service waits {}.",
         speed.unwrap_or(1.0),
         crate::text::human_duration(wait),
         crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
     ))
 }
 
+/// What the service would do with the current answer, if every attempt got it.
 fn what_if_ui(
     ui: &mut egui::Ui,
     answer: &crate::responder::Answer,
@@ -314,7 +318,7 @@ fn what_if_ui(
         ui.label(RichText::new(note).color(warn));
     }
     if let Some(note) = late_for_emulator_note(answer, emulator_speed) {
-        ui.label(RichText::new(note).color(warn));
+        ui.label(RichText::new(format!("{note} What follows is what it would do.")).color(warn));
     }
     if !outcome.is_retry() {
         ui.label(format!("No retries: {}.", outcome.describe()));
@@ -548,15 +552,9 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, held: bool) {
                 None => a.status.to_string(),
             };
             ui.label(RichText::new(format!("{lead}: {}", a.describe())).small());
-            let late = a.too_late_note().or_else(|| {
-                late_for_emulator(a, emulator).map(|wait| {
-                    format!(
-                        "Too late for the built-in emulator at {:.0}x, which stops waiting at {}: there each attempt fails as a time-out and is retried.",
-                        emulator.unwrap_or(1.0),
-                        crate::text::human_duration(wait)
-                    )
-                })
-            });
+            let late = a
+                .too_late_note()
+                .or_else(|| late_for_emulator_note(a, emulator));
             if let Some(note) = late {
                 ui.label(
                     RichText::new(note)

@@ -750,6 +750,18 @@ fn table_ui(
     }
 }
 
+/// What a cell `ui` calls a registration check: "registration check" where it fits, else
+/// "registration" (rather than "registration c…"), and whether it was cut so.
+fn registration_words(ui: &egui::Ui) -> (&'static str, bool) {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let whole = "registration check";
+    if elide_front(ui, whole, &font, ui.available_width()) == whole {
+        (whole, false)
+    } else {
+        ("registration", true)
+    }
+}
+
 /// One cell of the list: column `column` (an index into [`COLUMNS`]) of the call `s`.
 fn cell_ui(
     ui: &mut egui::Ui,
@@ -793,14 +805,12 @@ fn cell_ui(
         1 => {
             let ev = if s.registration_check {
                 // "registration c…" in a narrow list: the word that says it, whole.
-                let font = egui::TextStyle::Body.resolve(ui.style());
-                let whole = "registration check";
-                if elide_front(ui, whole, &font, ui.available_width()) == whole {
-                    whole.to_owned()
-                } else {
-                    ui.label("registration").on_hover_text(whole);
+                let (word, cut) = registration_words(ui);
+                if cut {
+                    ui.label(word).on_hover_text("registration check");
                     return;
                 }
+                word.to_owned()
             } else {
                 s.event.clone().unwrap_or_else(|| {
                     crate::text::single_line(&crate::store::request_phrase(&s.method, &s.path))
@@ -835,16 +845,11 @@ fn cell_ui(
                 }
                 // The Event column stepped aside (a narrow list): a registration check, which
                 // has no delivery, says what it is here, or its row read "— — 200 succeeded".
-                None if s.registration_check && !event_shown => {
-                    let font = egui::TextStyle::Body.resolve(ui.style());
-                    let whole = "registration check";
-                    let word = if elide_front(ui, whole, &font, ui.available_width()) == whole {
-                        whole
-                    } else {
-                        "registration"
-                    };
-                    ui.weak(word).on_hover_text("The registration check the service makes before it accepts a URL: it has no delivery")
-                }
+                None if s.registration_check && !event_shown => ui
+                    .weak(registration_words(ui).0)
+                    .on_hover_text(
+                        "The registration check the service makes before it accepts a URL: it has no delivery",
+                    ),
                 // The same dash as the other columns' (a monospace one is shorter).
                 None => ui.label("—"),
             };

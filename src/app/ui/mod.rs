@@ -458,9 +458,14 @@ fn drawer_layer() -> egui::LayerId {
 pub fn back_in_place_after_zoom(ctx: &egui::Context, id: egui::Id, place: egui::Pos2) {
     let key = id.with("zoom_when_shown");
     let zoom = ctx.zoom_factor();
+    // Not marked in a pass egui will throw away (the top bar laid out again at the new zoom):
+    // the pass that is shown puts the window back, from its own layout.
+    let discard = ctx.will_discard();
     let last = ctx.data_mut(|d| {
         let last = d.get_temp::<f32>(key);
-        d.insert_temp(key, zoom);
+        if !discard {
+            d.insert_temp(key, zoom);
+        }
         last
     });
     if last.is_some_and(|last| last != zoom)

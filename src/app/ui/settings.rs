@@ -297,8 +297,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     app.state.settings_draft = Some(draft);
 }
 
-/// The Settings window's id (its title's, as egui gives a window by default, so that where
-/// it was left is kept).
+/// The Settings window's id, named so that Escape and a zoom can find the window.
 pub fn window_id() -> egui::Id {
     egui::Id::unique("Settings")
 }

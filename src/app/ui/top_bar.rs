@@ -228,6 +228,7 @@ fn status_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, dark: bool) {
                 .clicked()
             {
                 app.state.any_port_this_session = true;
+                app.state.port_refused = None;
                 app.start_listening();
             }
         }
@@ -398,13 +399,8 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
         .retry_after_note()
         .filter(|_| !past_window)
         .map_or(String::new(), |n| format!("\n{n}"));
-    let note = match late {
-        Some(wait) => format!(
-            "{note}\nThe built-in emulator's clock runs {:.0}x faster: it stops waiting at {}, so this answer comes too late for it and each attempt fails as a time-out and is retried (the real service waits {}).",
-            app.state.settings.emulator_speed,
-            crate::text::human_duration(wait),
-            crate::text::human_duration(crate::contract::ANSWER_TIMEOUT),
-        ),
+    let note = match super::answer::late_for_emulator_note(a, super::answer::fast_emulator(app)) {
+        Some(late) => format!("{note}\n{late}"),
         None => note,
     };
     let hover = if rules == 0 {
