@@ -1016,6 +1016,48 @@ fn a_preset_keeps_the_custom_answer_in_the_form() {
     assert_eq!(answer.delay_ms, 8_000);
 }
 
+/// A custom answer typed and applied by hand stays in the form when a preset is chosen, even
+/// where a preset gives the same answer (503 with Retry-After 120): it had been replaced by the
+/// preset chosen next. A preset's answer, chosen by its card, still follows the next card.
+#[test]
+fn a_typed_answer_that_a_preset_also_gives_stays_in_the_form() {
+    let mut rig = start();
+    rig.click_in_sight("429");
+    rig.until("429 is chosen", |app| {
+        app.state.settings.answer.status == 429
+    });
+    rig.click_in_sight("500");
+    rig.until("500 is chosen", |app| {
+        app.state.settings.answer.status == 500
+    });
+    rig.harness.step();
+    assert_eq!(
+        rig.harness.state().state.form.code,
+        "500",
+        "the form follows the cards"
+    );
+    {
+        let form = &mut rig.harness.state_mut().state.form;
+        form.code = "503".into();
+        form.retry_after = "120".into();
+    }
+    rig.harness.step();
+    rig.click_in_sight("Apply custom answer");
+    rig.until("503 is chosen", |app| {
+        app.state.settings.answer.status == 503
+    });
+    rig.click_in_sight("400");
+    rig.until("400 is chosen", |app| {
+        app.state.settings.answer.status == 400
+    });
+    rig.harness.step();
+    let form = &rig.harness.state().state.form;
+    assert_eq!(
+        (form.code.as_str(), form.retry_after.as_str()),
+        ("503", "120")
+    );
+}
+
 #[test]
 fn a_custom_410_is_confirmed_with_its_body_and_content_type() {
     let mut rig = start();

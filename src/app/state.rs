@@ -408,6 +408,10 @@ pub struct AnswerForm {
     /// Milliseconds (`1500`), or a duration with its unit (`1.5s`, `2m`); empty for none.
     pub delay: String,
     pub error: Option<String>,
+    /// What it holds was put in force from the form itself (*Apply custom answer*, Enter): the
+    /// user's own answer, kept when a preset is chosen even where it is a preset's too (503
+    /// with Retry-After 120 typed by hand had been replaced by the next preset chosen).
+    pub applied: bool,
 }
 
 impl AnswerForm {
@@ -423,6 +427,7 @@ impl AnswerForm {
                 ms => ms.to_string(),
             },
             error: None,
+            applied: false,
         }
     }
 
@@ -444,7 +449,7 @@ impl AnswerForm {
             &shown.content_type,
             shown.delay.as_str(),
         );
-        edited || self.answer().is_ok_and(|a| !Preset::gives(&a))
+        edited || self.applied || self.answer().is_ok_and(|a| !Preset::gives(&a))
     }
 
     /// The answer the form describes, or why it cannot be one.
@@ -1343,9 +1348,13 @@ mod tests {
         // Showing the answer in force: nobody's work, it follows the next choice.
         let f = AnswerForm::from_answer(&in_force);
         assert!(!f.holds_work(&in_force));
-        // A preset's answer applied through the form is not work either.
+        // A preset's answer shown in the form (chosen by its card) is not work either.
         let p503 = Preset::ALL[3].answer();
         assert!(!AnswerForm::from_answer(&p503).holds_work(&p503));
+        // Typed and applied from the form, the same answer is the user's: kept.
+        let mut typed = AnswerForm::from_answer(&p503);
+        typed.applied = true;
+        assert!(typed.holds_work(&p503));
         // Fields edited and not applied are.
         let mut edited = f.clone();
         edited.delay = "8000".into();

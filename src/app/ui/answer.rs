@@ -585,6 +585,7 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, held: bool) {
             app.state.confirm = Some(a);
         } else {
             app.apply_answer(a);
+            app.state.form.applied = app.state.form.error.is_none();
         }
     }
 }
