@@ -1157,8 +1157,9 @@ fn log_in(dir: &std::path::Path, args: &LogArgs) -> Result<(), CliError> {
     let store = Store::open_read(dir)?;
     let rows = store.page_each(&Filter::default(), 0, args.limit)?;
     let mut out = std::io::stdout().lock();
-    if rows.is_empty() && !args.json {
-        // On stderr: a script reading the list's lines gets none, not the words of a sentence.
+    if rows.is_empty() {
+        // On stderr: a script reading the list's lines (or `--json` objects) gets none, not the
+        // words of a sentence; a person running it is told why there are none.
         crate::say!(
             "No invocations stored in {} yet.",
             crate::text::escape_control(&dir.display().to_string())

@@ -998,6 +998,21 @@ fn listen_refused(cmd: Command, store: &std::path::Path) -> (Option<i32>, String
     (status.code(), stderr.iter().collect::<Vec<_>>().join("\n"))
 }
 
+/// `log` on a store with no calls yet prints nothing on stdout, with `--json` or not, and says
+/// why on stderr (with `--json` it had said nothing at all).
+#[test]
+fn log_of_an_empty_store_says_so_on_stderr_only() {
+    let dir = tempfile::tempdir().unwrap();
+    Store::open(dir.path(), Durability::Normal).unwrap().close();
+    for args in [&["log"][..], &["log", "--json"][..]] {
+        let out = run_in(dir.path(), args);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {said}");
+        assert!(said.contains("No invocations stored"), "{args:?}: {said}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
 /// A store this user may not write (another user's file): `listen` refuses it at start, named,
 /// where it used to start and then answer every call 503 ("attempt to write a readonly
 /// database"); `log` still reads it.
