@@ -4737,7 +4737,7 @@ fn read_at_says_what_it_refuses() {
     };
     type_in(&mut rig, "abc");
     rig.harness.get_by_label(
-        "\"abc\" is not a speed: Read at takes a number from 1 (the real service) to 1 000 000; kept 1x.",
+        "\"abc\" is not a speed: Read at takes a number from 1 (the real service) to 1,000,000; kept 1x.",
     );
     assert_eq!(rig.harness.state().state.settings.other_speed, 1.0);
     type_in(&mut rig, "0");
@@ -5345,7 +5345,7 @@ fn a_clock_speed_typed_in_its_box_applies_on_enter_not_at_each_keystroke() {
         rig.harness.run_steps(3);
         assert_eq!(speed_now(&rig), (600.0, Some(600.0)), "{typed}");
         rig.harness.get_by_label(&format!(
-            "\"{typed}\" is not a clock speed: give a whole number from 1 (real time) to 1 000 000; kept 600×."
+            "\"{typed}\" is not a clock speed: give a whole number from 1 (real time) to 1,000,000; kept 600×."
         ));
         assert_eq!(remote(&rig), remote_before, "{typed}");
     }

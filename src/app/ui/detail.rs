@@ -358,10 +358,10 @@ enum Clock {
 /// The speeds the Timeline offers for other services' deliveries.
 const OTHER_SPEEDS: std::ops::RangeInclusive<f64> = 1.0..=1_000_000.0;
 
-/// A speed typed in the Timeline's *Read at* field: a number from 1 to 1 000 000, its `x`
+/// A speed typed in the Timeline's *Read at* field: a number from 1 to 1,000,000, its `x`
 /// optional (`60`, `60x`, `1.5`, `1 000`). The error says what was typed and what is taken.
 fn parse_speed(text: &str) -> Result<f64, String> {
-    const TAKES: &str = "Read at takes a number from 1 (the real service) to 1 000 000";
+    const TAKES: &str = "Read at takes a number from 1 (the real service) to 1,000,000";
     let refused = || match text.trim() {
         "" => TAKES.to_owned(),
         typed => format!(
@@ -1714,7 +1714,7 @@ mod tests {
         }
         assert_eq!(
             parse_speed(" "),
-            Err("Read at takes a number from 1 (the real service) to 1 000 000".to_owned())
+            Err("Read at takes a number from 1 (the real service) to 1,000,000".to_owned())
         );
         for typed in ["0", "abc", "-5", "0.5", "2000000", "NaN", "inf"] {
             let e = parse_speed(typed).expect_err(typed);
@@ -1723,7 +1723,7 @@ mod tests {
                 "{e}"
             );
             assert!(
-                e.ends_with("a number from 1 (the real service) to 1 000 000"),
+                e.ends_with("a number from 1 (the real service) to 1,000,000"),
                 "{e}"
             );
         }

@@ -635,15 +635,15 @@ fn test_message_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     }
 }
 
-/// A clock speed typed in the emulator's box: a whole number from 1 (real time) to 1 000 000,
+/// A clock speed typed in the emulator's box: a whole number from 1 (real time) to 1,000,000,
 /// its `x` optional (`60`, `60x`, `1 000`).
 fn parse_clock_speed(text: &str) -> Result<f64, String> {
-    const TAKES: &str = "give a whole number from 1 (real time) to 1 000 000";
+    const TAKES: &str = "give a whole number from 1 (real time) to 1,000,000";
     match super::typed_number(text, &super::SPEED_UNITS) {
         Some(v) if v.fract() == 0.0 && (1.0..=crate::emulator::MAX_SPEED).contains(&v) => Ok(v),
         _ => Err(match text.trim() {
             "" => {
-                "Give the clock speed as a whole number from 1 (real time) to 1 000 000".to_owned()
+                "Give the clock speed as a whole number from 1 (real time) to 1,000,000".to_owned()
             }
             typed => format!(
                 "\"{}\" is not a clock speed: {TAKES}",
@@ -890,14 +890,14 @@ mod tests {
             assert_eq!(
                 e,
                 format!(
-                    "\"{typed}\" is not a clock speed: give a whole number from 1 (real time) to 1 000 000"
+                    "\"{typed}\" is not a clock speed: give a whole number from 1 (real time) to 1,000,000"
                 )
             );
         }
         assert_eq!(
             parse_clock_speed(""),
             Err(
-                "Give the clock speed as a whole number from 1 (real time) to 1 000 000".to_owned()
+                "Give the clock speed as a whole number from 1 (real time) to 1,000,000".to_owned()
             )
         );
     }
