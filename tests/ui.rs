@@ -3874,8 +3874,9 @@ fn new_webhook_stays_put_as_its_form_opens() {
     assert_eq!(Some(before), after);
 }
 
-/// Settings stays under the right end of the top bar through a zoom in and out: egui kept it
-/// where it was, in points, and it came back over the Service panel.
+/// Settings stays under the right end of the top bar through a zoom in and out (egui kept it
+/// where it was, in points, and it came back over the Service panel), and opens there again
+/// after the window was made wider.
 #[test]
 fn settings_keeps_its_place_through_zooms() {
     let mut rig = start_sized([1024.0, 768.0]);
@@ -3890,6 +3891,19 @@ fn settings_keeps_its_place_through_zooms() {
     assert!(
         (now.left() - placed.left()).abs() < 1.0 && (now.top() - placed.top()).abs() < 1.0,
         "moved from {placed:?} to {now:?}"
+    );
+    // Closed, the window made wider, opened again: at the right end again, not where it was
+    // at 1024 (over the list).
+    rig.harness.state_mut().state.show_settings = false;
+    rig.harness.run_steps(2);
+    rig.harness.set_size(egui::vec2(1280.0, 800.0));
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("Settings").click();
+    rig.harness.run_steps(3);
+    let wider = rig.harness.get_by_label("Bind address").rect();
+    assert!(
+        (wider.left() - (placed.left() + 256.0)).abs() < 1.0,
+        "opened at {wider:?}, {placed:?} at 1024"
     );
 }
 

@@ -450,27 +450,31 @@ fn drawer_layer() -> egui::LayerId {
     egui::LayerId::new(egui::Order::Middle, egui::Id::unique("service_drawer"))
 }
 
-/// Puts the window `id` back at `place` (where its pivot goes) when the zoom changed since it
-/// was last shown: egui keeps a window where it was, in points, and after a zoom in and out
-/// Settings, opened under the top bar's right end, stood over the Service panel. (Written to
-/// the window's stored state: egui 0.37 ignores a window's `current_pos` when it is dragged by
-/// its title bar, as these are.)
-pub fn back_in_place_after_zoom(ctx: &egui::Context, id: egui::Id, place: egui::Pos2) {
-    let key = id.with("zoom_when_shown");
+/// Puts the window `id` at `place` (where its pivot goes) as it opens, and when the zoom
+/// changed since it was last shown: egui keeps a window where it was, in points, so Settings
+/// opened at 1024 points wide stood over the list once the window was made wider, and after a
+/// zoom in and out over the Service panel. Dragged, it stays where it was dragged while open.
+/// (Written to the window's stored state: egui 0.37 ignores a window's `current_pos` when it
+/// is dragged by its title bar, as these are.)
+pub fn keep_window_in_place(ctx: &egui::Context, id: egui::Id, place: egui::Pos2) {
+    let key = id.with("shown_at");
     let zoom = ctx.zoom_factor();
+    let pass = ctx.cumulative_pass_nr();
     // Not marked in a pass egui will throw away (the top bar laid out again at the new zoom):
     // the pass that is shown puts the window back, from its own layout.
     let discard = ctx.will_discard();
     let last = ctx.data_mut(|d| {
-        let last = d.get_temp::<f32>(key);
-        if !discard {
-            d.insert_temp(key, zoom);
-        }
+        let last = d.get_temp::<(f32, u64)>(key);
+        let zoom_marked = match last {
+            Some((was, _)) if discard => was,
+            _ => zoom,
+        };
+        d.insert_temp(key, (zoom_marked, pass));
         last
     });
-    if last.is_some_and(|last| last != zoom)
-        && let Some(mut state) = egui::AreaState::load(ctx, id)
-    {
+    // Closed until now (not shown in the pass before), or shown at another zoom.
+    let moved = last.is_none_or(|(was, shown)| was != zoom || shown + 1 < pass);
+    if moved && let Some(mut state) = egui::AreaState::load(ctx, id) {
         state.pivot_pos = Some(place);
         ctx.memory_mut(|m| {
             m.areas_mut()

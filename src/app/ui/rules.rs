@@ -273,7 +273,7 @@ pub fn rules_editor_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     // window however small it is or large the zoom (at 760 points and zoom 1.4 it ran past
     // both edges, its Save as… out of reach).
     let room = super::room_under_bar(ctx, app);
-    super::back_in_place_after_zoom(ctx, window_id(), room.center());
+    super::keep_window_in_place(ctx, window_id(), room.center());
     let shown = egui::Window::new("Answer rules")
         // Its own id, not its title's: egui keeps a window's size across restarts, and the
         // 460 points an earlier version opened it at would have stayed.

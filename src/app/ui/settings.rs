@@ -51,7 +51,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
     // egui sizes the window from the height it opened with: asked for what the content
     // needs, it grows with it.
     let place = egui::pos2(below_bar.right() - 12.0, below_bar.top() + 4.0);
-    super::back_in_place_after_zoom(ctx, window_id(), place);
+    super::keep_window_in_place(ctx, window_id(), place);
     let shown = egui::Window::new("Settings")
         .id(window_id())
         .pivot(egui::Align2::RIGHT_TOP)
