@@ -81,15 +81,16 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
         }
         _ => None,
     };
-    // Where it was at the click, as long as the clicked place is in sight there (the foot's
-    // room is already taken for this frame); else it is scrolled into sight.
-    let row = 2.0 * ui.text_style_height(&egui::TextStyle::Body);
+    // Where it was at the click, as long as the clicked button is in sight there (the foot's
+    // room is already taken for this frame); else it is scrolled into sight. The button's own
+    // height, not more: with a margin of two lines, *Receive* low in the panel, still whole in
+    // sight, was scrolled up 40 points under the pointer as the foot's news grew by a line.
+    let button = ui.spacing().interact_size.y;
     let view = ui.available_height();
     let hold = sv
         .held
         .map(|h| h.offset)
-        .filter(|_| keep.is_some())
-        .filter(|off| keep.is_some_and(|y| y - row / 2.0 >= *off && y + row / 2.0 <= off + view));
+        .filter(|off| keep.is_some_and(|y| whole_in_sight(y, button, *off, view)));
     // Its bar's room kept while nothing scrolls: the New webhook form, opening, brought the bar
     // and narrowed the panel, and *New webhook* wrapped onto a row of its own under the pointer.
     let mut scroll = egui::ScrollArea::vertical()
@@ -472,6 +473,12 @@ fn webhook_heading(ui: &mut egui::Ui, w: &crate::api::model::Webhook) {
     if !one_line || id_apart {
         name_label(ui);
     }
+}
+
+/// Whether a button `height` tall, its middle `y` points down the content, is whole in sight
+/// in a view `view` tall scrolled `offset` down.
+fn whole_in_sight(y: f32, height: f32, offset: f32, view: f32) -> bool {
+    y - height / 2.0 >= offset && y + height / 2.0 <= offset + view
 }
 
 /// Where the webhook form keeps the room its URL's warning took (with a real service; with
@@ -900,5 +907,20 @@ mod tests {
                 "Give the clock speed as a whole number from 1 (real time) to 1,000,000".to_owned()
             )
         );
+    }
+
+    /// A clicked button is held where it was while it is whole in sight: *Receive*, its lower
+    /// edge 5 points above the view's foot (the news below it), is not scrolled (a margin of two lines around the
+    /// click had scrolled it 40 points up under the pointer); one the news covers, even by a
+    /// point, is brought into sight.
+    #[test]
+    fn a_button_whole_in_sight_is_held_where_it_is() {
+        let (height, view) = (20.0, 600.0);
+        assert!(super::whole_in_sight(585.0, height, 0.0, view));
+        assert!(!super::whole_in_sight(591.0, height, 0.0, view));
+        // Scrolled: the same button 100 points further down the content, the view with it.
+        assert!(super::whole_in_sight(685.0, height, 100.0, view));
+        // Its upper edge above the view's top is not in sight either.
+        assert!(!super::whole_in_sight(105.0, height, 100.0, view));
     }
 }
