@@ -3830,6 +3830,12 @@ fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
     // For this session only: the saved port is still the one chosen, so a tunnel set up for
     // it finds the receiver there again on the next start.
     assert_eq!(rig.harness.state().state.settings.port, port);
+    // Settings shows that port, and the one in use now beside it (it had shown the saved port
+    // alone, with no word of the other).
+    rig.harness.state_mut().state.show_settings = true;
+    rig.harness.run_steps(3);
+    rig.harness
+        .get_by_label(&format!("this session: {}", now.port()));
 }
 
 /// Tab goes from one preset's code to the next: each card is one Tab stop, whose focus shows.

@@ -79,6 +79,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                 (super::Refusals::default(), super::Refusals::default());
             let mut port_field = None;
             let mut limit_field = None;
+            let any_port = app.state.any_port_this_session;
             let listening_on = match app.state.listening {
                 Listening::On(addr) => Some(addr.port()),
                 _ => None,
@@ -111,6 +112,13 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                             && let Some(port) = listening_on
                         {
                             ui.weak(format!("any free port: {port} now"));
+                        } else if any_port
+                            && let Some(port) = listening_on.filter(|p| *p != s.port)
+                        {
+                            // *Any free port* in the top bar: this port is saved for the next
+                            // start, and another is in use now.
+                            ui.weak(format!("this session: {port}"))
+                                .on_hover_text("Any free port was chosen for this session; the port here is the one the next start tries");
                         }
                     });
                     ui.end_row();
