@@ -3813,6 +3813,15 @@ fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
     rig.harness.step();
     assert!(rig.harness.state().state.service.form_open);
     assert_eq!(rig.harness.state().state.service.form.url, "");
+    // It says why, and what to do, rather than call the empty field wrong.
+    rig.harness.step();
+    rig.harness
+        .get_by_label_contains("its URL comes here once it listens");
+    assert!(
+        rig.harness
+            .query_by_label_contains("The URL must be")
+            .is_none()
+    );
     rig.harness.get_by_label("Any free port").click();
     rig.until(
         "it listens on another port",

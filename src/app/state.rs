@@ -622,6 +622,9 @@ impl WebhookForm {
             return Err("Give the webhook a name.".into());
         }
         let text = self.url.trim();
+        if text.is_empty() {
+            return Err("Give the URL the service should call (http:// or https://).".into());
+        }
         // What the user can act on first: the scheme, then a space (the service refuses one),
         // then what the URL parser found, in words ("invalid international domain name" had
         // been said of "ftp://x y").
@@ -1229,6 +1232,10 @@ mod tests {
             url: url.into(),
             ..WebhookForm::default()
         };
+        assert_eq!(
+            form("  ").entry().unwrap_err(),
+            "Give the URL the service should call (http:// or https://)."
+        );
         let e = form("example.com/hook").entry().unwrap_err();
         assert_eq!(
             e,

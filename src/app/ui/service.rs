@@ -563,6 +563,10 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         ui.checkbox(&mut f.active, "Active");
         let entry = f.entry();
         let problem = entry.as_ref().err().cloned();
+        // No URL yet because no receiver listens to give one (the field fills in once it
+        // does): said as the way on, not in red as if something typed were wrong.
+        let waiting = f.url.trim().is_empty()
+            && !matches!(app.state.listening, crate::app::state::Listening::On(_));
         let editing = f.editing;
         ui.horizontal_wrapped(|ui| {
             let label = if editing.is_some() { "Save" } else { "Create" };
@@ -585,7 +589,11 @@ fn form_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         });
         // What the fields need, below the buttons: it comes and goes as they are typed in
         // (an e-mail address half typed), and above them it moved Save under the pointer.
-        if let Some(e) = &problem {
+        if waiting {
+            ui.weak(
+                "The receiver is not listening yet: its URL comes here once it listens (Listen, or Any free port, in the top bar), or type the URL the service should call.",
+            );
+        } else if let Some(e) = &problem {
             ui.colored_label(
                 super::outcome_color(crate::contract::Outcome::WebhookCancelled, dark),
                 crate::text::first_upper(e),
