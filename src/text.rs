@@ -799,8 +799,9 @@ pub fn exact_duration(d: Duration) -> String {
 /// shown; past a year (a mistyped value) in seconds, with that said, not in 10^14 days.
 pub fn wait_words(d: Duration) -> String {
     if d.as_secs() == u64::MAX {
-        // Where a number too large for 64 bits ends up (read as forever).
-        format!("{} s or more, over a year", u64::MAX)
+        // Where a number too large for 64 bits ends up (read as forever): not that number,
+        // which nobody typed.
+        "more seconds than can be counted, over a year".to_owned()
     } else if d > Duration::from_secs(365 * 86_400) {
         format!("{} s, over a year", d.as_secs())
     } else {
