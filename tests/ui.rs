@@ -3927,6 +3927,29 @@ fn settings_keeps_its_place_through_zooms() {
 #[test]
 fn escape_closes_the_window_in_front() {
     let mut rig = start();
+    // With one of its buttons reached with Tab (its theme's Light), one Escape closes it, as
+    // a dialog's Escape does (the first had only taken the keyboard from the button).
+    let button = rig.harness.get_by_label("Settings").rect().center();
+    rig.click_by_hand(button);
+    rig.harness.run_steps(2);
+    assert!(rig.harness.state().state.show_settings);
+    let mut tabs = 0;
+    while !rig
+        .harness
+        .query_all_by_label("Light")
+        .any(|n| n.is_focused())
+    {
+        rig.harness.key_press(egui::Key::Tab);
+        rig.harness.step();
+        tabs += 1;
+        assert!(tabs < 300, "Tab never reached Settings' Light");
+    }
+    rig.harness.key_press(egui::Key::Escape);
+    rig.harness.run_steps(2);
+    assert!(
+        !rig.harness.state().state.show_settings,
+        "one Escape did not close it"
+    );
     rig.harness.get_by_label("Settings").click();
     rig.harness.run_steps(2);
     assert!(rig.harness.state().state.show_settings);

@@ -869,6 +869,12 @@ pub struct AppState {
     /// field on Escape before the frame begins, so this is how an Escape is known to have
     /// been the field's (it leaves the field, and closes nothing).
     pub typed_last_frame: bool,
+    /// A text field (a number box being typed in included) had the keyboard when this frame
+    /// began, and when the last one ended: an Escape then leaves the field, and closes
+    /// nothing. (A button with the keyboard, reached with Tab, does not count: as in a dialog,
+    /// Escape then closes the window; it had only taken the keyboard from the button.)
+    pub text_focus: bool,
+    pub text_focus_last_frame: bool,
     /// A popup (a list filter's menu) was open when this frame began: an Escape closes it, and
     /// nothing else.
     pub popup_at_start: bool,
@@ -963,6 +969,8 @@ impl AppState {
             typing: false,
             typed_last_frame: false,
             popup_at_start: false,
+            text_focus: false,
+            text_focus_last_frame: false,
             drawer_shown: false,
             laid_out: LaidOut {
                 list: egui::Rect::NOTHING,

@@ -259,6 +259,7 @@ pub fn fit_columns(designed: &[f32], least: &[f32], room: f32) -> Vec<f32> {
 pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     keep_zoom(ui.ctx(), app);
     app.state.typing = ui.ctx().egui_wants_keyboard_input();
+    app.state.text_focus = ui.ctx().text_edit_focused();
     // Before any popup is drawn: one that an Escape closes in this frame is still open here.
     app.state.popup_at_start = egui::Popup::is_any_open(ui.ctx());
     // A rule whose `times` are used up no longer answers: the top bar and What-if say so.
@@ -370,6 +371,7 @@ pub fn app_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     rules::rules_editor_window(ui.ctx(), app);
     app.state.first_frame = false;
     app.state.typed_last_frame = ui.ctx().egui_wants_keyboard_input();
+    app.state.text_focus_last_frame = ui.ctx().text_edit_focused();
 }
 
 /// The zoom is changed with Ctrl +/- (egui, which goes up to 5), the top bar's A+ and A−, and
@@ -489,7 +491,7 @@ pub fn keep_window_in_place(ctx: &egui::Context, id: egui::Id, place: egui::Pos2
 /// window behind it had closed with it).
 pub fn escape_closes(ctx: &egui::Context, app: &HookscopeApp, layer: egui::LayerId) -> bool {
     let modal = ctx.memory(|m| m.top_modal_layer().is_some());
-    let field = app.state.typing || app.state.typed_last_frame;
+    let field = app.state.text_focus || app.state.text_focus_last_frame;
     if field
         || modal
         || app.state.popup_at_start
