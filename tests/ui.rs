@@ -3793,8 +3793,9 @@ fn the_detail_tabs_stay_put_from_call_to_call() {
     );
 }
 
-#[test]
-fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
+/// The app started on a port another socket holds (kept open while the returned listener
+/// lives), once its receiver has failed to listen there: the rig and that port.
+fn start_on_a_taken_port() -> (UiRig, u16, std::net::TcpListener) {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     let mut rig = start_on(port, [1280.0, 800.0]);
@@ -3802,6 +3803,12 @@ fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
         matches!(app.state.listening, Listening::Failed(_))
     });
     rig.harness.step();
+    (rig, port, taken)
+}
+
+#[test]
+fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
+    let (mut rig, port, _taken) = start_on_a_taken_port();
     // Said in the window's words (no command-line flags), with the way out beside it.
     let why = format!("Port {port} is already in use");
     rig.harness.get_by_label_contains(&why);
@@ -4012,13 +4019,7 @@ fn escape_closes_the_window_in_front() {
 /// what it refused is said only while the field still holds it.
 #[test]
 fn enter_in_the_top_bar_port_field_listens_and_a_refusal_goes_once_edited() {
-    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = taken.local_addr().unwrap().port();
-    let mut rig = start_on(port, [1280.0, 800.0]);
-    rig.until("the start fails", |app| {
-        matches!(app.state.listening, Listening::Failed(_))
-    });
-    rig.harness.step();
+    let (mut rig, port, _taken) = start_on_a_taken_port();
     let why = format!("Port {port} is already in use");
     rig.harness.get_by_label_contains(&why);
     let field = |rig: &mut UiRig, text: &str| {
