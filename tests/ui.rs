@@ -3854,6 +3854,30 @@ fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
         .get_by_label(&format!("this session: {}", now.port()));
 }
 
+/// Tab goes through the top bar's buttons as they read, left to right: it had gone A+, A−,
+/// the theme, Settings, Service, since they are placed from the window's right edge.
+#[test]
+fn tab_goes_through_the_top_bar_left_to_right() {
+    let mut rig = start();
+    let focused = |rig: &UiRig, label: &str| {
+        rig.harness
+            .query_all_by_label(label)
+            .any(|n| n.is_focused())
+    };
+    let mut tabs = 0;
+    while !focused(&rig, "Service") {
+        rig.harness.key_press(egui::Key::Tab);
+        rig.harness.step();
+        tabs += 1;
+        assert!(tabs < 100, "Tab never reached Service");
+    }
+    for next in ["Settings", "Light theme", "A−", "A+"] {
+        rig.harness.key_press(egui::Key::Tab);
+        rig.harness.step();
+        assert!(focused(&rig, next), "Tab did not go on to {next}");
+    }
+}
+
 /// Tab goes from one preset's code to the next: each card is one Tab stop, whose focus shows.
 #[test]
 fn tab_moves_from_preset_to_preset() {

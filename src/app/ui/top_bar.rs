@@ -78,9 +78,26 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .width();
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            let buttons = ui.horizontal(|ui| buttons_ui(ui, app, room.x));
-            measured[1] = buttons.response.rect.width() - room.x;
-            let centre = buttons.inner - top - room.y;
+            // At the bar's right end, in the room they took in the last frame, but laid out
+            // left to right: Tab goes from Service to A+ as they read (laid out from the
+            // right, it went A+, A−, the theme, Settings, Service). Measured afresh: the frame
+            // is laid out again when that room changes (a theme's name, the first frame).
+            let size = egui::vec2(buttons_was + room.x, ui.spacing().interact_size.y);
+            let buttons = ui.allocate_ui_with_layout(
+                size,
+                egui::Layout::left_to_right(egui::Align::Center),
+                |ui| {
+                    let middle = buttons_ui(ui, app, room.x);
+                    (middle, ui.min_rect().width())
+                },
+            );
+            let (middle, width) = buttons.inner;
+            measured[1] = width - room.x;
+            if (measured[1] - buttons_was).abs() > 0.5 {
+                ui.ctx()
+                    .request_discard("the top bar's buttons changed width");
+            }
+            let centre = middle - top - room.y;
             ui.data_mut(|d| d.insert_temp(buttons_centre_key(), centre));
             if layout == TopBarLayout::OneLine {
                 ui.separator();
@@ -289,15 +306,37 @@ fn anchor_room(ui: &egui::Ui, top: f32) -> egui::Vec2 {
     egui::vec2(x, y)
 }
 
-/// The bar's buttons, from the right, with `room` left right of them (see [`anchor_room`]);
+/// The bar's buttons, from the left, with `room` left right of them (see [`anchor_room`]);
 /// where their middle is, from the top of the screen.
 fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, room: f32) -> f32 {
-    // Laid out from the right: A+ and A− first, at the window's edge, so that a zoom, which
-    // grows every button, leaves them under the pointer for the next click (they were the
-    // leftmost, and a second click on A+ landed on the theme or Settings); a smaller zoom,
-    // which moves them towards the edge, leaves room right of them while the pointer stays.
-    if room > 0.0 {
-        ui.add_space(room);
+    // At the window's edge, A− and A+ last: a zoom, which grows every button, leaves them under
+    // the pointer for the next click (they were the leftmost, and a second click on A+ landed
+    // on the theme or Settings); a smaller zoom, which moves them towards the edge, leaves
+    // room right of them while the pointer stays.
+    if ui
+        .selectable_label(app.state.show_service, "Service")
+        .on_hover_text("Webhooks, the test message and the emulator")
+        .clicked()
+    {
+        app.state.show_service = !app.state.show_service;
+        // The user's choice from now on: a wider window does not undo it.
+        app.state.service_aside = false;
+    }
+    if ui.button("Settings").clicked() {
+        app.state.show_settings = !app.state.show_settings;
+    }
+    let theme = if app.state.settings.dark {
+        "Light theme"
+    } else {
+        "Dark theme"
+    };
+    if ui
+        .button(theme)
+        .on_hover_text("Switch between light and dark")
+        .clicked()
+    {
+        app.state.settings.dark = !app.state.settings.dark;
+        crate::app::apply_look(ui.ctx(), &app.state.settings);
     }
     let zoom_clicked = |ui: &egui::Ui, larger: bool| {
         let z = ui.ctx().zoom_factor() + if larger { 0.1 } else { -0.1 };
@@ -307,6 +346,14 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, room: f32) -> f32 {
         }
         z.clamp(crate::app::MIN_ZOOM, crate::app::MAX_ZOOM)
     };
+    if ui
+        .button("A−")
+        .on_hover_text("Smaller text (Ctrl −)")
+        .clicked()
+    {
+        let z = zoom_clicked(ui, false);
+        app.pointer.zoom_to(ui.ctx(), z);
+    }
     // No larger zoom than the window has room for (or than the layout is made for): A+ says
     // so rather than doing nothing.
     let larger = ui.ctx().zoom_factor() + 0.05 < app.state.zoom_room;
@@ -323,38 +370,8 @@ fn buttons_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, room: f32) -> f32 {
         let z = zoom_clicked(ui, true);
         app.pointer.zoom_to(ui.ctx(), z);
     }
-    if ui
-        .button("A−")
-        .on_hover_text("Smaller text (Ctrl −)")
-        .clicked()
-    {
-        let z = zoom_clicked(ui, false);
-        app.pointer.zoom_to(ui.ctx(), z);
-    }
-    let theme = if app.state.settings.dark {
-        "Light theme"
-    } else {
-        "Dark theme"
-    };
-    if ui
-        .button(theme)
-        .on_hover_text("Switch between light and dark")
-        .clicked()
-    {
-        app.state.settings.dark = !app.state.settings.dark;
-        crate::app::apply_look(ui.ctx(), &app.state.settings);
-    }
-    if ui.button("Settings").clicked() {
-        app.state.show_settings = !app.state.show_settings;
-    }
-    if ui
-        .selectable_label(app.state.show_service, "Service")
-        .on_hover_text("Webhooks, the test message and the emulator")
-        .clicked()
-    {
-        app.state.show_service = !app.state.show_service;
-        // The user's choice from now on: a wider window does not undo it.
-        app.state.service_aside = false;
+    if room > 0.0 {
+        ui.add_space(room);
     }
     middle
 }
