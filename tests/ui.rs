@@ -3854,6 +3854,21 @@ fn a_taken_port_is_explained_on_its_own_line_and_any_free_port_recovers() {
         .get_by_label(&format!("this session: {}", now.port()));
 }
 
+/// Ctrl+F takes the keyboard to the list's search field, which Tab reaches only after both
+/// side panels' controls; what is typed then searches.
+#[test]
+fn ctrl_f_goes_to_the_search_field() {
+    let mut rig = start();
+    rig.harness.step();
+    rig.harness
+        .key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::F);
+    rig.harness.run_steps(2);
+    assert!(rig.harness.get_by_label("Search:").is_focused());
+    rig.harness.get_by_label("Search:").type_text("dlv");
+    rig.harness.step();
+    assert_eq!(rig.harness.state().state.list.search_text, "dlv");
+}
+
 /// Tab goes through the top bar's buttons as they read, left to right: it had gone A+, A−,
 /// the theme, Settings, Service, since they are placed from the window's right edge.
 #[test]

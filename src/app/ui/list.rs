@@ -54,7 +54,13 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     .hint_text("delivery, path, body text…")
                     .desired_width(width),
             )
-            .labelled_by(label.id);
+            .labelled_by(label.id)
+            .on_hover_text("Ctrl+F comes here from anywhere in the window");
+        // Ctrl+F (⌘F on a Mac): Tab reaches the field only after both side panels' controls.
+        let find = egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::F);
+        if ui.input_mut(|i| i.consume_shortcut(&find)) {
+            r.request_focus();
+        }
         let now = ui.input(|i| i.time);
         if r.changed() {
             app.state.list.search_typed_at = Some(now);
