@@ -2264,6 +2264,26 @@ fn create_webhook_from_form(rig: &mut UiRig) {
     });
 }
 
+/// An inactive webhook's card says on hover what may have made it so: a 410 answer cancels a
+/// webhook, and the card had read "inactive" with no word of it, as if disabled by hand.
+#[test]
+fn an_inactive_webhook_says_a_410_may_have_cancelled_it() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    create_webhook_from_form(&mut rig);
+    if let Some(w) = rig.harness.state_mut().state.service.webhooks.first_mut() {
+        w.active = false;
+    }
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("inactive").hover();
+    // A tooltip shows after egui's delay (half a second): a second of frames.
+    for _ in 0..60 {
+        rig.harness.step();
+    }
+    rig.harness
+        .get_by_label_contains("cancelled by a 410 answer to one of its calls");
+}
+
 /// Disabling a webhook leaves its buttons where they were at every zoom: "inactive", wider
 /// than "active", had taken the name to a line of its own at some widths, and Enable moved
 /// down under the pointer.

@@ -457,7 +457,13 @@ fn webhook_heading(ui: &mut egui::Ui, w: &crate::api::model::Webhook) {
     let row = egui::vec2(ui.available_width(), ui.spacing().interact_size.y);
     let right_to_left = egui::Layout::right_to_left(egui::Align::Center);
     ui.allocate_ui_with_layout(row, right_to_left, |ui| {
-        ui.label(RichText::new(state).color(color));
+        let state_label = ui.label(RichText::new(state).color(color));
+        if !w.active {
+            // The API tells no more than `active`: a 410 answer is one way there.
+            state_label.on_hover_text(
+                "Not called: disabled here or through the API, or cancelled by a 410 answer to one of its calls. Enable sets it up again.",
+            );
+        }
         ui.label(scope);
         if !id_apart {
             ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
