@@ -3986,6 +3986,17 @@ fn settings_keeps_its_place_through_zooms() {
         (wider.left() - (placed.left() + 256.0)).abs() < 1.0,
         "opened at {wider:?}, {placed:?} at 1024"
     );
+    // Open while the window is made narrower and wider again: back at the right end (it had
+    // stayed where the narrow window put it, over the list).
+    rig.harness.set_size(egui::vec2(1024.0, 768.0));
+    rig.harness.run_steps(3);
+    rig.harness.set_size(egui::vec2(1280.0, 800.0));
+    rig.harness.run_steps(3);
+    let again = rig.harness.get_by_label("Bind address").rect();
+    assert!(
+        (again.left() - wider.left()).abs() < 1.0,
+        "at {again:?} after the resize, {wider:?} before"
+    );
 }
 
 /// Escape closes Settings and the rules editor, the one in front first; in a field it only

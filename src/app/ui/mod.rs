@@ -452,30 +452,33 @@ fn drawer_layer() -> egui::LayerId {
     egui::LayerId::new(egui::Order::Middle, egui::Id::unique("service_drawer"))
 }
 
-/// Puts the window `id` at `place` (where its pivot goes) as it opens, and when the zoom
-/// changed since it was last shown: egui keeps a window where it was, in points, so Settings
+/// Puts the window `id` at `place` (where its pivot goes) as it opens, and when the zoom or
+/// the window's size changed since it was last shown: egui keeps a window where it was, in points, so Settings
 /// opened at 1024 points wide stood over the list once the window was made wider, and after a
 /// zoom in and out over the Service panel. Dragged, it stays where it was dragged while open.
 /// (Written to the window's stored state: egui 0.37 ignores a window's `current_pos` when it
 /// is dragged by its title bar, as these are.)
 pub fn keep_window_in_place(ctx: &egui::Context, id: egui::Id, place: egui::Pos2) {
     let key = id.with("shown_at");
-    let zoom = ctx.zoom_factor();
+    // The zoom, and the window's size in pixels (which a zoom does not change).
+    let screen = ctx.content_rect().size() * ctx.pixels_per_point();
+    let look = (ctx.zoom_factor(), screen.x.round(), screen.y.round());
     let pass = ctx.cumulative_pass_nr();
     // Not marked in a pass egui will throw away (the top bar laid out again at the new zoom):
     // the pass that is shown puts the window back, from its own layout.
     let discard = ctx.will_discard();
     let last = ctx.data_mut(|d| {
-        let last = d.get_temp::<(f32, u64)>(key);
-        let zoom_marked = match last {
+        let last = d.get_temp::<((f32, f32, f32), u64)>(key);
+        let marked = match last {
             Some((was, _)) if discard => was,
-            _ => zoom,
+            _ => look,
         };
-        d.insert_temp(key, (zoom_marked, pass));
+        d.insert_temp(key, (marked, pass));
         last
     });
-    // Closed until now (not shown in the pass before), or shown at another zoom.
-    let moved = last.is_none_or(|(was, shown)| was != zoom || shown + 1 < pass);
+    // Closed until now (not shown in the pass before), or shown at another zoom or window size
+    // (made wider while open, Settings had stayed over the list).
+    let moved = last.is_none_or(|(was, shown)| was != look || shown + 1 < pass);
     if moved && let Some(mut state) = egui::AreaState::load(ctx, id) {
         state.pivot_pos = Some(place);
         ctx.memory_mut(|m| {
