@@ -117,6 +117,25 @@ impl UiRig {
     }
 
     /// The New webhook form, opened by its button.
+    /// Whether a node labelled `label` has the keyboard.
+    fn focused(&self, label: &str) -> bool {
+        self.harness
+            .query_all_by_label(label)
+            .any(|n| n.is_focused())
+    }
+
+    /// Press Tab until a node labelled `label` has the keyboard, or panic after `most` presses.
+    fn tab_to(&mut self, label: &str, most: usize) {
+        for _ in 0..most {
+            if self.focused(label) {
+                return;
+            }
+            self.harness.key_press(egui::Key::Tab);
+            self.harness.step();
+        }
+        assert!(self.focused(label), "Tab never reached {label}");
+    }
+
     fn open_webhook_form(&mut self) {
         self.harness.get_by_label("New webhook").click();
         self.until("the form opens", |app| app.state.service.form_open);
@@ -3894,22 +3913,11 @@ fn ctrl_f_goes_to_the_search_field() {
 #[test]
 fn tab_goes_through_the_top_bar_left_to_right() {
     let mut rig = start();
-    let focused = |rig: &UiRig, label: &str| {
-        rig.harness
-            .query_all_by_label(label)
-            .any(|n| n.is_focused())
-    };
-    let mut tabs = 0;
-    while !focused(&rig, "Service") {
-        rig.harness.key_press(egui::Key::Tab);
-        rig.harness.step();
-        tabs += 1;
-        assert!(tabs < 100, "Tab never reached Service");
-    }
+    rig.tab_to("Service", 100);
     for next in ["Settings", "Light theme", "A−", "A+"] {
         rig.harness.key_press(egui::Key::Tab);
         rig.harness.step();
-        assert!(focused(&rig, next), "Tab did not go on to {next}");
+        assert!(rig.focused(next), "Tab did not go on to {next}");
     }
 }
 
@@ -3917,21 +3925,10 @@ fn tab_goes_through_the_top_bar_left_to_right() {
 #[test]
 fn tab_moves_from_preset_to_preset() {
     let mut rig = start();
-    let focused = |rig: &UiRig, label: &str| {
-        rig.harness
-            .query_all_by_label(label)
-            .any(|n| n.is_focused())
-    };
-    let mut tabs = 0;
-    while !focused(&rig, "200") {
-        rig.harness.key_press(egui::Key::Tab);
-        rig.harness.step();
-        tabs += 1;
-        assert!(tabs < 200, "Tab never reached the 200 preset");
-    }
+    rig.tab_to("200", 200);
     rig.harness.key_press(egui::Key::Tab);
     rig.harness.step();
-    assert!(focused(&rig, "400"), "Tab after 200 did not reach 400");
+    assert!(rig.focused("400"), "Tab after 200 did not reach 400");
     // Nothing was chosen on the way.
     assert_eq!(rig.harness.state().state.settings.answer.status, 200);
 }
@@ -4010,17 +4007,7 @@ fn escape_closes_the_window_in_front() {
     rig.click_by_hand(button);
     rig.harness.run_steps(2);
     assert!(rig.harness.state().state.show_settings);
-    let mut tabs = 0;
-    while !rig
-        .harness
-        .query_all_by_label("Light")
-        .any(|n| n.is_focused())
-    {
-        rig.harness.key_press(egui::Key::Tab);
-        rig.harness.step();
-        tabs += 1;
-        assert!(tabs < 300, "Tab never reached Settings' Light");
-    }
+    rig.tab_to("Light", 300);
     rig.harness.key_press(egui::Key::Escape);
     rig.harness.run_steps(2);
     assert!(
