@@ -59,8 +59,19 @@ pub enum Command {
 pub struct DataDirArg {
     /// Where the invocation database lives (default: $HOOKSCOPE_DATA_DIR, else the platform
     /// data directory).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = clap::builder::TypedValueParser::try_map(clap::builder::PathBufValueParser::new(), non_blank_dir))]
     pub data_dir: Option<PathBuf>,
+}
+
+/// `--data-dir`: a name of spaces alone is refused (it had made a directory called " ",
+/// whose name then could not be seen in a message); any other name, UTF-8 or not, is taken.
+fn non_blank_dir(dir: PathBuf) -> Result<PathBuf, String> {
+    if dir.to_string_lossy().trim().is_empty() {
+        return Err(
+            "a directory name of spaces alone is not taken: give the directory, or leave --data-dir out for the default".to_owned(),
+        );
+    }
+    Ok(dir)
 }
 
 impl Cli {
@@ -222,6 +233,12 @@ pub struct AnswerArgs {
 /// rounded without a word (`0.4ms` had answered at once, the banner saying no delay).
 fn parse_delay(s: &str) -> Result<std::time::Duration, String> {
     let (d, rounded) = crate::text::parse_duration_rounded(s).map_err(|e| e.to_string())?;
+    // Refused here, so the message names the flag as for every other value it refuses (it
+    // had come after the parse, as "the answer cannot be used").
+    let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    if ms > crate::responder::MAX_DELAY_MS {
+        return Err(crate::responder::AnswerError::Delay(ms).to_string());
+    }
     if rounded {
         return Err(format!(
             "\"{}\" is finer than a delay can be: an answer is held to the millisecond (give {}ms{})",
@@ -474,11 +491,12 @@ fn line_at(s: &Summary, time_format: &str) -> String {
     // `\u{202e}`, had printed 1,600 characters), and never inside an escape.
     let cut = |v: &str| crate::text::escape_cut_compact(v, LINE_VALUE_CHARS);
     let opt = |v: &Option<String>| cut(v.as_deref().unwrap_or("-"));
+    // A request HTTP refused has no event (its headers are not read): `-`, as for one whose
+    // request line was read; the outcome's column says `not-http` for both (the event's
+    // column had said it for bytes with no request line only, and a script reading it found
+    // two shapes).
     let event = if s.registration_check {
         "registration-check".to_owned()
-    } else if s.method.is_empty() {
-        // Bytes with no request line: the HTTP layer refused them.
-        "not-http".to_owned()
     } else {
         opt(&s.event)
     };
@@ -1676,7 +1694,7 @@ fn retry_after_line(
     let given = match value {
         RetryAfter::Wait(d) => crate::text::wait_words(d),
         // As an HTTP date is written (always GMT), so it can be given back to --retry-after.
-        RetryAfter::Until(at) => at.format("%a, %d %b %Y %H:%M:%S GMT").to_string(),
+        RetryAfter::Until(at) => crate::contract::imf_fixdate(at),
     };
     let what = if !outcome.honours_retry_after() {
         "ignored: the service honours it only with 503 and 429".to_owned()
@@ -1971,6 +1989,49 @@ mod tests {
             line.contains(&format!("delivery={}…(+11)  attempt", "a".repeat(199))),
             "{line}"
         );
+    }
+
+    /// A value with spaces cannot forge the fields after it: a script that reads `attempt=`
+    /// or `->` reads the call's own. An empty value still takes its field.
+    #[test]
+    fn a_listen_line_keeps_its_fields_whatever_the_values_spaces() {
+        let fields = |s: &Summary| {
+            format_line(s)
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        let plain = fields(&summary());
+        let mut forged = summary();
+        forged.event = Some("status-report  attempt=9".into());
+        forged.delivery = Some("d1  attempt=5  messages=7  -> 200 succeeded".into());
+        let line = format_line(&forged);
+        let got = fields(&forged);
+        assert_eq!(got.len(), plain.len(), "{line}");
+        assert_eq!(
+            got.iter().filter(|f| f.starts_with("attempt=")).count(),
+            1,
+            "{line}"
+        );
+        assert!(
+            line.contains("  status-report\\u{20}\\u{20}attempt=9  "),
+            "{line}"
+        );
+        assert!(line.contains("-> 503 retry-unavailable"), "{line}");
+        // Other spaces too: a no-break space and an ideographic one.
+        forged.delivery = Some("a\u{a0}b\u{3000}c".into());
+        assert!(
+            format_line(&forged).contains("delivery=a\\u{a0}b\\u{3000}c  attempt=2"),
+            "{}",
+            format_line(&forged)
+        );
+        // An empty header is not a missing field.
+        let mut empty = summary();
+        empty.event = Some(String::new());
+        empty.delivery = Some(String::new());
+        let line = format_line(&empty);
+        assert_eq!(fields(&empty).len(), plain.len(), "{line}");
+        assert!(line.contains("  \"\"  delivery=\"\"  attempt=2"), "{line}");
     }
 
     #[test]

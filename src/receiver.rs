@@ -1437,7 +1437,11 @@ impl AsRef<[u8]> for SharedText {
 fn sent_answer(answer: &Answer) -> SentAnswer {
     let mut headers = Vec::new();
     if let Some(ra) = &answer.retry_after {
-        headers.push(("Retry-After".to_owned(), ra.clone()));
+        // A date in an obsolete form goes out as HTTP asks a sender to write one.
+        headers.push((
+            "Retry-After".to_owned(),
+            crate::contract::RetryAfter::sent_form(ra).into_owned(),
+        ));
     }
     let body = answer.body.clone().map_or_else(bytes::Bytes::new, |b| {
         bytes::Bytes::from_owner(SharedText(b))

@@ -283,7 +283,7 @@ impl Answer {
                 return Err(AnswerError::ContentType(ct.clone()));
             }
         }
-        if self.delay_ms > 3_600_000 {
+        if self.delay_ms > MAX_DELAY_MS {
             return Err(AnswerError::Delay(self.delay_ms));
         }
         if let Some(body) = &self.body
@@ -380,7 +380,7 @@ impl Answer {
             // large for 64 bits included).
             RetryAfterEffect::PastWindow(match value {
                 crate::contract::RetryAfter::Until(at) => {
-                    format!("date of {}", at.format("%a, %d %b %Y %H:%M:%S GMT"))
+                    format!("date of {}", crate::contract::imf_fixdate(at))
                 }
                 crate::contract::RetryAfter::Wait(d) if d > Duration::from_secs(365 * 86_400) => {
                     format!("of {} s (over a year)", raw.trim())
@@ -392,13 +392,14 @@ impl Answer {
         })
     }
 
-    /// The Retry-After as the preset cards write it: `120 s`, or the date as given.
+    /// The Retry-After as the preset cards write it: `120 s`, or the date as it is sent (one
+    /// given in an obsolete form is sent, and said, as HTTP writes dates).
     pub fn retry_after_words(&self) -> Option<String> {
-        let ra = self.retry_after.as_deref()?.trim();
+        let ra = crate::contract::RetryAfter::sent_form(self.retry_after.as_deref()?);
         Some(if ra.bytes().all(|b| b.is_ascii_digit()) {
             format!("{ra} s")
         } else {
-            ra.to_owned()
+            ra.into_owned()
         })
     }
 
@@ -438,6 +439,9 @@ pub fn delay_words(ms: u64) -> String {
         crate::text::human_duration(std::time::Duration::from_millis(ms))
     }
 }
+
+/// The longest Hookscope holds an answer: an hour, in milliseconds.
+pub const MAX_DELAY_MS: u64 = 3_600_000;
 
 /// What the service makes of an answer's Retry-After, when it is not simply the wait it asks for.
 enum RetryAfterEffect {

@@ -334,7 +334,7 @@ pub fn example_http_date() -> String {
     let tomorrow = chrono::Utc::now().date_naive() + chrono::Days::new(1);
     tomorrow
         .and_hms_opt(14, 0, 0)
-        .map(|t| t.and_utc().format("%a, %d %b %Y %H:%M:%S GMT").to_string())
+        .map(|t| crate::contract::imf_fixdate(t.and_utc()))
         .unwrap_or_default()
 }
 
@@ -427,13 +427,64 @@ pub fn parse_duration(s: &str) -> Result<Duration, ParseError> {
 
 /// [`parse_duration`], and whether the value was rounded to the millisecond (`0.4ms`,
 /// `1.0005s`): a delay given finer than that is refused by `listen`, not held for 0 ms.
+/// Parts with their units add up: `1m30s`, `1h 30m`, `2s500ms` (`1m30s` had been "not a
+/// duration"); each part names its unit, and a part alone may leave it out (seconds).
 pub fn parse_duration_rounded(s: &str) -> Result<(Duration, bool), ParseError> {
-    let err = || ParseError {
+    let parts = duration_parts(s.trim());
+    if parts.len() < 2 {
+        return parse_one_duration(s);
+    }
+    let whole = |e: ParseError| ParseError {
+        input: s.to_owned(),
+        ..e
+    };
+    let mut total = Duration::ZERO;
+    let mut rounded = false;
+    for part in parts {
+        if part.ends_with(|c: char| c.is_ascii_digit() || c == '.') {
+            // `1m30`: which unit the 30 is in is not said.
+            return Err(whole(duration_error(s, false)));
+        }
+        let (d, r) = parse_one_duration(part).map_err(whole)?;
+        total = total
+            .checked_add(d)
+            .filter(|t| t.as_millis() <= u128::from(u64::MAX / 2))
+            .ok_or_else(|| duration_error(s, true))?;
+        rounded |= r;
+    }
+    Ok((total, rounded))
+}
+
+/// A duration's parts, each a number and its unit: `1m30s` is `1m` and `30s`; a number
+/// that follows a unit starts a new part.
+fn duration_parts(t: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut start, mut in_unit) = (0, false);
+    for (i, c) in t.char_indices() {
+        if (c.is_ascii_digit() || c == '.') && in_unit {
+            parts.push(t[start..i].trim());
+            (start, in_unit) = (i, false);
+        } else if c.is_alphabetic() {
+            in_unit = true;
+        }
+    }
+    parts.push(t[start..].trim());
+    parts
+}
+
+/// The error for `s`, not a duration (or one too large).
+fn duration_error(s: &str, too_large: bool) -> ParseError {
+    ParseError {
         input: s.to_owned(),
         what: "a duration",
-        examples: "500ms, 1.5s, 35s, 1m, 30",
-        too_large: false,
-    };
+        examples: "500ms, 1.5s, 35s, 1m, 1m30s, 30",
+        too_large,
+    }
+}
+
+/// One number and its unit: `1.5s`, `500ms`, `30`.
+fn parse_one_duration(s: &str) -> Result<(Duration, bool), ParseError> {
+    let err = || duration_error(s, false);
     let too_large = || ParseError {
         too_large: true,
         ..err()
@@ -711,13 +762,19 @@ pub fn read_text_capped(
 /// without spaces, for a `key=value` on a line a script splits at spaces: `abc…(+99880)`. The
 /// cut falls between two characters of `text`, never inside an escape (a lone `\` had been
 /// left), and the count after it is of `text`'s characters left out, not of their escapes.
+/// A space (any whitespace) is escaped too, `\u{20}`: a value with spaces had split into
+/// fields of its own, and `X-Service-Delivery: d1  attempt=5` had printed a second `attempt=`.
+/// An empty value is written `""`, so that it still takes its field.
 pub fn escape_cut_compact(text: &str, max: usize) -> String {
+    if text.is_empty() {
+        return "\"\"".to_owned();
+    }
     let mut out = String::new();
     let mut printed = 0;
     let mut one = String::new();
     for (taken, c) in text.chars().enumerate() {
         one.clear();
-        if risky(c) {
+        if risky(c) || c.is_whitespace() {
             let _ = write!(one, "\\u{{{:x}}}", c as u32);
         } else {
             one.push(c);
@@ -1461,6 +1518,30 @@ mod tests {
                 "{typed}"
             );
         }
+        // Parts with their units add up.
+        for (typed, millis, rounded) in [
+            ("1m30s", 90_000, false),
+            ("1h 30m", 5_400_000, false),
+            ("2s500ms", 2_500, false),
+            (" 1 m 30 s ", 90_000, false),
+            ("1m0.0005s", 60_001, true),
+        ] {
+            assert_eq!(
+                parse_duration_rounded(typed),
+                Ok((Duration::from_millis(millis), rounded)),
+                "{typed}"
+            );
+        }
+        for bad in ["1m30", "1mx30s", "m30s", "1m30s2"] {
+            let e = parse_duration(bad).unwrap_err();
+            assert_eq!(e.input, bad);
+            assert!(!e.too_large, "{bad}");
+        }
+        assert!(
+            parse_duration("99999999999999999h 1s")
+                .unwrap_err()
+                .too_large
+        );
         for bad in ["1.2.3s", ".", "1e3s", "1.5x", "99999999999999999999.5h"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }

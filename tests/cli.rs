@@ -301,6 +301,15 @@ fn bad_flag_values_are_refused_with_a_reason() {
             "is not a number of credits",
         ),
         (&["log", "--limit", "0"], "--limit"),
+        // Past an hour: named with its flag, as every refused value is.
+        (
+            &["listen", "--delay", "99999999999999m"],
+            "for '--delay <DURATION>': the delay of ",
+        ),
+        (
+            &["listen", "--delay", "1h0m1s"],
+            "for '--delay <DURATION>': the delay of 1 h 1 s is longer than an hour",
+        ),
         (&["schedule", "--code", "999"], "--code"),
         (
             &["listen", "--retry-after", "+120"],
@@ -340,6 +349,23 @@ fn bad_flag_values_are_refused_with_a_reason() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+    }
+    // A data directory named with spaces alone is refused, not made (`./ `), whatever the
+    // command: its name could not be seen in the messages that followed.
+    for args in [&["log"][..], &["show", "1"]] {
+        let out = bin()
+            .args(args)
+            .args(["--data-dir", "  "])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("'--data-dir <DIR>'"), "{args:?}: {err}");
+        assert!(
+            err.contains("a directory name of spaces alone is not taken"),
+            "{args:?}: {err}"
+        );
     }
     // Nothing was created for the refused commands.
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
@@ -754,8 +780,8 @@ async fn log_escapes_a_hostile_path() {
     }
 }
 
-/// Requests HTTP refused are listed by `log` (`not-http` where the event goes, `-` for a
-/// method and path they do not have) and shown by `show` with their bytes, escaped: an ESC in a
+/// Requests HTTP refused are listed by `log` (`not-http` where the outcome goes, `-` for a
+/// method, path and event they do not have) and shown by `show` with their bytes, escaped: an ESC in a
 /// refused header never reaches the terminal.
 #[tokio::test]
 async fn log_and_show_read_back_requests_http_refused() {
@@ -791,10 +817,7 @@ async fn log_and_show_read_back_requests_http_refused() {
     let lines: Vec<&str> = log.lines().collect();
     assert_eq!(lines.len(), 2, "{log}");
     assert!(lines[0].contains("POST    /esc  -  delivery=-"), "{log}");
-    assert!(
-        lines[1].contains("-       -  not-http  delivery=-"),
-        "{log}"
-    );
+    assert!(lines[1].contains("-       -  -  delivery=-"), "{log}");
     // The HTTP layer's 400, not one the States table reads as "failed permanently".
     assert!(
         lines

@@ -68,6 +68,14 @@ fn deliveries(rig: &Rig) -> Vec<Stored> {
     all
 }
 
+/// The newest call the receiver stored.
+fn newest(rig: &Rig) -> Stored {
+    rig.store
+        .get(rig.store.last_id().unwrap().unwrap())
+        .unwrap()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn every_webhook_call_round_trips() {
     let rig = Rig::start(Answer::status(200)).await;
@@ -82,11 +90,7 @@ async fn every_webhook_call_round_trips() {
     assert_eq!(w.on_web_app, Some(true), "onWebApp by default");
     assert_eq!(w.contact_email_address.as_deref(), Some("ops@example.com"));
     // The registration check reached the receiver and was marked.
-    let check = rig
-        .store
-        .get(rig.store.last_id().unwrap().unwrap())
-        .unwrap()
-        .unwrap();
+    let check = newest(&rig);
     assert!(check.inv.registration_check);
     assert_eq!(c.get_webhook(w.id).await.unwrap(), w);
     // A contact that is not an e-mail address is refused, as the window refuses it.
@@ -998,6 +1002,11 @@ async fn a_fast_clock_waits_a_real_second_for_an_answer() {
     c.create_webhook(&sent_hook(&rig, "slow-answers"))
         .await
         .unwrap();
+    // Its registration check carries its clock's speed, as its deliveries do: a receiver
+    // holding its answer says this emulator stops waiting at 2 s, not the service's 30 s.
+    let check = newest(&rig);
+    assert!(check.inv.registration_check);
+    assert_eq!(check.inv.marked_clock_speed(), Some(600.0));
     c.send_messages(&[SubmissionEntry::to_number("1111111", "slow")])
         .await
         .unwrap();

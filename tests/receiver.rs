@@ -105,6 +105,45 @@ async fn an_incoming_message_gets_503_with_retry_after() {
     );
 }
 
+/// A Retry-After date given in an obsolete form (RFC 850, asctime) is sent as HTTP asks a
+/// sender to write one, and recorded as sent; it had gone out as typed.
+#[tokio::test]
+async fn a_retry_after_date_in_an_old_form_is_sent_as_http_writes_dates() {
+    for typed in [
+        " Sunday, 06-Nov-94 08:49:37 GMT ",
+        "Sun Nov  6 08:49:37 1994",
+        "Sun, 06 Nov 1994 08:49:37 GMT",
+    ] {
+        let mut answer = Answer::status(503);
+        answer.retry_after = Some(typed.to_owned());
+        let rig = Rig::start(answer).await;
+        let resp = post(
+            &rig.client,
+            &rig.url("/old"),
+            &invoker_headers("status-report", "dlv-old", 1),
+            status_report_body("3001"),
+        )
+        .send()
+        .await
+        .unwrap();
+        assert_eq!(resp.status(), 503, "{typed:?}");
+        assert_eq!(
+            resp.headers()["retry-after"],
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "{typed:?}"
+        );
+        let s = last(&rig).await;
+        assert_eq!(
+            s.inv.answer.headers,
+            vec![(
+                "Retry-After".to_owned(),
+                "Sun, 06 Nov 1994 08:49:37 GMT".to_owned()
+            )],
+            "{typed:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn the_choice_applies_to_the_next_call_at_once() {
     let rig = Rig::start(Answer::status(200)).await;

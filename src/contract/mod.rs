@@ -14,7 +14,7 @@ pub use message::{Message, MessageStatus, Submission};
 pub use outcome::{Outcome, outcome_of};
 pub use schedule::{
     Attempt, Plan, RETRY_DELAYS, RETRY_WINDOW, RULE as SCHEDULE_RULE, RetryAfter, RetryDates,
-    STEADY_DELAY, Schedule, max_attempts, parse_retry_after,
+    STEADY_DELAY, Schedule, imf_fixdate, max_attempts, parse_retry_after,
 };
 pub use validate::{FastPath, Finding, HeaderPair, Severity, Validation, check_body, validate};
 

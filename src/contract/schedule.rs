@@ -285,6 +285,27 @@ impl RetryAfter {
         Some(RetryAfter::Until(DateTime::<Utc>::from(at)))
     }
 
+    /// `value` as a Retry-After header is sent: the seconds' digits, or the date in the one
+    /// form a sender must write (IMF-fixdate, RFC 9110 5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT`).
+    /// A date given in one of the obsolete forms a recipient must still read
+    /// (`Sunday, 06-Nov-94 08:49:37 GMT`, `Sun Nov  6 08:49:37 1994`) is taken, and sent
+    /// rewritten: it had gone out as typed. Surrounding whitespace is left out; a value that is
+    /// not a Retry-After is given back as it is (trimmed).
+    pub fn sent_form(value: &str) -> std::borrow::Cow<'_, str> {
+        let value = value.trim();
+        match RetryAfter::parse(value) {
+            Some(RetryAfter::Until(at)) => {
+                let written = imf_fixdate(at);
+                if written == value {
+                    value.into()
+                } else {
+                    written.into()
+                }
+            }
+            _ => value.into(),
+        }
+    }
+
     /// What to tell whoever gave `value` as a Retry-After: why it is not one where that is
     /// known, and what to give instead (once: a reason that says what to give is not followed
     /// by the general advice as well).
@@ -339,6 +360,11 @@ impl RetryAfter {
                 at.format("%-d %b %Y"),
                 at.format("%A")
             ));
+        }
+        // A day its month does not have (30 Feb), in any of the three forms: it had been told
+        // only to give seconds or a date.
+        if let Some(why) = no_such_day(v, Utc::now()) {
+            return only(why);
         }
         // IMF-fixdate, `Sun, 22 Nov 2026 14:00:00 GMT`: the form everyone writes.
         let (day, rest) = v.split_once(", ")?;
@@ -434,10 +460,73 @@ impl RetryDates {
     }
 }
 
+/// `at` as an HTTP date is written (IMF-fixdate, always GMT): `Sun, 06 Nov 1994 08:49:37 GMT`.
+pub fn imf_fixdate(at: DateTime<Utc>) -> String {
+    at.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+}
+
 /// Parse a Retry-After header value: delay-seconds or an HTTP-date (relative to `now`).
 /// A date in the past means no wait.
 pub fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
     RetryAfter::parse(value).map(|r| r.wait_from(now))
+}
+
+/// The month names of an HTTP date, January first (they are case-sensitive).
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// Why a value shaped as an HTTP date (any of its three forms) names no day: `there is no
+/// 30 Feb 2026 (February 2026 has 28 days)`. `None` when its day is one its month has, or
+/// when it is not shaped as a date.
+fn no_such_day(value: &str, now: DateTime<Utc>) -> Option<String> {
+    let words: Vec<&str> = value.split_whitespace().collect();
+    let (day, month, year) = match words.as_slice() {
+        // `Sun, 30 Feb 2026 14:00:00 GMT`
+        [_, day, month, year, _, _] => (*day, *month, year.parse::<i32>().ok()?),
+        // `Sunday, 30-Feb-26 14:00:00 GMT`
+        [_, date, _, _] => {
+            let mut parts = date.split('-');
+            let (day, month, yy) = (parts.next()?, parts.next()?, parts.next()?);
+            (parts.next().is_none() && yy.len() == 2).then_some(())?;
+            (day, month, rfc850_year(yy, now)?)
+        }
+        // `Sun Feb 30 14:00:00 2026`
+        [_, month, day, _, year] => (*day, *month, year.parse::<i32>().ok()?),
+        _ => return None,
+    };
+    if day.is_empty() || !day.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let number = u32::try_from(MONTHS.iter().position(|m| *m == month)? + 1).ok()?;
+    let first = chrono::NaiveDate::from_ymd_opt(year, number, 1)?;
+    let days = first
+        .checked_add_months(chrono::Months::new(1))?
+        .signed_duration_since(first)
+        .num_days();
+    let n: i64 = day.parse().ok()?;
+    (n == 0 || n > days).then(|| {
+        format!(
+            "there is no {n} {month} {year} ({} {year} has {days} days)",
+            first.format("%B")
+        )
+    })
+}
+
+/// The year an RFC 850 date's two digits name, seen from `now` (RFC 9110, 5.6.7): in the
+/// century of `now`, unless that is more than 50 years ahead, then in the one before.
+fn rfc850_year(yy: &str, now: DateTime<Utc>) -> Option<i32> {
+    use chrono::Datelike;
+    if yy.len() != 2 || !yy.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let this_year = now.year();
+    let year = this_year - this_year.rem_euclid(100) + yy.parse::<i32>().ok()?;
+    Some(if year > this_year + 50 {
+        year - 100
+    } else {
+        year
+    })
 }
 
 /// An HTTP date in the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`), its two-digit
@@ -453,26 +542,18 @@ fn parse_rfc850(value: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
 /// The date of a value in the RFC 850 form, whatever its weekday, and that weekday as written;
 /// `None` for a value of another form.
 fn read_rfc850(value: &str, now: DateTime<Utc>) -> Option<(chrono::NaiveDateTime, &str)> {
-    use chrono::Datelike;
     let (weekday, rest) = value.split_once(", ")?;
     let (date, time) = rest.strip_suffix(" GMT")?.split_once(' ')?;
     let mut parts = date.split('-');
     let (day, month, yy) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() || yy.len() != 2 || !yy.bytes().all(|b| b.is_ascii_digit()) {
+    if parts.next().is_some() {
         return None;
     }
     // The names are case-sensitive; no leap second (the other forms take none either).
-    let names = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    if !names.contains(&month) || day.len() != 2 || time.ends_with(":60") {
+    if !MONTHS.contains(&month) || day.len() != 2 || time.ends_with(":60") {
         return None;
     }
-    let this_year = now.year();
-    let mut year = this_year - this_year.rem_euclid(100) + yy.parse::<i32>().ok()?;
-    if year > this_year + 50 {
-        year -= 100;
-    }
+    let year = rfc850_year(yy, now)?;
     let at = chrono::NaiveDateTime::parse_from_str(
         &format!("{day} {month} {year} {time}"),
         "%d %b %Y %H:%M:%S",
@@ -536,6 +617,25 @@ mod tests {
         TimeDelta::seconds(s as i64)
     }
 
+    /// A date is sent in the one form a sender must write, whichever form it was given in;
+    /// seconds as their digits; surrounding space left out.
+    #[test]
+    fn a_retry_after_is_sent_as_http_writes_it() {
+        let sent = |v: &str| RetryAfter::sent_form(v).into_owned();
+        let imf = "Sun, 06 Nov 1994 08:49:37 GMT";
+        assert_eq!(sent(imf), imf);
+        assert!(matches!(
+            RetryAfter::sent_form(imf),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(sent("Sunday, 06-Nov-94 08:49:37 GMT"), imf);
+        assert_eq!(sent("Sun Nov  6 08:49:37 1994"), imf);
+        assert_eq!(sent(" 120 "), "120");
+        assert_eq!(sent("0120"), "0120");
+        // Not a Retry-After: as it is, for the refusal to quote.
+        assert_eq!(sent(" soon "), "soon");
+    }
+
     #[test]
     fn a_refused_retry_after_says_what_is_wrong_with_it() {
         let why = |v: &str| RetryAfter::why_not(v);
@@ -562,7 +662,34 @@ mod tests {
         assert!(why("  ").unwrap().contains("empty"));
         // Nothing more specific to say: the caller's general advice stands alone.
         assert_eq!(why("soon"), None);
-        assert_eq!(why("Sun, 31 Feb 2026 14:00:00 GMT"), None);
+        assert_eq!(why("Sun, 32 Jan 2026 14:00"), None);
+        // A day its month does not have, in each of the three forms (it had been told only to
+        // give seconds or a date); 29 Feb only in a leap year.
+        for v in [
+            "Thu, 30 Feb 2026 14:00:00 GMT",
+            "Thursday, 30-Feb-26 14:00:00 GMT",
+            "Thu Feb 30 14:00:00 2026",
+        ] {
+            assert_eq!(
+                why(v).as_deref(),
+                Some("there is no 30 Feb 2026 (February 2026 has 28 days)"),
+                "{v}"
+            );
+        }
+        assert_eq!(
+            why("Sun, 31 Apr 2028 14:00:00 GMT").as_deref(),
+            Some("there is no 31 Apr 2028 (April 2028 has 30 days)")
+        );
+        assert_eq!(
+            why("Sun, 00 Dec 2026 14:00:00 GMT").as_deref(),
+            Some("there is no 0 Dec 2026 (December 2026 has 31 days)")
+        );
+        assert!(why("Tue, 29 Feb 2028 14:00:00 GMT").is_none());
+        assert!(
+            why("Wed, 29 Feb 2028 14:00:00 GMT")
+                .unwrap()
+                .contains("Tuesday")
+        );
         // A leap second is named as such, not as a matter of letter case; a date before 1970
         // as what it is, not as a leap second.
         assert_eq!(

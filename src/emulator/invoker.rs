@@ -82,6 +82,9 @@ pub async fn registration_check(s: &Shared, url: &str) -> Result<(), String> {
         .post(target)
         .header("Content-Type", "application/json")
         .header("User-Agent", s.brand().user_agent())
+        // Its clock's speed, as on every call it makes: a receiver that holds its answer
+        // then says when this emulator stops waiting (2 s at 60x), not the real service's 30 s.
+        .header(super::CLOCK_SPEED_HEADER, s.clock.speed().to_string())
         .body("[]")
         .timeout(answer_wait(s))
         .send()
