@@ -2396,6 +2396,9 @@ fn the_new_webhook_form_says_what_the_registration_check_will_get() {
 fn a_new_brand_word_reaches_the_built_in_emulator() {
     let mut rig = start();
     rig.until("the emulator answers", |app| app.state.service.listed);
+    let Listening::On(before) = rig.harness.state().state.listening else {
+        panic!("the receiver listens");
+    };
     rig.harness.state_mut().state.show_settings = true;
     rig.harness.step();
     if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {
@@ -2408,6 +2411,14 @@ fn a_new_brand_word_reaches_the_built_in_emulator() {
     rig.until("the receiver reads the new word", |app| {
         app.state.settings.brand == "Acme" && matches!(app.state.listening, Listening::On(_))
     });
+    // On any free port (as in the demo), a restart for the word alone keeps the port it had,
+    // where webhooks point: it had moved to a new one, leaving them behind.
+    assert_eq!(
+        rig.harness.state().state.listening,
+        Listening::On(before),
+        "the port is kept"
+    );
+    assert!(rig.harness.state().state.service.receiver_was.is_empty());
     rig.harness.state_mut().state.show_settings = false;
     rig.harness
         .state_mut()

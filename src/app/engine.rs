@@ -176,7 +176,10 @@ impl Engine {
     }
 
     /// (Re)start the receiver with `config`; the old one, if any, stops first.
-    pub fn listen(&self, config: ReceiverConfig) {
+    /// Start the receiver with `config` (stopping the one running once it listens). With
+    /// `or_any_port`, a port that cannot be had is given up for any free one: the port the
+    /// receiver kept across a restart that asked for any free port.
+    pub fn listen(&self, config: ReceiverConfig, or_any_port: bool) {
         let (running, store, responder) = (
             self.running.clone(),
             self.store.clone(),
@@ -193,7 +196,15 @@ impl Engine {
             if same && let Some(old) = slot.take() {
                 old.shutdown().await;
             }
-            match receiver::start(config, store, responder).await {
+            let started =
+                match receiver::start(config.clone(), store.clone(), responder.clone()).await {
+                    Err(_) if or_any_port && config.port != 0 => {
+                        let any = ReceiverConfig { port: 0, ..config };
+                        receiver::start(any, store, responder).await
+                    }
+                    started => started,
+                };
+            match started {
                 Ok(r) => {
                     if let Some(old) = slot.take() {
                         old.shutdown().await;

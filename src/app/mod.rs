@@ -486,16 +486,31 @@ impl HookscopeApp {
     /// cannot be used is never saved for the next start.
     pub fn start_listening_with(&mut self, next: Settings) {
         match self.receiver_config(&next) {
-            Ok(config) => {
+            Ok(mut config) => {
+                // Any free port, asked for again by a restart that changes something else (the
+                // brand word, the body limit): the port it has is free, and the webhooks point
+                // at it. A new one had been taken, and the demo's webhook left behind.
+                let keep = match self.state.listening {
+                    Listening::On(old)
+                        if config.port == 0
+                            && next.port == self.state.settings.port
+                            && old.ip() == config.bind =>
+                    {
+                        config.port = old.port();
+                        true
+                    }
+                    _ => false,
+                };
                 // Webhooks may still point at the port it leaves (the panel says so).
                 if let Listening::On(old) = self.state.listening
+                    && old.port() != config.port
                     && !self.state.service.receiver_was.contains(&old.port())
                 {
                     self.state.service.receiver_was.push(old.port());
                 }
                 self.state.listening = Listening::Starting;
                 self.state.pending_receiver = Some(next);
-                self.engine.listen(config);
+                self.engine.listen(config, keep);
             }
             // A receiver that works keeps working: the reason is said beside it.
             Err(e) => match self.state.listening {
