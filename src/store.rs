@@ -709,6 +709,12 @@ impl EventFilter {
 pub struct Filter {
     pub event: Option<EventFilter>,
     pub outcome: Option<Outcome>,
+    /// With `outcome` [`Outcome::RetryTemporary`], which of its calls, as the list's rows read
+    /// them: those no answer reached in time, "retry (late)" (`true`), or the others, "retry
+    /// (other)" (`false`; the late ones had been listed there too, under another word than
+    /// their rows'). Unused with another outcome.
+    #[serde(default)]
+    pub late: bool,
     /// Free text, matched in path, delivery, webhook id, event and body.
     pub text: String,
     /// Only invocations with findings. The note that marks a registration check is not one:
@@ -743,7 +749,12 @@ impl Filter {
             // As the rows read: a 503 or 429 whose Retry-After leaves no retry says
             // "discarded", so it is listed under discarded and not under its code.
             clauses.push(format!("{LISTED_OUTCOME} = ?").into());
-            args.push(V::Text(o.as_str().to_owned()));
+            // The calls no answer reached in time are marked apart as they are stored.
+            let listed = match o {
+                Outcome::RetryTemporary if self.late => LATE_OUTCOME,
+                o => o.as_str(),
+            };
+            args.push(V::Text(listed.to_owned()));
         }
         if self.with_findings {
             clauses.push("findings_count > registration_check".into());
@@ -826,12 +837,13 @@ macro_rules! retry_after_discards_sql {
 /// A call's outcome as the window's list reads it: "discarded" (`failed-permanently`) for a 503
 /// or 429 whose Retry-After leaves no retry ([`LISTED_DISCARDED`]), `not-http` for a request
 /// the HTTP layer refused ([`LISTED_NOT_HTTP`], under no outcome of the filter: its row reads
-/// "not HTTP"), its code's reading otherwise (which `log` keeps). Indexed as it is written
-/// here, with the id: the Outcome filter reads it in the list's order and counts it from the
-/// index alone.
+/// "not HTTP"), `retry-late` for a temporary failure no answer reached in time
+/// ([`LISTED_LATE`], "retry (late)"), its code's reading otherwise (which `log` keeps).
+/// Indexed as it is written here, with the id: the Outcome filter reads it in the list's order
+/// and counts it from the index alone.
 macro_rules! listed_outcome_sql {
     () => {
-        "(CASE listed_as WHEN 1 THEN 'failed-permanently' WHEN 2 THEN 'not-http' ELSE outcome END)"
+        "(CASE listed_as WHEN 1 THEN 'failed-permanently' WHEN 2 THEN 'not-http' WHEN 3 THEN 'retry-late' ELSE outcome END)"
     };
 }
 
@@ -839,6 +851,23 @@ macro_rules! listed_outcome_sql {
 const LISTED_DISCARDED: i64 = 1;
 /// `listed_as` of a request the HTTP layer refused.
 const LISTED_NOT_HTTP: i64 = 2;
+/// `listed_as` of a temporary failure no answer reached in time: "retry (late)".
+const LISTED_LATE: i64 = 3;
+/// How the list reads a temporary failure no answer reached in time, in the outcome index.
+const LATE_OUTCOME: &str = "retry-late";
+
+/// How the list reads `inv` where its code does not say it: its `listed_as`.
+fn listed_as(inv: &Invocation) -> i64 {
+    if inv.not_http() {
+        LISTED_NOT_HTTP
+    } else if inv.discarded_by_retry_after() {
+        LISTED_DISCARDED
+    } else if inv.unanswered().is_some() && inv.outcome() == Outcome::RetryTemporary {
+        LISTED_LATE
+    } else {
+        0
+    }
+}
 
 const LISTED_OUTCOME: &str = listed_outcome_sql!();
 
@@ -897,6 +926,17 @@ const MIGRATIONS: &[&str] = &[
     UPDATE invocations SET listed_as = 2 WHERE ",
         not_http_sql!(),
         ";
+    DROP INDEX invocations_outcome;
+    CREATE INDEX invocations_outcome ON invocations(\
+    (CASE listed_as WHEN 1 THEN 'failed-permanently' WHEN 2 THEN 'not-http' ELSE outcome END), id);"
+    ),
+    // 4: a temporary failure no answer reached in time is listed as "retry (late)" (3), and
+    // the outcome index reads it so: the filter's "retry (late)" and "retry (other)" each from
+    // the index alone.
+    concat!(
+        "UPDATE invocations SET listed_as = 3 WHERE listed_as = 0 AND outcome = 'retry-temporary' AND (",
+        unanswered_sql!(),
+        ");
     DROP INDEX invocations_outcome;
     CREATE INDEX invocations_outcome ON invocations(",
         listed_outcome_sql!(),
@@ -1544,8 +1584,10 @@ fn write_batch(conn: &mut Connection, batch: &[(Op, Ack)]) -> Result<Vec<i64>, S
                             findings_count = (SELECT count(*) FROM json_each(findings)
                                 WHERE json_extract(value, '$.code') IS NOT ?4) + 1,
                             outcome = ?2,
-                            -- Every note is of an answer that never went: no Retry-After read.
-                            listed_as = CASE listed_as WHEN 2 THEN 2 ELSE 0 END
+                            -- Every note is of an answer that never went: no Retry-After read,
+                            -- and a temporary failure is a late one.
+                            listed_as = CASE WHEN listed_as = 2 THEN 2
+                                WHEN ?2 = 'retry-temporary' THEN 3 ELSE 0 END
                          WHERE id = ?3",
                     )?
                     .execute(params![
@@ -1600,13 +1642,7 @@ fn write_batch(conn: &mut Connection, batch: &[(Op, Ack)]) -> Result<Vec<i64>, S
                 inv.took_us as i64,
                 inv.rule,
                 answer_body_id,
-                if inv.not_http() {
-                    LISTED_NOT_HTTP
-                } else if inv.discarded_by_retry_after() {
-                    LISTED_DISCARDED
-                } else {
-                    0
-                },
+                listed_as(inv),
             ])?;
             ids.push(tx.last_insert_rowid());
         }
@@ -2801,6 +2837,76 @@ mod tests {
         assert_eq!(cut.meaning(), NOT_HTTP_UNANSWERED);
     }
 
+    /// The outcome filter reads as the rows do: "retry (late)" lists the calls no answer
+    /// reached in time (30 s or more, or cut off), "retry (other)" the rest of the temporary
+    /// failures; both had been under "retry (other)".
+    #[tokio::test]
+    async fn the_filter_tells_late_answers_from_other_retries() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Normal).unwrap();
+        let answered = store.insert(sample("a", 1, 500)).await.unwrap();
+        let mut slow = sample("s", 1, 200);
+        slow.took_us = 31_000_000;
+        let slow = store.insert(slow).await.unwrap();
+        let mut cut = sample("c", 1, 200);
+        cut.findings = vec![Finding {
+            severity: Severity::Warning,
+            code: CALLER_HUNG_UP.into(),
+            message: "x".into(),
+        }];
+        let cut = store.insert(cut).await.unwrap();
+        store.insert(sample("ok", 1, 200)).await.unwrap();
+        // Stored answered, then noted as never sent (Hookscope quit first): late too.
+        let quit = store.insert(sample("q", 1, 500)).await.unwrap();
+        store
+            .note(
+                quit,
+                Finding {
+                    severity: Severity::Warning,
+                    code: QUIT_BEFORE_ANSWER.into(),
+                    message: "x".into(),
+                },
+                Outcome::RetryTemporary,
+            )
+            .await
+            .unwrap();
+        let ids = |late: bool| {
+            let f = Filter {
+                outcome: Some(Outcome::RetryTemporary),
+                late,
+                ..Filter::default()
+            };
+            let ids: Vec<i64> = store
+                .page(&f, 0, 10)
+                .unwrap()
+                .iter()
+                .map(|r| r.id)
+                .collect();
+            assert_eq!(store.count(&f).unwrap(), ids.len() as u64);
+            ids
+        };
+        assert_eq!(ids(true), [quit, cut, slow]);
+        assert_eq!(ids(false), [answered]);
+        // Each row listed reads as the choice that lists it.
+        let rows = store.page(&Filter::default(), 0, 10).unwrap();
+        let unanswered = |id: i64| rows.iter().find(|r| r.id == id).unwrap().unanswered;
+        assert!(unanswered(cut) && unanswered(slow) && unanswered(quit));
+        assert!(!unanswered(answered));
+        // `late` means nothing with another outcome.
+        let ok = Filter {
+            outcome: Some(Outcome::Succeeded),
+            late: true,
+            ..Filter::default()
+        };
+        assert_eq!(store.count(&ok).unwrap(), 1);
+        // A filter saved before the field existed reads as before, `late` off.
+        let old: Filter = serde_json::from_str(
+            r#"{"event":null,"outcome":"retry-temporary","text":"","with_findings":false}"#,
+        )
+        .unwrap();
+        assert!(!old.late);
+    }
+
     /// A row knows a 503 or 429 whose Retry-After leaves no retry in the 2-day window, read
     /// from its answer's headers as `Summary::of` and the full record read them.
     #[tokio::test]
@@ -2928,9 +3034,11 @@ mod tests {
         register_functions(&c).unwrap();
         // The literal the index is built on is the outcome's name.
         assert!(LISTED_OUTCOME.contains(&format!("'{}'", Outcome::FailedPermanently.as_str())));
-        for o in Outcome::ALL {
+        let late = (Outcome::RetryTemporary, true);
+        for (o, late) in Outcome::ALL.map(|o| (o, false)).into_iter().chain([late]) {
             let (clause, args) = Filter {
                 outcome: Some(o),
+                late,
                 ..Filter::default()
             }
             .sql();
@@ -3198,12 +3306,37 @@ mod tests {
                 [],
             )
             .unwrap();
+            // A 200 that came after the service's 30 s, one the caller hung up on, and a 500:
+            // the first two read "retry (late)", the last "retry (other)".
+            for (at, path, status, findings, took_us) in [
+                (4, "/slow", 200, "[]", 40_000_000),
+                (
+                    5,
+                    "/cut",
+                    200,
+                    "[{\"severity\":\"warning\",\"code\":\"caller-hung-up\",\"message\":\"x\"}]",
+                    10,
+                ),
+                (6, "/500", 500, "[]", 10),
+            ] {
+                c.execute(
+                    "INSERT INTO invocations (received_at_us, method, path, headers, body,
+                        body_size, body_kept, registration_check, findings, findings_count,
+                        answer_status, answer_headers, answer_body, answer_delay_ms, outcome,
+                        took_us)
+                     VALUES (?1, 'POST', ?2, '[]', X'5B5D', 2, 1, 0, ?3, json_array_length(?3),
+                        ?4, '[]', X'', 0, 'retry-temporary', ?5)",
+                    rusqlite::params![at, path, findings, status, took_us],
+                )
+                .unwrap();
+            }
         }
         let read = Store::open_read(dir.path()).unwrap();
         // Read through the migration's marking: listed where its row says it belongs.
-        let listed = |store: &Store, o: Outcome| {
+        let listed_as = |store: &Store, o: Outcome, late: bool| {
             let f = Filter {
                 outcome: Some(o),
+                late,
                 ..Filter::default()
             };
             let paths: Vec<String> = store
@@ -3215,8 +3348,14 @@ mod tests {
             assert_eq!(store.count(&f).unwrap(), paths.len() as u64);
             paths
         };
+        let listed = |store: &Store, o: Outcome| listed_as(store, o, false);
         assert_eq!(listed(&read, Outcome::FailedPermanently), ["/far"]);
         assert_eq!(listed(&read, Outcome::RetryUnavailable), ["/old"]);
+        assert_eq!(
+            listed_as(&read, Outcome::RetryTemporary, true),
+            ["/cut", "/slow"]
+        );
+        assert_eq!(listed(&read, Outcome::RetryTemporary), ["/500"]);
         let old = read.get(1).unwrap().unwrap();
         assert_eq!(old.inv.path, "/old");
         assert_eq!(old.inv.answer.body, vec![7u8; 10_000]);

@@ -1780,8 +1780,13 @@ fn a_recipe_answers_real_calls_and_a_bad_rule_file_is_refused_with_its_line() {
     rig.until("the error shows", |app| app.state.rules.error.is_some());
     let err = rig.harness.state().state.rules.error.clone().unwrap();
     assert!(err.contains("line 2"), "{err}");
-    // The rules in force are unchanged.
+    // The rules in force are unchanged, and the panel says so before the error: alone, it
+    // read as if the rules answering were broken.
     assert_eq!(rig.send("status-report", "dlv-r2", 1), 503);
+    rig.harness.step();
+    rig.harness.get_by_label(&format!(
+        "Not put in force, the rules answering are unchanged: {err}"
+    ));
     // Read, the error is dismissed; the rules stay.
     rig.harness.step();
     rig.harness.get_by_label("Dismiss").click_accesskit();
@@ -4812,6 +4817,56 @@ fn an_answer_the_service_never_got_in_time_reads_late() {
         .get_by_label_contains("No answer reached the service in time");
     rig.harness
         .get_by_label_contains("`log`, `show` and `--json` call it retry-temporary.");
+}
+
+/// The Outcome filter has the list's "retry (late)" as a choice of its own, and "retry
+/// (other)" no longer lists those calls (they had been found only there, under another word
+/// than their rows').
+#[test]
+fn the_outcome_filter_lists_late_answers_under_their_own_word() {
+    let mut rig = start_filled(0, [1280.0, 800.0], |store, rt| {
+        let mut inv = hookscope::store::Invocation::synthetic(0, b"[]");
+        inv.received_at = chrono::Utc::now() - chrono::TimeDelta::seconds(60);
+        inv.delivery = Some("late-1".into());
+        inv.attempt = Some(1);
+        inv.answer.status = 200;
+        inv.took_us = 40_000_000;
+        rt.block_on(store.insert(inv)).unwrap();
+    });
+    rig.until("the receiver listens", |app| {
+        matches!(app.state.listening, Listening::On(_))
+    });
+    rig.harness.state_mut().apply_answer(Answer::status(500));
+    rig.harness.step();
+    assert_eq!(rig.send("status-report", "dlv-500", 1), 500);
+    rig.until("both calls are listed", |app| {
+        app.state.list.counted && app.state.list.count == 2
+    });
+    for (choice, listed) in [("retry (late)", "late-1"), ("retry (other)", "dlv-500")] {
+        rig.harness
+            .get_by_role_and_label(egui::accesskit::Role::ComboBox, "Outcome:")
+            .click();
+        rig.harness.run_steps(3);
+        rig.harness
+            .get_by_role_and_label(egui::accesskit::Role::Button, choice)
+            .click();
+        rig.harness.run_steps(3);
+        rig.until(&format!("{choice} lists {listed} alone"), |app| {
+            let l = &app.state.list;
+            l.counted
+                && l.count == 1
+                && l.row(0)
+                    .is_some_and(|r| r.delivery.as_deref() == Some(listed))
+        });
+        // The combo says the choice in force.
+        assert_eq!(
+            rig.harness
+                .get_by_role_and_label(egui::accesskit::Role::ComboBox, "Outcome:")
+                .value()
+                .as_deref(),
+            Some(choice)
+        );
+    }
 }
 
 /// The list's "discarded" says on hover what it means and the name `log` gives it, so a user

@@ -90,14 +90,14 @@ fn filter_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 })
                 .response
                 .labelled_by(event_label.id);
-            let oc = app.state.list.filter.outcome;
+            let oc = chosen_outcome(&app.state.list.filter);
             keep_together(ui, "Outcome:", outcome_width);
             let outcome_label = ui.label("Outcome:");
             egui::ComboBox::from_id_salt("outcome_filter")
                 .width(outcome_width)
-                .selected_text(oc.map_or("all", filter_label))
+                .selected_text(oc)
                 .show_ui(ui, |ui| {
-                    changed |= outcome_choices(ui, &mut app.state.list.filter.outcome);
+                    changed |= outcome_choices(ui, &mut app.state.list.filter);
                 })
                 .response
                 .labelled_by(outcome_label.id);
@@ -187,8 +187,26 @@ fn event_choices(
 }
 
 /// The outcome filter's choices: whether one was chosen.
-fn outcome_choices(ui: &mut egui::Ui, chosen: &mut Option<Outcome>) -> bool {
-    let mut changed = ui.selectable_value(chosen, None, "all").changed();
+/// The outcome filter's choice in words: "all", an outcome's, or "retry (late)".
+fn chosen_outcome(filter: &crate::store::Filter) -> &'static str {
+    match filter.outcome {
+        None => "all",
+        Some(Outcome::RetryTemporary) if filter.late => LATE,
+        Some(o) => filter_label(o),
+    }
+}
+
+/// The word of a call no answer reached in time, in the list and its filter.
+const LATE: &str = "retry (late)";
+
+fn outcome_choices(ui: &mut egui::Ui, filter: &mut crate::store::Filter) -> bool {
+    // The outcome, and whether of its calls those no answer reached in time.
+    let mut choice = (
+        filter.outcome,
+        filter.late && filter.outcome == Some(Outcome::RetryTemporary),
+    );
+    let chosen = &mut choice;
+    let mut changed = ui.selectable_value(chosen, (None, false), "all").changed();
     for o in Outcome::ALL {
         // The filter reads what the rows read: a 503 or 429 whose Retry-After leaves no retry
         // says "discarded", and is listed there, not under its code.
@@ -202,14 +220,27 @@ fn outcome_choices(ui: &mut egui::Ui, chosen: &mut Option<Outcome>) -> bool {
                 "{}. Also the 503s and 429s whose Retry-After reaches past the 2-day window: no retry comes for them either (`log` gives them their code's outcome). Not the requests the HTTP layer refused, whose rows read not HTTP: the Event filter's other calls lists them.",
                 crate::text::first_upper(o.describe())
             )
+        } else if o == Outcome::RetryTemporary {
+            format!(
+                "{}. Not the calls no answer reached in time: their rows read {LATE}, and {LATE} lists them.",
+                crate::text::first_upper(o.describe())
+            )
         } else {
             o.describe().to_owned()
         };
         changed |= ui
-            .selectable_value(chosen, Some(o), filter_label(o))
+            .selectable_value(chosen, (Some(o), false), filter_label(o))
             .on_hover_text(hover)
             .changed();
+        // The rows that read "retry (late)" have a choice of their own, under that word.
+        if o == Outcome::RetryTemporary {
+            changed |= ui
+                .selectable_value(chosen, (Some(o), true), LATE)
+                .on_hover_text(LATE_HOVER)
+                .changed();
+        }
     }
+    (filter.outcome, filter.late) = choice;
     changed
 }
 
@@ -250,8 +281,8 @@ fn filters_menu(
     if let Some(e) = &filter.event {
         said.push(format!("Event: {}", e.label()));
     }
-    if let Some(o) = filter.outcome {
-        said.push(format!("Outcome: {}", filter_label(o)));
+    if filter.outcome.is_some() {
+        said.push(format!("Outcome: {}", chosen_outcome(filter)));
     }
     if filter.with_findings {
         said.push("With findings".to_owned());
@@ -279,7 +310,7 @@ fn filters_menu(
                 ui.separator();
                 ui.vertical(|ui| {
                     ui.strong("Outcome");
-                    changed |= outcome_choices(ui, &mut filter.outcome);
+                    changed |= outcome_choices(ui, filter);
                 });
             });
             ui.separator();
@@ -954,7 +985,7 @@ impl Fate {
         if self.discarded {
             "discarded"
         } else if self.unanswered && self.outcome == Outcome::RetryTemporary {
-            "retry (late)"
+            LATE
         } else {
             list_label(self.outcome)
         }
