@@ -4779,10 +4779,9 @@ fn the_timeline_heading_keeps_its_height() {
     assert_eq!(field(&rig), before, "the field moved");
 }
 
-/// A 200 that reached the service too late (past its 30 s) reads "retry (late)" in the list
-/// and the Timeline, with what that means on hover: "200 … retry (other)" read as a fault.
-#[test]
-fn an_answer_the_service_never_got_in_time_reads_late() {
+/// The app listening, its store holding delivery `late-1`'s first attempt, a 200 answered a
+/// minute ago after 40 s: past the service's 30 s.
+fn start_with_a_late_answer() -> UiRig {
     let mut rig = start_filled(0, [1280.0, 800.0], |store, rt| {
         let mut inv = hookscope::store::Invocation::synthetic(0, b"[]");
         inv.received_at = chrono::Utc::now() - chrono::TimeDelta::seconds(60);
@@ -4796,6 +4795,14 @@ fn an_answer_the_service_never_got_in_time_reads_late() {
     rig.until("the receiver listens", |app| {
         matches!(app.state.listening, Listening::On(_))
     });
+    rig
+}
+
+/// A 200 that reached the service too late (past its 30 s) reads "retry (late)" in the list
+/// and the Timeline, with what that means on hover: "200 … retry (other)" read as a fault.
+#[test]
+fn an_answer_the_service_never_got_in_time_reads_late() {
+    let mut rig = start_with_a_late_answer();
     rig.open_newest("late-1", 1);
     // Its answer's words are too long for the detail's first line either way: the copy
     // buttons stay side by side rather than fold for nothing.
@@ -4824,18 +4831,7 @@ fn an_answer_the_service_never_got_in_time_reads_late() {
 /// than their rows').
 #[test]
 fn the_outcome_filter_lists_late_answers_under_their_own_word() {
-    let mut rig = start_filled(0, [1280.0, 800.0], |store, rt| {
-        let mut inv = hookscope::store::Invocation::synthetic(0, b"[]");
-        inv.received_at = chrono::Utc::now() - chrono::TimeDelta::seconds(60);
-        inv.delivery = Some("late-1".into());
-        inv.attempt = Some(1);
-        inv.answer.status = 200;
-        inv.took_us = 40_000_000;
-        rt.block_on(store.insert(inv)).unwrap();
-    });
-    rig.until("the receiver listens", |app| {
-        matches!(app.state.listening, Listening::On(_))
-    });
+    let mut rig = start_with_a_late_answer();
     rig.harness.state_mut().apply_answer(Answer::status(500));
     rig.harness.step();
     assert_eq!(rig.send("status-report", "dlv-500", 1), 500);
