@@ -141,10 +141,10 @@ impl Held {
     pub fn what(&self) -> String {
         let mut about: Vec<String> = Vec::new();
         if let Some(e) = &self.event {
-            about.push(e.clone());
+            about.push(quoted_if_odd(e));
         }
         if let Some(d) = &self.delivery {
-            about.push(format!("delivery {d}"));
+            about.push(format!("delivery {}", quoted_if_odd(d)));
         }
         if let Some(a) = self.attempt {
             about.push(format!("attempt {a}"));
@@ -158,7 +158,25 @@ impl Held {
         }
         line
     }
+}
 
+/// A value from a request as [`Held::what`] writes it: as it is, or in quotes (escaped within)
+/// when it is empty or holds what the sentence itself is made of (a space, `,`, `:`, `·`, a
+/// bracket, a quote; a control character alone is escaped where the line is printed): a delivery `d1, attempt 5: will be answered 500` had read as part of the
+/// sentence that announced it.
+fn quoted_if_odd(value: &str) -> String {
+    let odd = value.is_empty()
+        || value
+            .chars()
+            .any(|c| c.is_whitespace() || ",:·()\"'\\".contains(c));
+    if odd {
+        format!("{value:?}")
+    } else {
+        value.to_owned()
+    }
+}
+
+impl Held {
     /// How long its caller waits for an answer: the service's 30 s, or, when Hookscope's
     /// emulator made the call, 30 s of its clock and never under its least real wait.
     pub fn caller_wait(&self) -> std::time::Duration {
@@ -1686,6 +1704,22 @@ mod tests {
         assert_eq!(
             h.announce(),
             "POST /hook · status-report, delivery d-1, attempt 2 (rule 1: slow): will be answered 503 after 10 s"
+        );
+        // A value made of the sentence's own words is quoted, not read as part of it.
+        let (mut forged, _) = held(10, 3);
+        forged.delivery = Some("d1, attempt 5: will be answered 500".into());
+        forged.event = Some("status report".into());
+        assert_eq!(
+            forged.announce(),
+            "POST /hook · \"status report\", delivery \"d1, attempt 5: will be answered 500\", attempt 2 (rule 1: slow): will be answered 503 after 10 s"
+        );
+        forged.delivery = Some("say \"hi\"\u{1b}[2J".into());
+        assert!(
+            forged
+                .what()
+                .contains("delivery \"say \\\"hi\\\"\\u{1b}[2J\""),
+            "{}",
+            forged.what()
         );
         // From the service's 30 s on (as answer-too-late), the service gives up, then has.
         let (h, now) = held(30, 20);

@@ -355,11 +355,20 @@ pub fn first_upper(text: &str) -> String {
 
 /// The emulator's clock speed: from 0.01 to 1,000,000 (1 is real time; the clock runs no
 /// slower than a hundredth of real time).
+/// A clock speed for `emulate --speed`: from 1 (real time) to 1,000,000. A slower clock is not
+/// taken: its calls wait longer than the service's 30 s for an answer, while Hookscope reads a
+/// call's time-out on its emulator's clock from real time up (0.5x had its 35 s answers called
+/// too late by `listen` and succeeded by the emulator).
 pub fn parse_speed(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && (0.01..=1_000_000.0).contains(&v) => Ok(v),
+        Ok(v) if v.is_finite() && (1.0..=crate::emulator::MAX_SPEED).contains(&v) => Ok(v),
+        Ok(v) if v.is_finite() && v > 0.0 && v < 1.0 => Err(format!(
+            "\"{}\" is slower than real time, which the emulator does not run: give a number from 1 (real time) to 1000000 (60 runs a minute of schedule a second)",
+            escape_control(s.trim())
+        )),
         _ => Err(format!(
-            "\"{s}\" is not a clock speed: give a number from 0.01 to 1000000 (1 is real time, 60 runs a minute of schedule a second)"
+            "\"{}\" is not a clock speed: give a number from 1 (real time) to 1000000 (60 runs a minute of schedule a second)",
+            escape_control(s.trim())
         )),
     }
 }
@@ -1278,9 +1287,11 @@ mod tests {
             parse_brand("x\u{1b}[31m").is_err_and(|e| e.starts_with("\"x\\u{1b}[31m\" cannot"))
         );
         assert_eq!(parse_speed("60"), Ok(60.0));
-        for bad in ["0", "-1", "NaN", "inf", "1e9", "fast"] {
+        assert_eq!(parse_speed("1.5"), Ok(1.5));
+        for bad in ["0", "-1", "NaN", "inf", "1e9", "fast", "0.5", "0.01"] {
             assert!(parse_speed(bad).is_err(), "{bad}");
         }
+        assert!(parse_speed("0.5").is_err_and(|e| e.contains("slower than real time")));
         assert_eq!(parse_credits("0"), Ok(0.0));
         assert!(parse_credits("-5").is_err());
         assert_eq!(parse_id(" 42 "), Ok(42));

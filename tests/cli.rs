@@ -241,7 +241,12 @@ fn bad_flag_values_are_refused_with_a_reason() {
         (&["listen", "--brand", "a b"], "cannot be a header word"),
         (&["listen", "--body-limit", "0"], "at least 1KiB"),
         (&["emulate", "--speed", "0"], "is not a clock speed"),
-        (&["emulate", "--speed", "1e-300"], "from 0.01 to 1000000"),
+        (
+            &["emulate", "--speed", "1e-300"],
+            "from 1 (real time) to 1000000",
+        ),
+        // A slow clock waits past the service's 30 s, which Hookscope would call too late.
+        (&["emulate", "--speed", "0.5"], "is slower than real time"),
         (&["show", "abc"], "is not an invocation id"),
         (&["show", "0"], "is not an invocation id"),
         (&["show", "-1"], "is not an invocation id"),

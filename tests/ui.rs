@@ -1783,10 +1783,12 @@ fn a_recipe_answers_real_calls_and_a_bad_rule_file_is_refused_with_its_line() {
     // The rules in force are unchanged, and the panel says so before the error: alone, it
     // read as if the rules answering were broken.
     assert_eq!(rig.send("status-report", "dlv-r2", 1), 503);
+    assert!(
+        err.starts_with("Not put in force, the rules answering are unchanged: "),
+        "{err}"
+    );
     rig.harness.step();
-    rig.harness.get_by_label(&format!(
-        "Not put in force, the rules answering are unchanged: {err}"
-    ));
+    rig.harness.get_by_label(&err);
     // Read, the error is dismissed; the rules stay.
     rig.harness.step();
     rig.harness.get_by_label("Dismiss").click_accesskit();
@@ -2237,6 +2239,9 @@ fn rule_files_load_and_save_by_a_typed_path_when_no_dialog_opens() {
     rig.harness.state_mut().state.rules.note = None;
     rig.harness.get_by_label("Save").click_accesskit();
     rig.until("the save is refused", |app| app.state.rules.error.is_some());
+    // A save refused is not a text put in force: its error does not say "not put in force".
+    let refused = rig.harness.state().state.rules.error.clone().unwrap();
+    assert!(!refused.starts_with("Not put in force"), "{refused}");
     rig.harness.state_mut().state.rules.text = good;
     rig.harness.get_by_label("Save").click_accesskit();
     rig.until("the mended text is saved", |app| {

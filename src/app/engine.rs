@@ -176,9 +176,11 @@ impl Engine {
     }
 
     /// (Re)start the receiver with `config`; the old one, if any, stops first.
-    /// Start the receiver with `config` (stopping the one running once it listens). With
-    /// `or_any_port`, a port that cannot be had is given up for any free one: the port the
-    /// receiver kept across a restart that asked for any free port.
+    /// Start the receiver with `config`: on another address, the one running stops once the
+    /// new one listens; on the same address it stops first, to free it (calls arriving in
+    /// between are refused, as on any restart on a fixed port). With `or_any_port`, a port
+    /// that cannot be had is given up for any free one: the port the receiver kept across a
+    /// restart that asked for any free port.
     pub fn listen(&self, config: ReceiverConfig, or_any_port: bool) {
         let (running, store, responder) = (
             self.running.clone(),

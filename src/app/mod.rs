@@ -30,6 +30,10 @@ use std::time::{Duration, Instant};
 pub const SETTINGS_KEY: &str = "hookscope.settings";
 
 /// Most time `logic` spends draining messages in one frame.
+/// What a refused rules text's error starts with (not a rules file that could not be read or
+/// written: those leave the rules alone too, but were never to be put in force).
+pub const REFUSED_RULES: &str = "Not put in force, the rules answering are unchanged: ";
+
 const DRAIN_BUDGET: Duration = Duration::from_millis(4);
 
 /// A screenshot to take once the window has settled, then exit.
@@ -418,7 +422,9 @@ impl HookscopeApp {
                 // What the rules in force are is said by the panel; a note about an earlier
                 // Apply beside this error would read as if this one had worked.
                 self.state.rules.note = None;
-                self.state.rules.error = Some(e.to_string());
+                // Said to be refused, not in force: read in the panel, with the editor
+                // closed, the error alone looked as if the rules answering calls were broken.
+                self.state.rules.error = Some(format!("{REFUSED_RULES}{e}"));
                 false
             }
         }
@@ -502,8 +508,9 @@ impl HookscopeApp {
                     _ => false,
                 };
                 // Webhooks may still point at the port it leaves (the panel says so).
+                // (A port kept is taken off again once it listens there; one that could not
+                // be had again, and gave way to another, stays on.)
                 if let Listening::On(old) = self.state.listening
-                    && old.port() != config.port
                     && !self.state.service.receiver_was.contains(&old.port())
                 {
                     self.state.service.receiver_was.push(old.port());

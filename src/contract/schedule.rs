@@ -355,10 +355,30 @@ impl RetryAfter {
         // The obsolete RFC 850 form, `Sunday, 06-Nov-94 08:49:37 GMT`: its date read, its
         // weekday not the date's.
         if let Some((at, weekday)) = read_rfc850(v, Utc::now()) {
+            // The right day, by its short name: this form takes the whole one (it had been
+            // told "6 Nov 1994 is a Sunday, not \"Sun\"").
+            if at.format("%a").to_string() == weekday {
+                return only(format!(
+                    "a date with a two-digit year (06-Nov-94) takes the weekday's whole name: \"{}\", not \"{weekday}\"",
+                    at.format("%A")
+                ));
+            }
             return only(format!(
                 "{} is a {}, not \"{weekday}\" (the weekday must match the date)",
                 at.format("%-d %b %Y"),
                 at.format("%A")
+            ));
+        }
+        // The asctime form with a day under 10 after one space (`Sun Nov 6 …`): HTTP writes
+        // it after two, or with its 0.
+        if let [_, month, day, _, _] = v.split_whitespace().collect::<Vec<_>>().as_slice()
+            && MONTHS.contains(month)
+            && day.len() == 1
+            && day.bytes().all(|b| b.is_ascii_digit())
+            && v.contains(&format!("{month} {day} "))
+        {
+            return only(format!(
+                "in this form a day under 10 takes two spaces before it, or a 0: \"{month}  {day}\" or \"{month} 0{day}\""
             ));
         }
         // A day its month does not have (30 Feb), in any of the three forms: it had been told
@@ -483,7 +503,7 @@ fn no_such_day(value: &str, now: DateTime<Utc>) -> Option<String> {
     let words: Vec<&str> = value.split_whitespace().collect();
     let (day, month, year) = match words.as_slice() {
         // `Sun, 30 Feb 2026 14:00:00 GMT`
-        [_, day, month, year, _, _] => (*day, *month, year.parse::<i32>().ok()?),
+        [_, day, month, year, _, _] => (*day, *month, digits(year)?),
         // `Sunday, 30-Feb-26 14:00:00 GMT`
         [_, date, _, _] => {
             let mut parts = date.split('-');
@@ -492,7 +512,7 @@ fn no_such_day(value: &str, now: DateTime<Utc>) -> Option<String> {
             (day, month, rfc850_year(yy, now)?)
         }
         // `Sun Feb 30 14:00:00 2026`
-        [_, month, day, _, year] => (*day, *month, year.parse::<i32>().ok()?),
+        [_, month, day, _, year] => (*day, *month, digits(year)?),
         _ => return None,
     };
     if day.is_empty() || !day.bytes().all(|b| b.is_ascii_digit()) {
@@ -511,6 +531,14 @@ fn no_such_day(value: &str, now: DateTime<Utc>) -> Option<String> {
             first.format("%B")
         )
     })
+}
+
+/// A year of digits alone (no sign: `+2026` is not one).
+fn digits(year: &str) -> Option<i32> {
+    year.bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| year.parse().ok())
+        .flatten()
 }
 
 /// The year an RFC 850 date's two digits name, seen from `now` (RFC 9110, 5.6.7): in the
@@ -685,6 +713,7 @@ mod tests {
             Some("there is no 0 Dec 2026 (December 2026 has 31 days)")
         );
         assert!(why("Tue, 29 Feb 2028 14:00:00 GMT").is_none());
+        assert_eq!(why("Thu, 30 Feb +2026 14:00:00 GMT"), None);
         assert!(
             why("Wed, 29 Feb 2028 14:00:00 GMT")
                 .unwrap()
@@ -702,6 +731,20 @@ mod tests {
             why("Wed, 31 Dec 1969 23:59:59 GMT").as_deref(),
             Some("an HTTP date before 1970 is not read: give one to come, or seconds")
         );
+        // The RFC 850 form's weekday by its short name; an asctime day after one space.
+        assert_eq!(
+            why("Sun, 06-Nov-94 08:49:37 GMT").as_deref(),
+            Some(
+                "a date with a two-digit year (06-Nov-94) takes the weekday's whole name: \"Sunday\", not \"Sun\""
+            )
+        );
+        assert_eq!(
+            why("Sun Nov 6 08:49:37 1994").as_deref(),
+            Some(
+                "in this form a day under 10 takes two spaces before it, or a 0: \"Nov  6\" or \"Nov 06\""
+            )
+        );
+        assert_eq!(why("Sun Nov  6 08:49:37 1994"), None);
         // An RFC 850 date whose weekday is not its date's (in this century's reading).
         assert_eq!(
             why("Thursday, 01-Jan-76 00:00:00 GMT").as_deref(),

@@ -164,14 +164,12 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     }
     if let Some(e) = &app.state.rules.error {
-        // Said to be refused, not in force: read in the panel, with the editor closed, the
-        // error alone looked as if the rules answering calls were broken.
         ui.colored_label(
             super::outcome_color(
                 crate::contract::Outcome::WebhookCancelled,
                 ui.visuals().dark_mode,
             ),
-            format!("{REFUSED_RULES}{e}"),
+            crate::text::first_upper(e),
         );
         // Read once the editor is closed, it is old news: the rules listed above answer.
         if ui
@@ -183,9 +181,6 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     }
 }
-
-/// What the panel says before a refused rules text's error.
-pub const REFUSED_RULES: &str = "Not put in force, the rules answering are unchanged: ";
 
 /// How tall `text` is as a label of `ui` in `style`, wrapped to its width.
 fn text_height(ui: &egui::Ui, text: &str, style: egui::TextStyle) -> f32 {
