@@ -360,16 +360,15 @@ pub fn first_upper(text: &str) -> String {
 /// call's time-out on its emulator's clock from real time up (0.5x had its 35 s answers called
 /// too late by `listen` and succeeded by the emulator).
 pub fn parse_speed(s: &str) -> Result<f64, String> {
+    const TAKES: &str =
+        "give a number from 1 (real time) to 1000000 (60 runs a minute of schedule a second)";
+    let typed = escape_control(s.trim());
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && (1.0..=crate::emulator::MAX_SPEED).contains(&v) => Ok(v),
         Ok(v) if v.is_finite() && v > 0.0 && v < 1.0 => Err(format!(
-            "\"{}\" is slower than real time, which the emulator does not run: give a number from 1 (real time) to 1000000 (60 runs a minute of schedule a second)",
-            escape_control(s.trim())
+            "\"{typed}\" is slower than real time, which the emulator does not run: {TAKES}"
         )),
-        _ => Err(format!(
-            "\"{}\" is not a clock speed: give a number from 1 (real time) to 1000000 (60 runs a minute of schedule a second)",
-            escape_control(s.trim())
-        )),
+        _ => Err(format!("\"{typed}\" is not a clock speed: {TAKES}")),
     }
 }
 

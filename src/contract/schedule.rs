@@ -397,7 +397,7 @@ impl RetryAfter {
             );
         }
         let at = chrono::NaiveDateTime::parse_from_str(stamp, "%d %b %Y %H:%M:%S").ok()?;
-        let written = at.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+        let written = imf_fixdate(at.and_utc());
         // Written as it should be, letter for letter: a date before 1970, which HTTP dates
         // are not read before (it would be a date passed, asking for no wait).
         if v == written {
@@ -508,7 +508,7 @@ fn no_such_day(value: &str, now: DateTime<Utc>) -> Option<String> {
         [_, date, _, _] => {
             let mut parts = date.split('-');
             let (day, month, yy) = (parts.next()?, parts.next()?, parts.next()?);
-            (parts.next().is_none() && yy.len() == 2).then_some(())?;
+            parts.next().is_none().then_some(())?;
             (day, month, rfc850_year(yy, now)?)
         }
         // `Sun Feb 30 14:00:00 2026`
