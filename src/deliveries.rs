@@ -880,7 +880,9 @@ pub fn analyze(
         // known to the service before the last attempt seen (which may have crossed the 410 on
         // the way), and not set up again before this delivery's next retry was due: a retry that
         // falls while the webhook is cancelled is dropped (enabled again in time, the retries go
-        // on).
+        // on). An answer that left no retry at all (a Retry-After past the window) discarded
+        // the message itself: nothing was left for the 410 to stop ("stopped" had stood over a
+        // row the list and the detail call discarded).
         _ if let Some(c) = cancels.iter().find(|c| {
             known(c, tolerance) >= last.at
                 && !attempts.iter().any(|a| a.id == c.id)
@@ -890,7 +892,7 @@ pub fn analyze(
                         .first()
                         .is_some_and(|next| lifted > next.at)
                 })
-        }) =>
+        }) && !retry_plan().retries.is_empty() =>
         {
             (State::StoppedByCancel { at: c.at }, None)
         }
@@ -2392,6 +2394,27 @@ mod tests {
         // cancelled, so the delivery stays stopped.
         let d = analyze_with(&[cancel(at, 7, Some(t0() + TimeDelta::seconds(300)))]);
         assert_eq!(d.state, State::StoppedByCancel { at });
+        // An answer whose Retry-After reaches past the window discarded the message itself,
+        // 410 or not: the heading says so, as the row, the list and the detail do.
+        let far = [call(5, 1, 0, 503, Some("200000"))];
+        let d = analyze(
+            &far,
+            &Schedule::default(),
+            DEFAULT_TOLERANCE,
+            &[cancel(t0(), 7, None)],
+        )
+        .unwrap();
+        assert!(
+            matches!(
+                d.state,
+                State::Discarded {
+                    by_retry_after: true,
+                    ..
+                }
+            ),
+            "{:?}",
+            d.state
+        );
         // An attempt after the 410 (the webhook was set up again between): not stopped.
         let later = [
             call(5, 1, 0, 503, None),
