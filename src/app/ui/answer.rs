@@ -315,10 +315,11 @@ fn what_if_ui(
         }
     }
     if let Some(note) = answer.too_late_note() {
-        ui.label(RichText::new(note).color(warn));
+        ui.label(RichText::new(crate::text::glue_units(&note)).color(warn));
     }
     if let Some(note) = late_for_emulator_note(answer, emulator_speed) {
-        ui.label(RichText::new(format!("{note} What follows is what it would do.")).color(warn));
+        let note = format!("{note} What follows is what it would do.");
+        ui.label(RichText::new(crate::text::glue_units(&note)).color(warn));
     }
     if !outcome.is_retry() {
         ui.label(format!("No retries: {}.", outcome.describe()));
@@ -345,13 +346,15 @@ fn what_if_ui(
     let local = |t: chrono::DateTime<chrono::Utc>| {
         crate::deliveries::local_on(t, now).replace(' ', "\u{a0}")
     };
-    ui.label(format!(
+    // A number kept with its unit too ("2 / min after the failure" at 1024 points).
+    let glued = |text: String| crate::text::glue_units(&text);
+    ui.label(glued(format!(
         "Next attempt (retry 1) at {}, {} after the failure",
         local(next.at),
         crate::text::human_duration(next.delay)
-    ));
+    )));
     if !fails_after.is_zero() {
-        ui.label(format!(
+        ui.label(glued(format!(
             "(The failure comes {} after the call: {}.)",
             crate::text::human_duration(fails_after),
             if answer.too_late() {
@@ -359,7 +362,7 @@ fn what_if_ui(
             } else {
                 "when the delayed answer is sent"
             }
-        ));
+        )));
     }
     ui.label(format!(
         "{}, {} attempts in all; discarded at {} if the last fails",
@@ -377,11 +380,11 @@ fn what_if_ui(
     if let Some(speed) = emulator_speed {
         // The times above are the real service's; a demo on the emulator sees them sooner.
         ui.label(
-            RichText::new(format!(
+            RichText::new(glued(format!(
                 "Those are the real service's times. The built-in emulator's clock runs {speed:.0}x faster: there, retry 1 comes {} after the failure, and the 2 days last {}.",
                 crate::text::human_duration_at(next.delay, speed),
                 crate::text::human_duration_at(schedule.window, speed),
-            ))
+            )))
             .weak(),
         );
     }
