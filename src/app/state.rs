@@ -452,8 +452,14 @@ impl AnswerForm {
         edited || self.applied || self.answer().is_ok_and(|a| !Preset::gives(&a))
     }
 
-    /// The answer the form describes, or why it cannot be one.
+    /// The answer the form describes, or why it cannot be one: a sentence of its own under
+    /// the form, so it starts with a capital ("the delay of 2 h is longer than an hour" is
+    /// written for `listen`'s "error: " to lead into).
     pub fn answer(&self) -> Result<Answer, String> {
+        self.read_answer().map_err(|e| crate::text::first_upper(&e))
+    }
+
+    fn read_answer(&self) -> Result<Answer, String> {
         let status: u16 = self.code.trim().parse().map_err(|_| {
             format!(
                 "\"{}\" is not a status code: give a number such as 503",
@@ -1339,12 +1345,12 @@ mod tests {
         f.delay = "2h".into();
         assert_eq!(
             f.answer().unwrap_err(),
-            "the delay of 2 h is longer than an hour, the most Hookscope holds an answer"
+            "The delay of 2 h is longer than an hour, the most Hookscope holds an answer"
         );
         f.delay = "3600001".into();
         assert_eq!(
             f.answer().unwrap_err(),
-            "the delay of 3600001 ms is longer than an hour, the most Hookscope holds an answer"
+            "The delay of 3600001 ms is longer than an hour, the most Hookscope holds an answer"
         );
         f.delay = "x\u{1b}".into();
         assert!(
