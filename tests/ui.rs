@@ -1730,6 +1730,17 @@ fn the_what_if_and_delivery_timelines_show_the_projected_next_attempt() {
         "{state}"
     );
     assert!(state.contains("194 retries left until"), "{state}");
+    // The reading of the contract the projection rests on is a click away, folded: its five
+    // lines had pushed the attempts down to three rows at 1024 x 768.
+    // (The What-if under the answers says it too.)
+    let rule = "Delays count from the failure before each retry.";
+    let shown = |rig: &UiRig| rig.harness.query_all_by_label_contains(rule).count();
+    assert_eq!(shown(&rig), 1);
+    rig.harness
+        .get_by_label("How the service retries (assumed where the contract is silent)")
+        .click();
+    rig.harness.run_steps(3);
+    assert_eq!(shown(&rig), 2);
 }
 
 struct StubPicker(std::path::PathBuf);
