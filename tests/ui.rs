@@ -1471,6 +1471,8 @@ fn a_filter_that_hides_the_selected_call_says_so_in_its_detail() {
         rig.harness.state_mut().state.list.filter.event = event;
         rig.harness.state_mut().refresh_list();
     };
+    let tab = |rig: &UiRig| rig.harness.get_by_label("Timeline").rect().top();
+    let tab_before = tab(&rig);
     // Only incoming messages: the selected status report leaves the list, its detail stays.
     filter(
         &mut rig,
@@ -1478,8 +1480,14 @@ fn a_filter_that_hides_the_selected_call_says_so_in_its_detail() {
     );
     rig.until("the note", |app| app.state.list.selected_hidden);
     rig.harness.step();
-    rig.harness
-        .get_by_label_contains("The filter hides this call");
+    let note = rig
+        .harness
+        .get_by_label_contains("The filter hides this call")
+        .rect();
+    // Under the tabs: they stay where they were (the note above them had moved them down a
+    // line, under the pointer).
+    assert_eq!(tab(&rig), tab_before);
+    assert!(note.top() > tab_before, "{note:?}");
     assert!(rig.harness.state().state.detail.is_some());
     // Enter opens its messages; the list still hides it, and the note stays.
     rig.harness.key_press(egui::Key::Enter);

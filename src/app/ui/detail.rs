@@ -28,19 +28,6 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     };
     ui.add_space(4.0);
     header_ui(ui, app, &s);
-    if app.state.list.selected_hidden {
-        // One line, cut with the whole on hover: wrapped at zoom 2 it took the last of the
-        // panel's room, and the tab under it showed nothing.
-        ui.add(
-            egui::Label::new(
-                RichText::new(
-                    "The filter hides this call from the list; its detail stays here until another is chosen.",
-                )
-                .weak(),
-            )
-            .truncate(),
-        );
-    }
     // The findings of the call's delivery as a whole (read from all its attempts), when the
     // delivery on screen is this call's.
     let delivery = app
@@ -92,6 +79,21 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         }
     });
     ui.separator();
+    if app.state.list.selected_hidden {
+        // Under the tabs, not over them: choosing a filter had moved the tabs down a line, and
+        // a click meant for one landed on nothing. One line, cut with the whole on hover:
+        // wrapped at zoom 2 it took the last of the panel's room, and the tab under it showed
+        // nothing.
+        ui.add(
+            egui::Label::new(
+                RichText::new(
+                    "The filter hides this call from the list; its detail stays here until another is chosen.",
+                )
+                .weak(),
+            )
+            .truncate(),
+        );
+    }
     // Tables and raw text scroll sideways; sentences and the timeline wrap to the panel.
     let mut scroll = match app.state.detail_tab {
         DetailTab::Messages | DetailTab::Json | DetailTab::Headers | DetailTab::Raw => {
