@@ -8128,3 +8128,19 @@ fn the_outcome_filter_lists_a_retry_after_past_the_window_as_discarded() {
         });
     }
 }
+
+/// `--demo`'s sample calls came from webhook 234 of a recording; the emulator's panel, which
+/// lists none, says so, rather than leave "No webhooks yet" beside them unexplained.
+#[test]
+fn the_demo_says_its_sample_calls_are_not_the_emulator_s_webhooks() {
+    let mut rig = start();
+    rig.harness.state_mut().state.service.sample_webhook =
+        Some(hookscope::app::demo::SAMPLE_WEBHOOK);
+    rig.until("the emulator's webhooks are listed", |app| {
+        app.state.service.listed
+    });
+    rig.harness.run_steps(2);
+    rig.harness.get_by_label(
+        "No webhooks yet: New webhook creates one that calls this receiver. The sample calls in the list are a recording: their webhook 234 is not one of this emulator's.",
+    );
+}

@@ -69,11 +69,14 @@ fn invoker(
         ("X-Service-Event", event.to_owned()),
         ("X-Service-Delivery", delivery.to_owned()),
         ("X-Service-Delivery-Attempt", attempt.to_string()),
-        ("X-Service-Webhook-Id", "234".to_owned()),
+        ("X-Service-Webhook-Id", SAMPLE_WEBHOOK.to_owned()),
         ("Content-Type", "application/json".to_owned()),
         ("User-Agent", "Service Invoker".to_owned()),
     ]
 }
+
+/// The webhook id the sample calls carry: a recorded session's, not one of the emulator's.
+pub const SAMPLE_WEBHOOK: &str = "234";
 
 /// The sample calls, oldest first, ending about `now`.
 pub fn sample_calls(now: DateTime<Utc>) -> Vec<Invocation> {

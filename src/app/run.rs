@@ -218,6 +218,9 @@ pub fn run_window(rt: &tokio::runtime::Runtime, opts: WindowOptions) -> Result<(
             close.window_up(&cc.egui_ctx);
             super::fonts::install_in_background(&cc.egui_ctx);
             let mut app = HookscopeApp::new(&cc.egui_ctx, engine, rx, settings, app_dir);
+            if opts.demo {
+                app.state.service.sample_webhook = Some(super::demo::SAMPLE_WEBHOOK);
+            }
             if let Some(id) = show {
                 app.select(id);
                 app.state.detail_tab = super::state::DetailTab::Delivery;

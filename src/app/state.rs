@@ -736,6 +736,10 @@ pub struct ServiceState {
     /// Ports the receiver listened on earlier in this session: a webhook still pointing at
     /// one of them on this machine reaches nothing now, and the panel says so.
     pub receiver_was: Vec<u16>,
+    /// The webhook id the demo's sample calls carry (`--demo`): a recording's, not one of the
+    /// emulator's, which the panel says while it lists none ("No webhooks yet" beside a list
+    /// of calls from webhook 234 had left a presenter to explain where they came from).
+    pub sample_webhook: Option<&'static str>,
 }
 
 /// Where a webhook's `url` should point now that the receiver listens at `now`, if it points

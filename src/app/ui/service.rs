@@ -328,7 +328,14 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         let sv = &app.state.service;
         ui.weak(match (sv.listed, sv.unreadable) {
             (false, _) => "Not connected yet.".to_owned(),
-            (true, 0) => "No webhooks yet: New webhook creates one that calls this receiver.".to_owned(),
+            (true, 0) => match sv.sample_webhook {
+                Some(id) => format!(
+                    "No webhooks yet: New webhook creates one that calls this receiver. The sample calls in the list are a recording: their webhook {id} is not one of this emulator's."
+                ),
+                None => {
+                    "No webhooks yet: New webhook creates one that calls this receiver.".to_owned()
+                }
+            },
             // Not "none": the service listed some, which the foot of the panel names.
             (true, n) => format!(
                 "No webhook Hookscope can read: the service listed {n} it cannot read, named at the foot of the panel."
