@@ -1110,8 +1110,10 @@ async fn handle(
             message,
         });
         // Whatever is chosen, no answer reaches a client that is gone (one whose framing
-        // broke is still there).
+        // broke is still there). None is written either: a client that only half-closed its
+        // side could have read it, while the record said it got none.
         if !body.malformed {
+            tap::lock(&conn.tap).withhold();
             validation.findings.push(hung_up_finding(
                 started.elapsed(),
                 "while sending its body",

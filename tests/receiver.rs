@@ -999,16 +999,31 @@ async fn a_body_cut_short_is_recorded_with_a_finding() {
     s.write_all(b"POST /cut HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[{\"id\":")
         .await
         .unwrap();
+    // Only its sending side closed: it could still read an answer.
     s.shutdown().await.unwrap();
+    let conn = s;
     let s = stored_soon(&rig, "the cut call to be stored").await;
     assert_eq!(s.inv.path, "/cut");
     assert_eq!(s.inv.body_size, 7);
     assert_eq!(s.inv.declared_size, Some(1000));
     let codes = finding_codes(&rig, s.id);
     assert!(codes.contains(&"body-incomplete".to_owned()));
-    // The client is gone, so no answer reached it: the service retries, whatever was chosen.
+    // The client is taken as gone, so the call is recorded unanswered: the service retries,
+    // whatever was chosen.
     assert!(codes.contains(&"caller-hung-up".to_owned()), "{codes:?}");
     assert_eq!(s.inv.outcome(), Outcome::RetryTemporary);
+    // And none is written, so the record is true of a client that only half-closed (it had
+    // read the 200 the record said it never got).
+    assert_eq!(read_to_close(conn).await, b"");
+}
+
+/// Everything the server writes on `conn` until it closes it (bounded in time).
+async fn read_to_close(mut conn: tokio::net::TcpStream) -> Vec<u8> {
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), conn.read_to_end(&mut got)).await;
+    // A reset is a close too: the server wrote nothing before it.
+    assert!(read.is_ok(), "the connection was not closed in time");
+    got
 }
 
 /// A body declared far over the limit, of which a little arrives before the client goes: the
@@ -1023,7 +1038,10 @@ async fn a_body_declared_over_the_limit_and_cut_short_says_so() {
         .await
         .unwrap();
     s.shutdown().await.unwrap();
+    let conn = s;
     let s = stored_soon(&rig, "the cut call to be stored").await;
+    // No 413 is written after the client stopped sending: it never got one, as the record says.
+    assert_eq!(read_to_close(conn).await, b"");
     let large = s.inv.findings.iter().find(|f| f.code == "body-too-large");
     let large = large.expect("a body-too-large finding").message.clone();
     assert!(

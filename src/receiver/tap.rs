@@ -110,6 +110,10 @@ pub struct Tap {
     /// The start of the last answer head the server wrote since a handler last took a request,
     /// while there is something it may be hyper's answer to (a refusal, a head not yet taken).
     reply: Vec<u8>,
+    /// Nothing more is written on the connection: its caller stopped sending in the middle of
+    /// a body, and the call is recorded as never answered, which it then is (a caller that only
+    /// half-closed its side had read the answer the record said it never got).
+    withheld: bool,
 }
 
 impl Default for Tap {
@@ -120,6 +124,7 @@ impl Default for Tap {
             heads: VecDeque::new(),
             refusal: None,
             reply: Vec::new(),
+            withheld: false,
         }
     }
 }
@@ -451,6 +456,23 @@ impl Tap {
         }
     }
 
+    /// Write nothing more on this connection: the answer to its call is withheld, and the
+    /// connection closes instead (see [`Tap::withheld`]).
+    pub fn withhold(&mut self) {
+        self.withheld = true;
+    }
+
+    /// Whether the answer may be written: `Err` once it is withheld.
+    fn may_write(&self) -> io::Result<()> {
+        if self.withheld {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the caller stopped sending in the middle of its body: no answer is written",
+            ));
+        }
+        Ok(())
+    }
+
     /// Bytes the server wrote on the connection: the start of an answer's head, while it may
     /// be hyper's answer to a request no handler took.
     fn wrote(&mut self, bytes: &[u8]) {
@@ -630,7 +652,13 @@ impl AsyncWrite for Tapped {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        lock(&self.tap).wrote(buf);
+        {
+            let mut tap = lock(&self.tap);
+            if let Err(e) = tap.may_write() {
+                return Poll::Ready(Err(e));
+            }
+            tap.wrote(buf);
+        }
         Pin::new(&mut self.io).poll_write(cx, buf)
     }
 
@@ -639,8 +667,14 @@ impl AsyncWrite for Tapped {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        if let Some(first) = bufs.iter().find(|b| !b.is_empty()) {
-            lock(&self.tap).wrote(first);
+        {
+            let mut tap = lock(&self.tap);
+            if let Err(e) = tap.may_write() {
+                return Poll::Ready(Err(e));
+            }
+            if let Some(first) = bufs.iter().find(|b| !b.is_empty()) {
+                tap.wrote(first);
+            }
         }
         Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
     }
