@@ -680,7 +680,9 @@ pub fn analyze(
     }
 
     // The first final answer decides the delivery: calls after it are anomalies (flagged as
-    // call-after-final above), not a new state.
+    // call-after-final above), not a new state. Else the furthest attempt the service made
+    // does: an attempt 1 that arrives after attempt 2 (out of order, flagged above) had moved
+    // the projection back to the retries after attempt 1.
     let (position, last) = attempts
         .iter()
         .enumerate()
@@ -690,7 +692,12 @@ pub fn analyze(
                 Outcome::Succeeded | Outcome::FailedPermanently | Outcome::WebhookCancelled
             )
         })
-        .or_else(|| attempts.iter().enumerate().next_back())?;
+        .or_else(|| {
+            attempts
+                .iter()
+                .enumerate()
+                .max_by_key(|(i, a)| (a.number.unwrap_or(0), *i))
+        })?;
     let last_number = last.number.unwrap_or(position as u32 + 1);
     let failing = attempts.iter().position(|a| a.outcome.is_retry());
     // The frame the retries to come are planned in: the emulator's clock when the calls carry
@@ -2133,6 +2140,19 @@ mod tests {
         let d = run(&[call(1, 2, 0, 503, None), call(2, 1, 1, 503, None)]);
         assert_eq!(codes(&d), vec!["attempt-out-of-order"]);
         assert_eq!(d.findings[0].message, "Attempt 1 arrived after attempt 2.");
+        // The service made attempt 2: the next is attempt 3, counted from attempt 2 (it had
+        // been attempt 2 again, 90 s after the late attempt 1, with 194 retries left).
+        let State::Retrying {
+            next_number,
+            next_at,
+            retries_left,
+            ..
+        } = d.state
+        else {
+            panic!("{:?}", d.state)
+        };
+        assert_eq!((next_number, retries_left), (3, 193));
+        assert_eq!(next_at, t0() + TimeDelta::seconds(180));
         // 3, 1, 2: both late ones said, against the highest seen before them.
         let d = run(&[
             call(1, 3, 0, 503, None),
