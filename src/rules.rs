@@ -417,7 +417,7 @@ impl RuleSet {
         }
         let format = RuleFormat::of(path, text);
         let name_lines = match format {
-            RuleFormat::Json => name_lines(text),
+            RuleFormat::Json => json_rule_lines(text),
             RuleFormat::Toml => toml_name_lines(text),
         };
         // The same text read as plain values, for what serde lets through (a list where a table
@@ -1027,9 +1027,88 @@ fn toml_name_lines(text: &str) -> Vec<usize> {
     lines
 }
 
-/// The line of each `"name":` key in a rule file's text, in order: rule i's is the i-th (every
-/// rule has a name, and nothing else in a rule is keyed "name"; a value "name" is followed by
-/// no colon, and a quote inside a string is escaped).
+/// The line of each rule of a JSON rule file, in order: its `"name"`'s, or where the rule
+/// starts when it has none (a rule that is not an object, `5`, had taken the next rule's name
+/// line, and every rule after it the line of the one after).
+fn json_rule_lines(text: &str) -> Vec<usize> {
+    let names = name_lines(text);
+    rule_spans(text)
+        .into_iter()
+        .map(|(first, last)| {
+            names
+                .iter()
+                .copied()
+                .find(|l| (first..=last).contains(l))
+                .unwrap_or(first)
+        })
+        .collect()
+}
+
+/// The first and last line of each element of the top-level `"rules"` array of a JSON text,
+/// read as far as it goes (a file with a syntax error further on still has its first rules).
+fn rule_spans(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut line, mut i) = (0usize, 1usize, 0usize);
+    // The last string at the top level was the key "rules"; inside its array; awaiting an
+    // element's first byte.
+    let (mut rules_key, mut in_rules, mut expect) = (false, false, false);
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    while i < bytes.len() {
+        let c = bytes[i];
+        if expect && !c.is_ascii_whitespace() {
+            expect = false;
+            if c != b']' {
+                spans.push((line, line));
+            }
+        }
+        match c {
+            b'\n' => line += 1,
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    } else if bytes[i] == b'\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                if depth == 1 {
+                    rules_key = text.get(start..i) == Some("rules");
+                }
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if c == b'[' && depth == 2 && rules_key {
+                    (in_rules, expect) = (true, true);
+                }
+            }
+            b']' | b'}' => {
+                if in_rules && depth == 2 {
+                    in_rules = false;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            b',' if in_rules && depth == 2 => expect = true,
+            _ => {}
+        }
+        // Up to its last byte, not the blank lines after it.
+        if in_rules
+            && depth >= 2
+            && !expect
+            && !c.is_ascii_whitespace()
+            && let Some(span) = spans.last_mut()
+        {
+            span.1 = line;
+        }
+        i += 1;
+    }
+    spans
+}
+
+/// The line of each `"name":` key in a JSON text, in order (a value "name" is followed by no
+/// colon, and a quote inside a string is escaped).
 fn name_lines(text: &str) -> Vec<usize> {
     let mut lines = Vec::new();
     let mut from = 0;
@@ -1770,6 +1849,17 @@ body = "ok"
             .unwrap_err()
             .to_string();
         assert!(e.contains("rule 1: a rule must be an object"), "{e}");
+        // Named at its own line, and the rules after it at theirs: `5` has no name, and had
+        // been told at line 1, the rule after it at the line of the one after that.
+        let text = "{\"rules\": [\n  {\"name\": \"a\", \"answer\": {\"status\": 200}},\n  5,\n  {\"name\": \"c\", \"answer\": {\"status\": 200}}\n]}";
+        assert_eq!(json_rule_lines(text), vec![2, 3, 4]);
+        let e = RuleSet::parse("r.json", text).unwrap_err().to_string();
+        assert!(
+            e.contains("line 3: rule 2: a rule must be an object"),
+            "{e}"
+        );
+        let spread = "{\"x\": \"rules\", \"rules\": [\n{\n \"when\": {\"name\": 1},\n \"name\": \"a\"\n}, [\n]\n]}";
+        assert_eq!(json_rule_lines(spread), vec![3, 5]);
         for rules in ["[5]", "[\"a\"]", "[null]", "[[]]"] {
             let e = RuleSet::parse("r.json", &format!("{{\"rules\": {rules}}}"))
                 .unwrap_err()
