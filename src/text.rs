@@ -172,7 +172,7 @@ pub fn parse_brand(s: &str) -> Result<String, String> {
         Ok(word.to_owned())
     } else {
         Err(format!(
-            "\"{}\" cannot be a header word: use one word of letters, digits, - or _ (it makes X-<WORD>-Event)",
+            "\"{}\" cannot be a header word: use one word of ASCII letters (A-Z, a-z), digits, - or _ (it makes X-<WORD>-Event)",
             escape_control(s)
         ))
     }
@@ -1264,6 +1264,8 @@ mod tests {
         assert_eq!(parse_brand(" Acme "), Ok("Acme".to_owned()));
         assert!(parse_brand("a b").is_err_and(|e| e.contains("one word")));
         assert!(parse_brand("").is_err());
+        // Ü is a letter, but not one a header name takes: the refusal says which letters do.
+        assert!(parse_brand("Ünï").is_err_and(|e| e.contains("ASCII letters (A-Z, a-z)")));
         assert_eq!(parse_body_limit("2KiB"), Ok(2048));
         assert!(parse_body_limit("0").is_err_and(|e| e.contains("at least 1KiB")));
         assert_eq!(parse_body_limit("512MiB"), Ok(512 << 20));
