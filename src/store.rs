@@ -90,6 +90,17 @@ pub enum StoreError {
         "cannot store calls in {path}: {what} cannot be written by this user (another user's, or its mode forbids it); give --data-dir a directory of your own, or run as its owner"
     )]
     NotWritable { path: PathBuf, what: String },
+    /// Not this user's doing, nor its owner's: "run as its owner" would not help.
+    #[error(
+        "cannot store calls in {path}: it is on a file system mounted read-only, which no user may write whatever the modes say; give --data-dir a directory on a writable disk (log and show may still read this one, or copy it somewhere writable)"
+    )]
+    ReadOnlyMount { path: PathBuf },
+    /// Read by `log` and `show`: on a read-only mount SQLite can read a store whose log files
+    /// are beside it, not one closed cleanly (it must make them).
+    #[error(
+        "cannot read {path} where it is: it is on a file system mounted read-only, and SQLite writes beside the database even to read it (the index of its write-ahead log); copy the data directory somewhere writable and give that to --data-dir"
+    )]
+    ReadOnlyMountRead { path: PathBuf },
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error("a stored record is damaged: {0}")]
@@ -1052,6 +1063,11 @@ fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError>
     connect_rw(dir, durability)
         .map_err(|e| open_failure(dir, e, free_bytes(dir)))
         .map_err(|e| match read_only_part(dir) {
+            Some(_)
+                if on_read_only_mount(dir) && !matches!(e, StoreError::NotADirectory { .. }) =>
+            {
+                StoreError::ReadOnlyMount { path: db_path(dir) }
+            }
             Some(what)
                 if !matches!(
                     e,
@@ -1098,6 +1114,26 @@ fn read_only_part(dir: &Path) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether `dir` is on a file system mounted read-only (false when it cannot be told): no
+/// user may write there, so the error must not send the user to the owner or the modes.
+#[cfg(unix)]
+fn on_read_only_mount(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call, and `found` a zeroed
+    // statvfs (plain integers) that the call fills in.
+    let mut found: libc::statvfs = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::statvfs(c.as_ptr(), &mut found) } == 0;
+    ok && found.f_flag & libc::ST_RDONLY != 0
+}
+
+#[cfg(not(unix))]
+fn on_read_only_mount(_dir: &Path) -> bool {
+    false
 }
 
 /// Whether this user may write `path` (true when it cannot be told), by access(2), which
@@ -1887,6 +1923,9 @@ impl Store {
         // refused now, named, as is a log file beside it another user's reading left. (Reading
         // such a store is fine: `open_read`.)
         let read_only = write_conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false);
+        if on_read_only_mount(dir) {
+            return Err(StoreError::ReadOnlyMount { path: db_path(dir) });
+        }
         if let Some(what) = read_only_part(dir).or_else(|| read_only.then(|| "the file".into())) {
             return Err(StoreError::NotWritable {
                 path: db_path(dir),
@@ -1967,6 +2006,9 @@ impl Store {
         let found = schema_found(&probe, &path)
             .map_err(|e| open_failure(dir, e, free_bytes(dir)))
             .map_err(|e| match read_only_part(dir) {
+                Some(_) if matches!(e, StoreError::Sql(_)) && on_read_only_mount(dir) => {
+                    StoreError::ReadOnlyMountRead { path: path.clone() }
+                }
                 Some(what) if matches!(e, StoreError::Sql(_)) => StoreError::ReadOnly {
                     path: path.clone(),
                     what,

@@ -2660,3 +2660,61 @@ fn listen_stops_in_order_with_its_stderr_closed() {
     left.sort();
     assert_eq!(left, [hookscope::store::DB_FILE]);
 }
+
+/// A store on a read-only mount: `listen` says the file system is read-only, not that this
+/// user lacks the rights ("another user's, or its mode forbids it … run as its owner", which
+/// root was told); `log` says it cannot read a store closed cleanly there (SQLite must make its
+/// log files beside it), and reads one whose log files are there. Checked in a mount namespace
+/// of its own, where one can be made (root, as in CI); elsewhere there is nothing to mount
+/// read-only.
+#[test]
+fn a_store_on_a_read_only_mount_is_named_as_such() {
+    let can_mount = Command::new("unshare")
+        .args(["-m", "mount", "--bind", "/tmp", "/tmp"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !can_mount {
+        eprintln!("no mount namespace to be had here: nothing to check");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    drop(Store::open(dir.path(), Durability::Normal).unwrap());
+    let on_read_only = |args: &str| {
+        Command::new("unshare")
+            .args(["-m", "sh", "-c"])
+            .arg(format!(
+                "mount --bind -o ro \"$0\" \"$0\" && exec \"$1\" {args} --data-dir \"$0\""
+            ))
+            .arg(dir.path())
+            .arg(env!("CARGO_BIN_EXE_hookscope"))
+            .output()
+            .unwrap()
+    };
+    let out = on_read_only("listen --port 0");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("it is on a file system mounted read-only"),
+        "{said}"
+    );
+    assert!(!said.contains("run as its owner"), "{said}");
+    let out = on_read_only("log");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("where it is: it is on a file system mounted read-only")
+            && said.contains("copy the data directory somewhere writable")
+            && !said.contains("run as its owner"),
+        "{said}"
+    );
+    // With its log files beside it (a store left open by a listen that is still running, or
+    // was killed), it is read where it is.
+    let open = Store::open(dir.path(), Durability::Normal).unwrap();
+    let out = on_read_only("log");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    drop(open);
+}
