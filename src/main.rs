@@ -15,6 +15,7 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_max_level(tracing::Level::WARN)
+        .event_format(Plain)
         .init();
     let mut cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -214,5 +215,76 @@ impl From<hookscope::cli_api::ApiCliError> for Failure {
         } else {
             Failure::Message(e.to_string())
         }
+    }
+}
+
+/// Hookscope's own warnings and errors, on stderr as everything else it says there:
+/// `warning: …`, `error: …` (they had come with a timestamp and a module path,
+/// `2026-11-25T01:02:03Z  WARN hookscope::store: …`, unlike every other line).
+struct Plain;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for Plain
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let level = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            _ => "note",
+        };
+        write!(writer, "{level}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Plain;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::Error::other("poisoned"))?
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn warnings_and_errors_read_as_every_other_line_on_stderr() {
+        let out = Captured::default();
+        let writer = out.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .event_format(Plain)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::warn!("folding the log into the database failed: {}", "disk full");
+            tracing::error!("calls cannot be stored");
+        });
+        let said = String::from_utf8(out.0.lock().map(|v| v.clone()).unwrap_or_default());
+        assert_eq!(
+            said.as_deref(),
+            Ok(
+                "warning: folding the log into the database failed: disk full\nerror: calls cannot be stored\n"
+            )
+        );
     }
 }

@@ -1532,9 +1532,11 @@ fn writer_loop(
             tracing::warn!("folding the log into the database failed: {e}");
         }
         match written {
+            // Said once a call is stored again, not when only a fold (at a stop) went through:
+            // "stored again" had followed a failed fold on a full disk.
             Ok(ids) => {
-                if std::mem::take(&mut failing) {
-                    tracing::warn!("calls are stored again");
+                if stored_again(&batch, &mut failing) {
+                    tracing::warn!("calls are stored again: the store can be written to");
                 }
                 for ((_, ack), id) in batch.drain(..).zip(ids) {
                     let _ = ack.send(Ok(id));
@@ -1566,6 +1568,13 @@ fn writer_loop(
 
 /// Why a commit failed, in words a person can act on: a full disk is named with what to do,
 /// not as SQLite's "database or disk is full".
+/// Whether a batch committed after failures (`failing`) stored a call again, which is then
+/// news; a batch with no call in it (a fold at a stop) says nothing of that, and leaves
+/// `failing` as it was.
+fn stored_again(batch: &[(Op, Ack)], failing: &mut bool) -> bool {
+    batch.iter().any(|(op, _)| matches!(op, Op::Insert(_))) && std::mem::take(failing)
+}
+
 fn commit_failure(e: &StoreError, path: &str) -> String {
     let code = match e {
         StoreError::Sql(e) => e.sqlite_error_code(),
@@ -2694,6 +2703,24 @@ mod tests {
     }
 
     #[cfg(target_os = "linux")]
+    /// After failed commits, "stored again" is said when a call is: a fold at a stop going
+    /// through on a full disk had said it, just after the fold itself failed.
+    #[test]
+    fn only_a_stored_call_says_the_store_works_again() {
+        let ack = || oneshot::channel().0;
+        let mut failing = true;
+        assert!(!stored_again(&[(Op::Fold, ack())], &mut failing));
+        assert!(failing, "still failing");
+        let call = Op::Insert(sample("d1", 1, 200));
+        assert!(stored_again(
+            &[(Op::Fold, ack()), (call, ack())],
+            &mut failing
+        ));
+        assert!(!failing);
+        let call = Op::Insert(sample("d1", 2, 200));
+        assert!(!stored_again(&[(call, ack())], &mut failing), "no news");
+    }
+
     #[test]
     fn the_writer_can_read_its_own_scheduling_times() {
         // Both fields parse (a thread that has barely run may show 0 on some kernels).
