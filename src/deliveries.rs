@@ -683,21 +683,25 @@ pub fn analyze(
     // call-after-final above), not a new state. Else the furthest attempt the service made
     // does: an attempt 1 that arrives after attempt 2 (out of order, flagged above) had moved
     // the projection back to the retries after attempt 1.
-    let (position, last) = attempts
-        .iter()
-        .enumerate()
-        .find(|(_, a)| {
-            matches!(
-                a.outcome,
-                Outcome::Succeeded | Outcome::FailedPermanently | Outcome::WebhookCancelled
-            )
-        })
-        .or_else(|| {
-            attempts
-                .iter()
-                .enumerate()
-                .max_by_key(|(i, a)| (a.number.unwrap_or(0), *i))
-        })?;
+    let final_answer = attempts.iter().position(|a| {
+        matches!(
+            a.outcome,
+            Outcome::Succeeded | Outcome::FailedPermanently | Outcome::WebhookCancelled
+        )
+    });
+    // The last call that counts, in order of arrival: what came after a final answer does not.
+    let decided = final_answer.unwrap_or(attempts.len().checked_sub(1)?);
+    // By number only where every call has one: a call with none may be the furthest.
+    let numbered = attempts.iter().all(|a| a.number.is_some());
+    let position = match final_answer {
+        None if numbered => attempts
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, a)| (a.number, *i))
+            .map_or(decided, |(i, _)| i),
+        _ => decided,
+    };
+    let last = &attempts[position];
     let last_number = last.number.unwrap_or(position as u32 + 1);
     let failing = attempts.iter().position(|a| a.outcome.is_retry());
     // The frame the retries to come are planned in: the emulator's clock when the calls carry
@@ -765,7 +769,7 @@ pub fn analyze(
         };
         let at = |i: usize| frame.get(i).copied().unwrap_or(attempts[i].at);
         let end = plan_schedule.window_end(ff + TimeDelta::from_std(took_fs).unwrap_or_default());
-        let late: Vec<usize> = (fs + 1..=position)
+        let late: Vec<usize> = (fs + 1..=decided)
             .filter(|&i| {
                 let tolerance = match (&clock, marks[i]) {
                     (Some(_), Some(v)) => {
@@ -864,6 +868,10 @@ pub fn analyze(
             discard_at: stretched(p.discard_at),
         }
     };
+    // Made once, when a state needs it (up to 195 retries; the cancels' check had made it once
+    // per cancel).
+    let planned = std::cell::OnceCell::new();
+    let plan = || planned.get_or_init(retry_plan);
     let (state, projection) = match last.outcome {
         Outcome::Succeeded => (
             State::Succeeded {
@@ -884,27 +892,23 @@ pub fn analyze(
             None,
         ),
         // Retrying, but the webhook was cancelled meanwhile by a 410 to another delivery, not
-        // known to the service before the last attempt seen (which may have crossed the 410 on
+        // known to the service before the last call seen (which may have crossed the 410 on
         // the way), and not set up again before this delivery's next retry was due: a retry that
         // falls while the webhook is cancelled is dropped (enabled again in time, the retries go
-        // on). An answer that left no retry at all (a Retry-After past the window) discarded
-        // the message itself: nothing was left for the 410 to stop ("stopped" had stood over a
-        // row the list and the detail call discarded).
-        _ if let Some(c) = cancels.iter().find(|c| {
-            known(c, tolerance) >= last.at
-                && !attempts.iter().any(|a| a.id == c.id)
-                && c.lifted.is_none_or(|lifted| {
-                    retry_plan()
-                        .retries
-                        .first()
-                        .is_some_and(|next| lifted > next.at)
-                })
-        }) && !retry_plan().retries.is_empty() =>
+        // on). An answer that left no retry at all (a Retry-After past the window, or the last
+        // retry the window allows) discarded the message itself: nothing was left for the 410
+        // to stop ("stopped" had stood over a row the list and the detail call discarded).
+        _ if let Some(next) = plan().retries.first()
+            && let Some(c) = cancels.iter().find(|c| {
+                known(c, tolerance) >= attempts[decided].at
+                    && !attempts.iter().any(|a| a.id == c.id)
+                    && c.lifted.is_none_or(|lifted| lifted > next.at)
+            }) =>
         {
             (State::StoppedByCancel { at: c.at }, None)
         }
         _ => {
-            let plan = retry_plan();
+            let plan = plan().clone();
             match (plan.retries.first(), plan.retries.last()) {
                 (Some(next), Some(end)) => (
                     State::Retrying {
@@ -2153,6 +2157,18 @@ mod tests {
         };
         assert_eq!((next_number, retries_left), (3, 193));
         assert_eq!(next_at, t0() + TimeDelta::seconds(180));
+        // A late attempt 1 three days on is still a call after the window.
+        let d = run(&[call(1, 2, 0, 503, None), call(2, 1, 3 * 86_400, 503, None)]);
+        assert!(codes(&d).contains(&"call-after-window"), "{:?}", codes(&d));
+        // A call with no attempt number may be the furthest: the last to arrive counts then.
+        let mut unnumbered = call(2, 1, 90, 503, None);
+        unnumbered.inv.attempt = None;
+        let d = run(&[call(1, 1, 0, 503, None), unnumbered]);
+        assert!(
+            matches!(d.state, State::Retrying { next_at, .. } if next_at == t0() + TimeDelta::seconds(270)),
+            "{:?}",
+            d.state
+        );
         // 3, 1, 2: both late ones said, against the highest seen before them.
         let d = run(&[
             call(1, 3, 0, 503, None),
@@ -2414,6 +2430,32 @@ mod tests {
         // cancelled, so the delivery stays stopped.
         let d = analyze_with(&[cancel(at, 7, Some(t0() + TimeDelta::seconds(300)))]);
         assert_eq!(d.state, State::StoppedByCancel { at });
+        // A late attempt 1 that came after the 410 was known: the service was still calling,
+        // so the delivery is not read as stopped (it is flagged as a call after the 410).
+        let crossed = [call(5, 2, 0, 503, None), call(6, 1, 200, 503, None)];
+        let d = analyze(
+            &crossed,
+            &Schedule::default(),
+            DEFAULT_TOLERANCE,
+            &[cancel(t0() + TimeDelta::seconds(100), 7, None)],
+        )
+        .unwrap();
+        assert!(
+            !matches!(d.state, State::StoppedByCancel { .. }),
+            "{:?}",
+            d.state
+        );
+        // The last retry the window allows failed: discarded, 410 or not.
+        let last = 1350 + 190 * 900;
+        let done = [call(5, 1, 0, 503, None), call(6, 195, last, 503, None)];
+        let d = analyze(
+            &done,
+            &Schedule::default(),
+            DEFAULT_TOLERANCE,
+            &[cancel(t0() + TimeDelta::seconds(last), 7, None)],
+        )
+        .unwrap();
+        assert!(matches!(d.state, State::Discarded { .. }), "{:?}", d.state);
         // An answer whose Retry-After reaches past the window discarded the message itself,
         // 410 or not: the heading says so, as the row, the list and the detail do.
         let far = [call(5, 1, 0, 503, Some("200000"))];

@@ -234,12 +234,17 @@ where
         mut writer: tracing_subscriber::fmt::format::Writer<'_>,
         event: &tracing::Event<'_>,
     ) -> std::fmt::Result {
-        let level = match *event.metadata().level() {
-            tracing::Level::ERROR => "error",
-            tracing::Level::WARN => "warning",
-            _ => "note",
+        let meta = event.metadata();
+        let level = if *meta.level() == tracing::Level::ERROR {
+            "error"
+        } else {
+            "warning"
         };
         write!(writer, "{level}: ")?;
+        // A library's own (hyper's, say) says whose it is: it is not Hookscope speaking.
+        if !meta.target().starts_with("hookscope") {
+            write!(writer, "{}: ", meta.target())?;
+        }
         ctx.field_format().format_fields(writer.by_ref(), event)?;
         writeln!(writer)
     }
@@ -278,12 +283,13 @@ mod tests {
         tracing::subscriber::with_default(subscriber, || {
             tracing::warn!("folding the log into the database failed: {}", "disk full");
             tracing::error!("calls cannot be stored");
+            tracing::warn!(target: "hyper::proto", "connection error");
         });
         let said = String::from_utf8(out.0.lock().map(|v| v.clone()).unwrap_or_default());
         assert_eq!(
             said.as_deref(),
             Ok(
-                "warning: folding the log into the database failed: disk full\nerror: calls cannot be stored\n"
+                "warning: folding the log into the database failed: disk full\nerror: calls cannot be stored\nwarning: hyper::proto: connection error\n"
             )
         );
     }

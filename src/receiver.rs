@@ -1111,9 +1111,11 @@ async fn handle(
         });
         // Whatever is chosen, no answer reaches a client that is gone (one whose framing
         // broke is still there). None is written either: a client that only half-closed its
-        // side could have read it, while the record said it got none.
+        // side could have read it, while the record said it got none. (Unless an earlier
+        // answer on the connection is still going out to a slow reader, which is not cut
+        // short for it: then this one follows it, as before.)
         if !body.malformed {
-            tap::lock(&conn.tap).withhold();
+            let _withheld = tap::lock(&conn.tap).withhold();
             validation.findings.push(hung_up_finding(
                 started.elapsed(),
                 "while sending its body",

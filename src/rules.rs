@@ -416,7 +416,7 @@ impl RuleSet {
             });
         }
         let format = RuleFormat::of(path, text);
-        let name_lines = match format {
+        let rule_lines = match format {
             RuleFormat::Json => json_rule_lines(text),
             RuleFormat::Toml => toml_name_lines(text),
         };
@@ -430,7 +430,7 @@ impl RuleSet {
         let shape_error = |i: usize, rule: &Value| {
             shape_of(rule).err().map(|reason| RuleError::Invalid {
                 path: path.to_owned(),
-                line: name_lines.get(i).copied().unwrap_or(1),
+                line: rule_lines.get(i).copied().unwrap_or(1),
                 index: i + 1,
                 name: rule
                     .get("name")
@@ -486,7 +486,7 @@ impl RuleSet {
         for (i, r) in file.rules.iter().enumerate() {
             let invalid = |reason: String| RuleError::Invalid {
                 path: path.to_owned(),
-                line: name_lines.get(i).copied().unwrap_or(1),
+                line: rule_lines.get(i).copied().unwrap_or(1),
                 index: i + 1,
                 name: r.name.clone(),
                 reason,
@@ -1027,44 +1027,30 @@ fn toml_name_lines(text: &str) -> Vec<usize> {
     lines
 }
 
-/// The line of each rule of a JSON rule file, in order: its `"name"`'s, or where the rule
+/// The line of each rule of a JSON rule file, in order: its own `"name"`'s, or where the rule
 /// starts when it has none (a rule that is not an object, `5`, had taken the next rule's name
-/// line, and every rule after it the line of the one after).
+/// line, and every rule after it the line of the one after). Read as far as the text goes (a
+/// file with a slip further on still has its first rules), in one pass.
 fn json_rule_lines(text: &str) -> Vec<usize> {
-    let names = name_lines(text);
-    rule_spans(text)
-        .into_iter()
-        .map(|(first, last)| {
-            names
-                .iter()
-                .copied()
-                .find(|l| (first..=last).contains(l))
-                .unwrap_or(first)
-        })
-        .collect()
-}
-
-/// The first and last line of each element of the top-level `"rules"` array of a JSON text,
-/// read as far as it goes (a file with a syntax error further on still has its first rules).
-fn rule_spans(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let (mut depth, mut line, mut i) = (0usize, 1usize, 0usize);
     // The last string at the top level was the key "rules"; inside its array; awaiting an
     // element's first byte.
     let (mut rules_key, mut in_rules, mut expect) = (false, false, false);
-    let mut spans: Vec<(usize, usize)> = Vec::new();
+    // Each rule's first line, and its own "name" key's line once found.
+    let mut rules: Vec<(usize, Option<usize>)> = Vec::new();
     while i < bytes.len() {
         let c = bytes[i];
         if expect && !c.is_ascii_whitespace() {
             expect = false;
             if c != b']' {
-                spans.push((line, line));
+                rules.push((line, None));
             }
         }
         match c {
             b'\n' => line += 1,
             b'"' => {
-                let start = i + 1;
+                let (start, at_line) = (i + 1, line);
                 i += 1;
                 while i < bytes.len() && bytes[i] != b'"' {
                     if bytes[i] == b'\\' {
@@ -1074,8 +1060,21 @@ fn rule_spans(text: &str) -> Vec<(usize, usize)> {
                     }
                     i += 1;
                 }
+                let word = text.get(start..i.min(bytes.len()));
                 if depth == 1 {
-                    rules_key = text.get(start..i) == Some("rules");
+                    rules_key = word == Some("rules");
+                }
+                // A key of the rule itself (not of its "when" or "answer"), followed by a colon.
+                let key = text
+                    .get(i + 1..)
+                    .is_some_and(|rest| rest.trim_start().starts_with(':'));
+                if in_rules
+                    && depth == 3
+                    && key
+                    && word == Some("name")
+                    && let Some((_, name)) = rules.last_mut()
+                {
+                    name.get_or_insert(at_line);
                 }
             }
             b'[' | b'{' => {
@@ -1093,33 +1092,12 @@ fn rule_spans(text: &str) -> Vec<(usize, usize)> {
             b',' if in_rules && depth == 2 => expect = true,
             _ => {}
         }
-        // Up to its last byte, not the blank lines after it.
-        if in_rules
-            && depth >= 2
-            && !expect
-            && !c.is_ascii_whitespace()
-            && let Some(span) = spans.last_mut()
-        {
-            span.1 = line;
-        }
         i += 1;
     }
-    spans
-}
-
-/// The line of each `"name":` key in a JSON text, in order (a value "name" is followed by no
-/// colon, and a quote inside a string is escaped).
-fn name_lines(text: &str) -> Vec<usize> {
-    let mut lines = Vec::new();
-    let mut from = 0;
-    while let Some(at) = text[from..].find("\"name\"").map(|i| i + from) {
-        from = at + 6;
-        let escaped = text[..at].ends_with('\\');
-        if !escaped && text[from..].trim_start().starts_with(':') {
-            lines.push(text[..at].matches('\n').count() + 1);
-        }
-    }
-    lines
+    rules
+        .into_iter()
+        .map(|(first, name)| name.unwrap_or(first))
+        .collect()
 }
 
 /// The recipes shipped under `assets/rules/`, by file name.
@@ -1858,8 +1836,10 @@ body = "ok"
             e.contains("line 3: rule 2: a rule must be an object"),
             "{e}"
         );
-        let spread = "{\"x\": \"rules\", \"rules\": [\n{\n \"when\": {\"name\": 1},\n \"name\": \"a\"\n}, [\n]\n]}";
-        assert_eq!(json_rule_lines(spread), vec![3, 5]);
+        // The rule's own name, not a "name" key of its "when"; a value "name" is no key; a
+        // nameless rule ending on the line where the next one's name is keeps its own line.
+        let spread = "{\"x\": \"rules\", \"rules\": [\n{\n \"when\": {\"name\": 1},\n \"a\": \"name\",\n \"name\": \"a\"\n}, [\n], {\"answer\": {}\n}, {\"name\": \"b\"}\n]}";
+        assert_eq!(json_rule_lines(spread), vec![5, 6, 7, 8]);
         for rules in ["[5]", "[\"a\"]", "[null]", "[[]]"] {
             let e = RuleSet::parse("r.json", &format!("{{\"rules\": {rules}}}"))
                 .unwrap_err()

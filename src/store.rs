@@ -92,7 +92,7 @@ pub enum StoreError {
     NotWritable { path: PathBuf, what: String },
     /// Not this user's doing, nor its owner's: "run as its owner" would not help.
     #[error(
-        "cannot store calls in {path}: it is on a file system mounted read-only, which no user may write whatever the modes say; give --data-dir a directory on a writable disk (log and show may still read this one, or copy it somewhere writable)"
+        "cannot store calls in {path}: it is on a file system mounted read-only, which no user may write whatever the modes say; give --data-dir a directory on a writable disk (log and show read this one in place only while its log files, -wal and -shm, are beside it; else copy it somewhere writable)"
     )]
     ReadOnlyMount { path: PathBuf },
     /// Read by `log` and `show`: on a read-only mount SQLite can read a store whose log files
@@ -1034,18 +1034,22 @@ fn open_failure(dir: &Path, e: StoreError, free: Option<u64>) -> StoreError {
     }
 }
 
+/// What the system says of the file system that holds `dir`, if it says.
+#[cfg(unix)]
+fn file_system(dir: &Path) -> Option<libc::statvfs> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs only fills the struct it is given; zeroed is a valid value of it.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is NUL-terminated and outlives the call; `st` is a valid out pointer.
+    (unsafe { libc::statvfs(path.as_ptr(), &mut st) } == 0).then_some(st)
+}
+
 /// The bytes free to this user on the disk that holds `dir`, where the system says.
 fn free_bytes(dir: &Path) -> Option<u64> {
     #[cfg(unix)]
     {
-        use std::os::unix::ffi::OsStrExt;
-        let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-        // SAFETY: statvfs only fills the struct it is given; zeroed is a valid value of it.
-        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-        // SAFETY: `path` is NUL-terminated and outlives the call; `st` is a valid out pointer.
-        if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
-            return None;
-        }
+        let st = file_system(dir)?;
         #[allow(clippy::unnecessary_cast)] // u32 on some targets, u64 on others
         Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
     }
@@ -1057,17 +1061,13 @@ fn free_bytes(dir: &Path) -> Option<u64> {
 }
 
 /// [`connect_rw`], with a failure that comes of a full disk, or of a read-only file or
-/// directory, named as such.
-fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError> {
+/// directory (or mount), named as such. `stores`: for a store that takes calls (`listen`, the
+/// window), not one only read (`log`, `show`).
+fn connect(dir: &Path, durability: Durability, stores: bool) -> Result<Connection, StoreError> {
     check_entry(dir)?;
     connect_rw(dir, durability)
         .map_err(|e| open_failure(dir, e, free_bytes(dir)))
         .map_err(|e| match read_only_part(dir) {
-            Some(_)
-                if on_read_only_mount(dir) && !matches!(e, StoreError::NotADirectory { .. }) =>
-            {
-                StoreError::ReadOnlyMount { path: db_path(dir) }
-            }
             Some(what)
                 if !matches!(
                     e,
@@ -1076,9 +1076,11 @@ fn connect(dir: &Path, durability: Durability) -> Result<Connection, StoreError>
                         | StoreError::DiskFullAtOpen { .. }
                 ) =>
             {
-                StoreError::ReadOnly {
-                    path: db_path(dir),
-                    what,
+                let path = db_path(dir);
+                match (on_read_only_mount(dir), stores) {
+                    (true, true) => StoreError::ReadOnlyMount { path },
+                    (true, false) => StoreError::ReadOnlyMountRead { path },
+                    (false, _) => StoreError::ReadOnly { path, what },
                 }
             }
             _ => e,
@@ -1120,15 +1122,7 @@ fn read_only_part(dir: &Path) -> Option<String> {
 /// user may write there, so the error must not send the user to the owner or the modes.
 #[cfg(unix)]
 fn on_read_only_mount(dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c` is a valid NUL-terminated path that outlives the call, and `found` a zeroed
-    // statvfs (plain integers) that the call fills in.
-    let mut found: libc::statvfs = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::statvfs(c.as_ptr(), &mut found) } == 0;
-    ok && found.f_flag & libc::ST_RDONLY != 0
+    file_system(dir).is_some_and(|st| st.f_flag & libc::ST_RDONLY != 0)
 }
 
 #[cfg(not(unix))]
@@ -1566,8 +1560,6 @@ fn writer_loop(
     drop(conn);
 }
 
-/// Why a commit failed, in words a person can act on: a full disk is named with what to do,
-/// not as SQLite's "database or disk is full".
 /// Whether a batch committed after failures (`failing`) stored a call again, which is then
 /// news; a batch with no call in it (a fold at a stop) says nothing of that, and leaves
 /// `failing` as it was.
@@ -1575,6 +1567,8 @@ fn stored_again(batch: &[(Op, Ack)], failing: &mut bool) -> bool {
     batch.iter().any(|(op, _)| matches!(op, Op::Insert(_))) && std::mem::take(failing)
 }
 
+/// Why a commit failed, in words a person can act on: a full disk is named with what to do,
+/// not as SQLite's "database or disk is full".
 fn commit_failure(e: &StoreError, path: &str) -> String {
     let code = match e {
         StoreError::Sql(e) => e.sqlite_error_code(),
@@ -1926,7 +1920,7 @@ impl std::future::Future for Committing {
 impl Store {
     /// Open (creating and migrating) the store in `dir`, with a writer thread for inserts.
     pub fn open(dir: &Path, durability: Durability) -> Result<Store, StoreError> {
-        let mut write_conn = connect(dir, durability)?;
+        let mut write_conn = connect(dir, durability, true)?;
         // SQLite opens a file it may not write (another user's, mode 644) read-only without a
         // word, and every call stored later failed ("attempt to write a readonly database"):
         // refused now, named, as is a log file beside it another user's reading left. (Reading
@@ -1943,8 +1937,8 @@ impl Store {
         }
         write_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         write_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
-        let checkpoint_conn = connect(dir, durability)?;
-        let reader = connect(dir, durability)?;
+        let checkpoint_conn = connect(dir, durability, true)?;
+        let reader = connect(dir, durability, true)?;
         let (tx, rx) = mpsc::channel(8 * MAX_BATCH);
         let (wake_tx, wake_rx) = std::sync::mpsc::sync_channel(1);
         let (done_tx, done_rx) = std::sync::mpsc::sync_channel(1);
@@ -2028,7 +2022,7 @@ impl Store {
             return Err(no_database());
         }
         drop(probe);
-        let reader = connect(dir, Durability::Normal)?;
+        let reader = connect(dir, Durability::Normal, false)?;
         Ok(Store {
             dir: dir.to_owned(),
             writer: None,
@@ -2702,7 +2696,6 @@ mod tests {
         assert_eq!(sample("d", 1, 503).outcome(), Outcome::RetryUnavailable);
     }
 
-    #[cfg(target_os = "linux")]
     /// After failed commits, "stored again" is said when a call is: a fold at a stop going
     /// through on a full disk had said it, just after the fold itself failed.
     #[test]
@@ -2721,6 +2714,7 @@ mod tests {
         assert!(!stored_again(&[(call, ack())], &mut failing), "no news");
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn the_writer_can_read_its_own_scheduling_times() {
         // Both fields parse (a thread that has barely run may show 0 on some kernels).

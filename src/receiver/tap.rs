@@ -114,6 +114,9 @@ pub struct Tap {
     /// a body, and the call is recorded as never answered, which it then is (a caller that only
     /// half-closed its side had read the answer the record said it never got).
     withheld: bool,
+    /// The last write left bytes unwritten (the caller's socket was full): an earlier answer
+    /// is still going out, so nothing is withheld (it would be cut short).
+    backlog: bool,
 }
 
 impl Default for Tap {
@@ -125,6 +128,7 @@ impl Default for Tap {
             refusal: None,
             reply: Vec::new(),
             withheld: false,
+            backlog: false,
         }
     }
 }
@@ -457,9 +461,13 @@ impl Tap {
     }
 
     /// Write nothing more on this connection: the answer to its call is withheld, and the
-    /// connection closes instead (see [`Tap::withheld`]).
-    pub fn withhold(&mut self) {
-        self.withheld = true;
+    /// connection closes instead (see [`Tap::withheld`]); unless an earlier answer on it is
+    /// still going out (pipelined calls to a slow reader), which is not cut short: false then.
+    pub fn withhold(&mut self) -> bool {
+        if !self.backlog {
+            self.withheld = true;
+        }
+        self.withheld
     }
 
     /// Whether the answer may be written: `Err` once it is withheld.
@@ -601,6 +609,9 @@ pub type RefusedSender = tokio::sync::mpsc::UnboundedSender<Refused>;
 pub struct Tapped {
     io: TcpStream,
     tap: SharedTap,
+    /// [`Tap::backlog`] as last told to the tap (told only when it changes, so a write that
+    /// goes out whole takes no second lock).
+    backlog: bool,
     peer: SocketAddr,
     refused: Option<RefusedSender>,
 }
@@ -646,6 +657,21 @@ impl AsyncRead for Tapped {
     }
 }
 
+impl Tapped {
+    /// Whether a write of `len` bytes left some unwritten, told to the tap when that changes.
+    fn note_backlog(&mut self, written: &Poll<io::Result<usize>>, len: usize) {
+        let backlog = match written {
+            Poll::Pending => true,
+            Poll::Ready(Ok(n)) => *n < len,
+            Poll::Ready(Err(_)) => self.backlog,
+        };
+        if backlog != self.backlog {
+            self.backlog = backlog;
+            lock(&self.tap).backlog = backlog;
+        }
+    }
+}
+
 impl AsyncWrite for Tapped {
     fn poll_write(
         mut self: Pin<&mut Self>,
@@ -659,7 +685,9 @@ impl AsyncWrite for Tapped {
             }
             tap.wrote(buf);
         }
-        Pin::new(&mut self.io).poll_write(cx, buf)
+        let written = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.note_backlog(&written, buf.len());
+        written
     }
 
     fn poll_write_vectored(
@@ -676,7 +704,9 @@ impl AsyncWrite for Tapped {
                 tap.wrote(first);
             }
         }
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+        let written = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.note_backlog(&written, bufs.iter().map(|b| b.len()).sum());
+        written
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -724,6 +754,7 @@ impl axum::serve::Listener for TappedListener {
                         Tapped {
                             io,
                             tap,
+                            backlog: false,
                             peer,
                             refused,
                         },
@@ -780,6 +811,20 @@ mod tests {
     }
 
     const TWO: &[u8] = b"POST /hook?x=1 HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nx-b: 2\r\nX-A: 3\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nHost: a\r\n\r\n";
+
+    /// A call whose caller stopped mid-body has no answer written, unless an earlier answer
+    /// on the connection is still going out: that one is not cut short for it.
+    #[test]
+    fn an_answer_is_withheld_only_once_the_earlier_ones_are_out() {
+        let mut tap = Tap::default();
+        assert!(tap.may_write().is_ok());
+        tap.backlog = true;
+        assert!(!tap.withhold(), "an answer still going out");
+        assert!(tap.may_write().is_ok());
+        tap.backlog = false;
+        assert!(tap.withhold());
+        assert!(tap.may_write().is_err());
+    }
 
     #[test]
     fn heads_keep_their_order_and_spelling_in_one_read_or_byte_by_byte() {

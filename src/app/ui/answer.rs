@@ -560,7 +560,7 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, held: bool) {
                 .or_else(|| late_for_emulator_note(a, emulator));
             if let Some(note) = late {
                 ui.label(
-                    RichText::new(note)
+                    RichText::new(crate::text::glue_units(&note))
                         .small()
                         .color(ui.visuals().warn_fg_color),
                 );
