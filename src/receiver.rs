@@ -1092,6 +1092,8 @@ async fn handle(
         };
         decision.rule = Some("stopped before the body arrived".into());
     }
+    // No answer is written to this call (its caller stopped sending mid-body).
+    let mut withheld = false;
     if let Some(err) = &body.broken {
         let received = crate::text::count(body.received, "byte", "bytes");
         let message = if body.malformed {
@@ -1115,7 +1117,7 @@ async fn handle(
         // answer on the connection is still going out to a slow reader, which is not cut
         // short for it: then this one follows it, as before.)
         if !body.malformed {
-            let _withheld = tap::lock(&conn.tap).withhold();
+            withheld = tap::lock(&conn.tap).withhold();
             validation.findings.push(hung_up_finding(
                 started.elapsed(),
                 "while sending its body",
@@ -1160,7 +1162,10 @@ async fn handle(
         took_us: 0,
         rule: decision.rule,
     };
-    if answer.delay_ms == 0 {
+    // A call whose answer is withheld is not held for the delay first: its caller is gone, and
+    // the connection had stayed open the whole delay (stored then, "held 2.2 s of a chosen
+    // delay of 2 s", and on a stop both hung up and answered early).
+    if answer.delay_ms == 0 || withheld {
         // Here the handler itself is dropped if the caller hangs up (see `AfterCommit`).
         return record(&shared, inv, started, &sent, None).await;
     }

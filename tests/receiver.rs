@@ -1017,6 +1017,32 @@ async fn a_body_cut_short_is_recorded_with_a_finding() {
     assert_eq!(read_to_close(conn).await, b"");
 }
 
+/// With a delay chosen, a caller that stopped sending mid-body is not held for it: its call is
+/// stored and its connection closed at once, with nothing written (it had been held the whole
+/// delay, then stored as "held 2.2 s of a chosen delay of 2 s").
+#[tokio::test]
+async fn a_body_cut_short_is_not_held_for_the_delay() {
+    let rig = Rig::start(Answer {
+        delay_ms: 60_000,
+        ..Answer::status(503)
+    })
+    .await;
+    let mut conn = tokio::net::TcpStream::connect(rig.running.addr)
+        .await
+        .unwrap();
+    conn.write_all(b"POST /cut HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n[1,2")
+        .await
+        .unwrap();
+    conn.shutdown().await.unwrap();
+    // Well within the delay: nothing written, the connection closed.
+    assert_eq!(read_to_close(conn).await, b"");
+    let s = stored_soon(&rig, "the cut call to be stored").await;
+    let codes = finding_codes(&rig, s.id);
+    assert!(codes.contains(&"caller-hung-up".to_owned()), "{codes:?}");
+    assert_eq!(s.inv.outcome(), Outcome::RetryTemporary);
+    assert!(s.inv.took_us < 10_000_000, "held {} us", s.inv.took_us);
+}
+
 /// Everything the server writes on `conn` until it closes it (bounded in time).
 async fn read_to_close(mut conn: tokio::net::TcpStream) -> Vec<u8> {
     let mut got = Vec::new();
