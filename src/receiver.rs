@@ -1,4 +1,4 @@
-//! The embedded receiver: an axum server that accepts every call (any method, path, headers,
+//! The embedded receiver: a hyper server that accepts every call (any method, path, headers,
 //! body), records it whole, and answers as the responder decides. An invocation is committed to
 //! the store before its answer leaves.
 
@@ -7,9 +7,8 @@ use crate::responder::{Answer, CallInfo, Responder};
 use crate::store::{
     CALLER_HUNG_UP, Header, Invocation, NOT_HTTP, QUIT_BEFORE_ANSWER, SentAnswer, Store, Summary,
 };
-use axum::Router;
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use chrono::{DateTime, Utc};
@@ -18,6 +17,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
+use tokio::sync::oneshot::error::TryRecvError;
 use tokio::sync::{broadcast, oneshot};
 
 mod tap;
@@ -690,24 +690,15 @@ fn serve(
     // Requests hyper refuses reach no handler: the connections' taps hand them here.
     let (refused_tx, refused_rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(record_refused(shared.clone(), refused_rx));
-    let app = Router::new().fallback(handle).with_state(shared);
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        let listener = tap::TappedListener {
+    let task = tokio::spawn(serve_calls(
+        tap::TappedListener {
             listener,
             refused: Some(refused_tx),
-        };
-        let serve = axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<tap::Conn>(),
-        )
-        .with_graceful_shutdown(async {
-            let _ = stop_rx.await;
-        });
-        if let Err(e) = serve.await {
-            tracing::error!("the receiver stopped: {e}");
-        }
-    });
+        },
+        shared,
+        stop_rx,
+    ));
     Running {
         addr: local,
         events,
@@ -950,10 +941,135 @@ fn body_error(e: &(dyn std::error::Error + 'static)) -> (String, bool) {
     (root.to_string(), malformed)
 }
 
-async fn handle(
-    State(shared): State<Arc<Shared>>,
-    ConnectInfo(conn): ConnectInfo<tap::Conn>,
+/// Accept connections and serve each one's calls until `stop` resolves; then stop accepting,
+/// let each connection finish the call it is on, and return once all have closed.
+async fn serve_calls(
+    mut listener: tap::TappedListener,
+    shared: Arc<Shared>,
+    mut stop: oneshot::Receiver<()>,
+) {
+    use axum::serve::Listener;
+    // Connections see the stop through `stopping_tx`'s receivers, and hold a `closed_rx` each so
+    // the end can wait for them (axum's own serve loop, with the calls' service below).
+    let (stopping_tx, _) = tokio::sync::watch::channel(());
+    let (closed_tx, closed_rx) = tokio::sync::watch::channel(());
+    loop {
+        let (io, conn) = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = &mut stop => break,
+        };
+        let calls = Calls {
+            shared: shared.clone(),
+            conn,
+        };
+        let mut stopping = stopping_tx.subscribe();
+        let closed = closed_rx.clone();
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(io);
+            let conn = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, calls)
+                .with_upgrades();
+            let mut conn = std::pin::pin!(conn);
+            let mut told = false;
+            loop {
+                tokio::select! {
+                    served = conn.as_mut() => {
+                        if let Err(e) = served {
+                            tracing::trace!("a connection ended: {e}");
+                        }
+                        break;
+                    }
+                    _ = stopping.changed(), if !told => {
+                        told = true;
+                        conn.as_mut().graceful_shutdown();
+                    }
+                }
+            }
+            drop(closed);
+        });
+    }
+    drop(closed_rx);
+    drop(listener);
+    // Each connection finishes its call and closes.
+    let _ = stopping_tx.send(());
+    closed_tx.closed().await;
+}
+
+/// The service of one connection's calls. hyper drops a call it has not answered when it reads
+/// the end of the connection, which a client that closes its side as soon as its request is
+/// sent does at once, sometimes before the call has even started: such a call had been lost (no
+/// record, no line). A call dropped by hyper is finished on a task of its own, told its caller
+/// is gone: it is stored, with `caller-hung-up`.
+#[derive(Clone)]
+struct Calls {
+    shared: Arc<Shared>,
+    conn: tap::Conn,
+}
+
+impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Calls {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = CallFuture;
+
+    fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> CallFuture {
+        let (gone_tx, gone) = oneshot::channel::<()>();
+        let call = answer_call(
+            self.shared.clone(),
+            self.conn.clone(),
+            req.map(Body::new),
+            gone,
+        );
+        CallFuture {
+            call: Some(Box::pin(call)),
+            gone: Some(gone_tx),
+        }
+    }
+}
+
+/// One call being answered, on its connection's task while hyper keeps it, and on a task of its
+/// own once hyper drops it (see [`Calls`]).
+struct CallFuture {
+    call: Option<std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>>,
+    /// Dropped when hyper drops the call: its caller is gone.
+    gone: Option<oneshot::Sender<()>>,
+}
+
+impl std::future::Future for CallFuture {
+    type Output = Result<Response, std::convert::Infallible>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let Some(call) = self.call.as_mut() else {
+            // Polled after it was answered, which hyper does not do.
+            return std::task::Poll::Pending;
+        };
+        let answer = std::task::ready!(call.as_mut().poll(cx));
+        self.call = None;
+        std::task::Poll::Ready(Ok(answer))
+    }
+}
+
+impl Drop for CallFuture {
+    fn drop(&mut self) {
+        drop(self.gone.take());
+        // Not answered yet: it goes on where it was (a future boxed in place can move), with
+        // its caller gone. With no runtime left, the process is ending.
+        if let Some(call) = self.call.take()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            rt.spawn(call);
+        }
+    }
+}
+
+/// Read, check, answer and store one call. `gone` resolves once its caller has hung up.
+async fn answer_call(
+    shared: Arc<Shared>,
+    conn: tap::Conn,
     req: Request,
+    gone: oneshot::Receiver<()>,
 ) -> Response {
     let started = Instant::now();
     let received_at = Utc::now();
@@ -1166,13 +1282,11 @@ async fn handle(
     // the connection had stayed open the whole delay (stored then, "held 2.2 s of a chosen
     // delay of 2 s", and on a stop both hung up and answered early).
     if answer.delay_ms == 0 || withheld {
-        // Here the handler itself is dropped if the caller hangs up (see `AfterCommit`).
-        return record(&shared, inv, started, &sent, None).await;
+        return record(&shared, inv, started, &sent, gone).await;
     }
     // The caller may hang up while the answer is held back (the service gives up after its
-    // timeout, and hyper then drops this handler): the call is recorded all the same, by a task
-    // that outlives the handler and notes the hang-up.
-    let (hung_up_tx, hung_up) = oneshot::channel::<()>();
+    // timeout, and hyper then drops the handler): the call is recorded all the same, with the
+    // hang-up noted.
     let delay = answer.delay();
     let mut stopping = shared.stopping.clone();
     let key = shared.held_count.fetch_add(1, Ordering::Relaxed);
@@ -1195,35 +1309,25 @@ async fn handle(
         held: shared.held.clone(),
         key,
     };
-    let task = tokio::spawn(async move {
-        // Listed as held until it is stored and published.
-        let _guard = guard;
-        let (mut inv, mut hung_up) = (inv, hung_up);
-        let gone = tokio::select! {
-            _ = tokio::time::sleep(delay) => false,
-            _ = &mut hung_up => {
+    // Listed as held until it is stored and published.
+    let _guard = guard;
+    let (mut inv, mut gone) = (inv, gone);
+    tokio::select! {
+        _ = tokio::time::sleep(delay) => {}
+        _ = &mut gone => {
                 let when = format!(
                     "before the answer held back by the delay of {} was sent",
                     crate::text::human_duration(delay)
                 );
                 let check = inv.registration_check;
                 inv.findings.push(hung_up_finding(started.elapsed(), &when, check));
-                true
             }
             _ = stopped(&mut stopping) => {
                 inv.findings.push(answered_early_finding(started.elapsed(), delay));
-                false
             }
-        };
-        // A caller that hangs up while the call is then being stored is noted too.
-        record(&shared, inv, started, &sent, (!gone).then_some(hung_up)).await
-    });
-    let answered = task.await;
-    drop(hung_up_tx);
-    answered.unwrap_or_else(|e| {
-        tracing::error!("answering a call failed: {e}");
-        plain(StatusCode::INTERNAL_SERVER_ERROR, "answering failed")
-    })
+    }
+    // A caller that hangs up while the call is then being stored is noted too.
+    record(&shared, inv, started, &sent, gone).await
 }
 
 /// A size in a person's unit and in bytes: "1.0 KiB (1025 bytes)" is not "1.0 KiB (1024 bytes)".
@@ -1336,9 +1440,23 @@ async fn record(
     mut inv: Invocation,
     started: Instant,
     sent: &SentAnswer,
-    caller_gone: Option<oneshot::Receiver<()>>,
+    mut caller_gone: oneshot::Receiver<()>,
 ) -> Response {
     inv.took_us = started.elapsed().as_micros().min(u64::MAX as u128) as u64;
+    // A caller already gone (it closed the connection while its call was read, checked or
+    // held) is stored as such; one that goes while the call is stored is noted after.
+    let mut known_gone = inv.findings.iter().any(|f| f.code == CALLER_HUNG_UP);
+    if !known_gone
+        && caller_gone
+            .try_recv()
+            .is_err_and(|e| e == TryRecvError::Closed)
+    {
+        let when = "before its answer was ready";
+        let check = inv.registration_check;
+        inv.findings
+            .push(hung_up_finding(started.elapsed(), when, check));
+        known_gone = true;
+    }
     if inv.unanswered().is_some() && !inv.findings.iter().any(|f| f.code == CALLER_HUNG_UP) {
         inv.findings.push(Finding {
             severity: Severity::Warning,
@@ -1370,12 +1488,12 @@ async fn record(
         registration_check,
         _counted: InProgress::new(&shared.in_progress),
     });
-    let stored = match (committed, caller_gone) {
-        (Ok(mut after), None) => after.stored().await,
-        (Ok(mut after), Some(mut gone)) => {
+    let stored = match committed {
+        Ok(mut after) if known_gone => after.stored().await,
+        Ok(mut after) => {
             let stored = tokio::select! {
                 stored = after.stored() => Some(stored),
-                _ = &mut gone => None,
+                _ = &mut caller_gone => None,
             };
             match stored {
                 Some(stored) => stored,
@@ -1386,7 +1504,7 @@ async fn record(
                 }
             }
         }
-        (Err(e), _) => Err(e),
+        Err(e) => Err(e),
     };
     match stored {
         // Not answered: noted, so the store does not claim an answer the caller never got.

@@ -93,15 +93,29 @@ pub fn post(
     req
 }
 
-/// Poll `f` until it returns `Some`, or panic after `deadline`.
-pub async fn eventually<T>(deadline: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+/// Poll `f` until it returns `Some`, or give `None` at `deadline` (so the caller can say what
+/// it found instead).
+pub async fn eventually_or_not<T>(
+    deadline: Duration,
+    mut f: impl FnMut() -> Option<T>,
+) -> Option<T> {
     let start = Instant::now();
     loop {
         if let Some(v) = f() {
-            return v;
+            return Some(v);
         }
-        assert!(start.elapsed() < deadline, "timed out waiting for {what}");
+        if start.elapsed() >= deadline {
+            return None;
+        }
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Poll `f` until it returns `Some`, or panic after `deadline`.
+pub async fn eventually<T>(deadline: Duration, what: &str, f: impl FnMut() -> Option<T>) -> T {
+    match eventually_or_not(deadline, f).await {
+        Some(v) => v,
+        None => panic!("timed out waiting for {what}"),
     }
 }
 
