@@ -4505,6 +4505,22 @@ fn held_calls_fold_to_one_line_where_the_list_is_short() {
     }
 }
 
+/// In a narrow detail panel the delivery id, last on the detail's first line, is cut at its
+/// front as in the list, so the end that tells one delivery from the next stays in sight; it
+/// had been cut at its end ("delivery dlv-283476526…" for every delivery of a test message).
+#[test]
+fn the_detail_header_cuts_a_delivery_id_at_its_front() {
+    let mut rig = start_sized([1280.0, 800.0]);
+    rig.harness.run_steps(3);
+    let id = "dlv-2834765266526660000-283476526652666-000002";
+    rig.send_and_open("status-report", id);
+    let head = rig.harness.get_by_label_contains("answered 200: succeeded");
+    let text = head.value().unwrap_or_default();
+    assert!(text.ends_with("-000002"), "{text}");
+    assert!(text.contains("delivery …"), "{text}");
+    assert!(!text.contains(id), "{text}");
+}
+
 /// In a small window at a large zoom (720 x 480 at 1.3) the detail's first line says the
 /// call's answer whole: the copy buttons fold into one *Copy* menu (they had cut it to
 /// "answere…"), which still copies. The tabs close up onto two rows (they took three of the

@@ -1641,14 +1641,9 @@ fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
         let request = crate::store::request_phrase(&s.inv.method, path);
         parts.push(RichText::new(crate::text::single_line(&request)).monospace());
     }
-    if let Some(d) = &s.inv.delivery {
-        // A direction override in it reads as its escape, as in the Headers tab: hidden, it
-        // turned the id around and a search for what was shown found nothing.
-        parts.push(RichText::new(format!(
-            "delivery {}",
-            crate::text::single_line(d)
-        )));
-    }
+    // A direction override in it reads as its escape, as in the Headers tab: hidden, it turned
+    // the id around and a search for what was shown found nothing.
+    let delivery = s.inv.delivery.as_deref().map(crate::text::single_line);
     let line = |ui: &egui::Ui, parts: &[RichText]| {
         let mut job = egui::text::LayoutJob::default();
         for (i, part) in parts.iter().enumerate() {
@@ -1693,7 +1688,25 @@ fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
                 }
             }
             ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
-                ui.add(egui::Label::new(line(ui, &parts)).truncate());
+                // The delivery id, last, is cut at its front as in the list: its end is what
+                // tells one delivery from the next ("dlv-2834765…" had read the same for all).
+                if let Some(d) = &delivery {
+                    parts.push(RichText::new("delivery "));
+                    let before = ui.fonts_mut(|f| f.layout_job(line(ui, &parts)).size().x);
+                    parts.pop();
+                    let font = egui::TextStyle::Body.resolve(ui.style());
+                    let room = ui.available_width() - before;
+                    let id = super::list::elide_front(ui, d, &font, room);
+                    if id != "…" {
+                        parts.push(RichText::new(format!("delivery {id}")));
+                    }
+                }
+                let shown = ui.add(egui::Label::new(line(ui, &parts)).truncate());
+                if let Some(d) =
+                    delivery.filter(|d| !parts.iter().any(|p| p.text().ends_with(&**d)))
+                {
+                    shown.on_hover_text(format!("delivery {d}"));
+                }
             });
         });
     });

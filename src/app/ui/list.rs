@@ -1207,7 +1207,7 @@ fn filter_label(o: Outcome) -> &'static str {
 }
 
 /// `text` as it fits in `width` with `font`: whole, or its end after a "…".
-fn elide_front(ui: &egui::Ui, text: &str, font: &egui::FontId, width: f32) -> String {
+pub(super) fn elide_front(ui: &egui::Ui, text: &str, font: &egui::FontId, width: f32) -> String {
     let fits = |t: &str| {
         ui.painter()
             .layout_no_wrap(t.to_owned(), font.clone(), egui::Color32::WHITE)
