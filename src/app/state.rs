@@ -926,6 +926,10 @@ pub struct AppState {
     /// How wide the top bar's receiver status and its buttons were in the last frame, to lay
     /// it out on one line or two.
     pub top_bar_widths: [f32; 2],
+    /// The widest answer the top bar has laid out at its width (the bar's width, the answer's):
+    /// once one has taken the bar onto a second line, it keeps the line while the window keeps
+    /// its width, so a shorter answer chosen next does not move everything under the bar.
+    pub top_bar_answer: (f32, f32),
     /// What the Settings window edits while it is open; nothing takes effect (or is saved)
     /// until its button applies it, and closing the window throws it away.
     pub settings_draft: Option<Settings>,
@@ -1013,6 +1017,7 @@ impl AppState {
             zoom_shown: 0.0,
             zoom_room: crate::app::MAX_ZOOM,
             top_bar_widths: [0.0; 2],
+            top_bar_answer: (0.0, 0.0),
             settings_draft: None,
             settings_draft_base: None,
             pending_receiver: None,

@@ -56,8 +56,16 @@ pub fn top_bar_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         label.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &text));
         label.on_hover_text(hover);
     };
-    let answer_width = super::widest_text(ui, egui::TextStyle::Body, [text.as_str()]);
     let full = ui.available_width();
+    // The room the answer is laid out for: the widest yet at this width of the bar. At
+    // 1024 x 768 an answer with a delay took the bar onto two lines and the next one back onto
+    // one, and everything under the bar moved 23 points up under the pointer.
+    let answer_width = super::widest_text(ui, egui::TextStyle::Body, [text.as_str()]);
+    let answer_width = match app.state.top_bar_answer {
+        (was_full, widest) if (was_full - full).abs() < 0.5 => answer_width.max(widest),
+        _ => answer_width,
+    };
+    app.state.top_bar_answer = (full, answer_width);
     let [status_was, buttons_was] = app.state.top_bar_widths;
     let layout = TopBarLayout::choose(full, status_was, buttons_was, answer_width);
     let mut measured = [status_was, buttons_was];
