@@ -468,6 +468,11 @@ impl Invocation {
             Outcome::Succeeded if self.registration_check => {
                 "succeeded: the URL is accepted, and the service can register it"
             }
+            // Said of this answer, not of 503s in general ("…when the answer gives one").
+            Outcome::RetryUnavailable if self.answer.retry_after().is_some() => {
+                "retried on the schedule, and not before its Retry-After wait"
+            }
+            Outcome::RetryUnavailable => "retried on the schedule (the answer gave no Retry-After)",
             outcome => outcome.describe(),
         }
     }
@@ -2845,6 +2850,28 @@ mod tests {
         // This machine's own disk is read (whatever room it has left).
         #[cfg(unix)]
         assert!(free_bytes(&std::env::temp_dir()).is_some());
+    }
+
+    /// A 503's meaning is said of its own answer: with its Retry-After's wait, or without one,
+    /// not "when the answer gives one" (which read as if it had).
+    #[test]
+    fn a_503_means_what_its_own_answer_asks_for() {
+        let with = sample("w", 1, 503);
+        assert_eq!(
+            with.meaning(),
+            "retried on the schedule, and not before its Retry-After wait"
+        );
+        let mut without = sample("n", 1, 503);
+        without.answer.headers.clear();
+        assert_eq!(
+            without.meaning(),
+            "retried on the schedule (the answer gave no Retry-After)"
+        );
+        // Other codes keep the States table's words.
+        assert_eq!(
+            sample("t", 1, 429).meaning(),
+            Outcome::RetrySlowDown.describe()
+        );
     }
 
     /// A row knows a request the HTTP layer refused, read from its findings as `Summary::of`
