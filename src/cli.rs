@@ -754,7 +754,16 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     let answer = args.answer.answer()?;
     answer.check()?;
     let rules = match &args.rules {
-        Some(path) => Some(crate::rules::RuleSet::load(path)?),
+        Some(path) => {
+            let (rules, recipe) = crate::rules::RuleSet::load_or_recipe(path)?;
+            if let Some(recipe) = recipe {
+                crate::say!(
+                    "There is no file {}: using Hookscope's own recipe {recipe}.",
+                    crate::text::quoted(&path.display().to_string())
+                );
+            }
+            Some(rules)
+        }
         None => None,
     };
     // Ctrl-C and SIGTERM stop in order; registered first, so neither can kill a call midway.

@@ -605,6 +605,22 @@ impl RuleSet {
         RuleSet::parse(&path.display().to_string(), &text)
     }
 
+    /// [`RuleSet::load`], or, where there is no file at `path` and its name is a recipe's
+    /// (`assets/rules/time-out-once.json`, `time-out-once`), the recipe built into Hookscope,
+    /// whose name is returned with it: the recipes are named by their place in the source tree,
+    /// which an installed binary has not.
+    pub fn load_or_recipe(path: &Path) -> Result<(RuleSet, Option<&'static str>), RuleError> {
+        match RuleSet::load(path) {
+            Err(RuleError::Read { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound
+                    && let Some((name, text)) = recipe_named(path) =>
+            {
+                Ok((RuleSet::parse(name, text)?, Some(name)))
+            }
+            loaded => loaded.map(|r| (r, None)),
+        }
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(&RuleFile {
             rules: self.rules.clone(),
@@ -1116,9 +1132,45 @@ pub const RECIPES: [(&str, &str); 3] = [
     ),
 ];
 
+/// The recipe whose file name `path` ends with, with or without its `.json`.
+fn recipe_named(path: &Path) -> Option<(&'static str, &'static str)> {
+    let name = path.file_name()?.to_str()?;
+    RECIPES
+        .into_iter()
+        .find(|(recipe, _)| *recipe == name || recipe.strip_suffix(".json") == Some(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A recipe named as in the README (`assets/rules/…`) loads where there is no such file
+    /// (an installed binary, another directory), and by its bare name; a file that is there is
+    /// read, and a missing file that names no recipe is still an error.
+    #[test]
+    fn a_recipe_loads_by_its_name_where_there_is_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("assets/rules/fail-twice-then-succeed.json");
+        let (rules, recipe) = RuleSet::load_or_recipe(&missing).unwrap();
+        assert_eq!(recipe, Some("fail-twice-then-succeed.json"));
+        let shipped = RuleSet::parse("r", RECIPES[0].1).unwrap();
+        assert_eq!(rules.rules, shipped.rules);
+        let (_, recipe) = RuleSet::load_or_recipe(Path::new("time-out-once")).unwrap();
+        assert_eq!(recipe, Some("time-out-once.json"));
+        // A file of that name is the user's, and is read.
+        let own = dir.path().join("time-out-once.json");
+        std::fs::write(
+            &own,
+            r#"{"rules": [{"name": "mine", "answer": {"status": 418}}]}"#,
+        )
+        .unwrap();
+        let (rules, recipe) = RuleSet::load_or_recipe(&own).unwrap();
+        assert_eq!((recipe, rules.rules[0].name.as_str()), (None, "mine"));
+        assert!(matches!(
+            RuleSet::load_or_recipe(&dir.path().join("nope.json")),
+            Err(RuleError::Read { .. })
+        ));
+    }
 
     fn call(attempt: u32) -> CallFacts<'static> {
         CallFacts {

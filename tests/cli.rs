@@ -101,6 +101,7 @@ fn spawn_listen_fed(
     let stdout = lines_of(child.stdout.take().expect("stdout"));
     let stderr = lines_of(child.stderr.take().expect("stderr"));
     let deadline = Instant::now() + Duration::from_secs(30);
+    let (tx, before) = mpsc::channel();
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let line = stderr
@@ -108,8 +109,18 @@ fn spawn_listen_fed(
             .expect("listen prints its address in time");
         if let Some(url) = line.strip_prefix("Hookscope is listening on ") {
             let url = url.trim_end_matches('/').to_owned();
+            // What it said before its address, then what it says after.
+            std::thread::spawn(move || {
+                for line in stderr {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+            let stderr = before;
             return (Killed { child, stderr }, url, stdout);
         }
+        let _ = tx.send(line);
     }
 }
 
@@ -585,6 +596,29 @@ async fn listen_answers_as_told_and_log_and_show_read_it_back() {
 
 /// A call whose delivery and event headers carry the bytes of U+009B, the one-byte CSI (HTTP
 /// forbids ESC in a header, but allows these).
+/// `--rules assets/rules/fail-twice-then-succeed.json`, as the README writes it, works where
+/// there is no such file (an installed binary, another directory): the recipe built into
+/// Hookscope is used, and `listen` says so. It had failed with "no such file".
+#[tokio::test]
+async fn a_recipe_named_as_in_the_readme_works_from_any_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = bin();
+    cmd.current_dir(dir.path());
+    let rules = "assets/rules/fail-twice-then-succeed.json";
+    let (mut child, url, lines) = spawn_listen_with(cmd, dir.path(), &["--rules", rules]);
+    let said: Vec<String> = child.stderr.try_iter().collect();
+    assert!(
+        said.iter().any(|l| l
+            == "There is no file \"assets/rules/fail-twice-then-succeed.json\": using Hookscope's own recipe fail-twice-then-succeed.json."),
+        "{said:?}"
+    );
+    for (attempt, want) in [(1, 503), (2, 503), (3, 200)] {
+        let headers = invoker_headers("status-report", "recipe", attempt);
+        call_and_line(&url, &headers, status_report_body("5"), want, &lines).await;
+    }
+    child.kill();
+}
+
 /// `show` reads the call's delivery across its attempts, as the window's Timeline does: its
 /// state in words, its attempts with the call shown marked, and what they break of the contract.
 #[tokio::test]
