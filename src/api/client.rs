@@ -80,7 +80,7 @@ pub enum ApiError {
     #[error("the call to {url} failed: {detail}")]
     Other { url: String, detail: String },
     #[error(
-        "the API base URL \"{base}\" is not a whole http(s) address (a scheme, a host, a port up to 65535, no query or #fragment): give it as https://host/v1 (the emulator's is http://127.0.0.1:PORT/v1)"
+        "the API base URL \"{base}\" is not a whole http(s) address (a scheme, a host, a port up to 65535, no query or #fragment, no space or control character): give it as https://host/v1 (the emulator's is http://127.0.0.1:PORT/v1)"
     )]
     BadBase { base: String },
     #[error(
@@ -403,16 +403,20 @@ impl std::fmt::Debug for ApiClient {
 impl ApiClient {
     /// `base` is the API's base URL, e.g. `http://127.0.0.1:8788/v1`.
     pub fn new(base: &str, user: &str, password: Option<String>) -> Result<Self, ApiError> {
-        // A query or fragment would swallow the paths put after the base.
+        // A query or fragment would swallow the paths put after the base. A space or a control
+        // character (an ESC pasted with it) is not part of an address: the URL parser drops
+        // some and escapes others, and the calls had gone to "/v1%1B[2J/webhooks".
+        let odd = base.trim().chars().any(|c| c.is_control() || c.is_whitespace());
         let whole = url::Url::parse(base.trim()).ok().filter(|u| {
-            matches!(u.scheme(), "http" | "https")
+            !odd
+                && matches!(u.scheme(), "http" | "https")
                 && u.host().is_some()
                 && u.query().is_none()
                 && u.fragment().is_none()
         });
         let Some(mut whole) = whole else {
             return Err(ApiError::BadBase {
-                base: base.trim().to_owned(),
+                base: crate::text::single_line(base.trim()).into_owned(),
             });
         };
         // Credentials in the URL would be sent beside --user's (two Authorization headers)
@@ -1138,11 +1142,16 @@ mod tests {
             "https://",
             "",
             "  ",
+            "http://127.0.0.1:8788/v1\u{1b}[2J",
+            "http://127.0.0.1:8788/v\t1",
+            "http://127.0.0.1:8788/my v1",
         ] {
             let e = ApiClient::new(bad, "u", None).err().map(|e| e.to_string());
             let e = e.unwrap_or_default();
             assert!(e.contains("is not a whole http(s) address"), "{bad}: {e}");
             assert!(!e.contains("builder error"), "{e}");
+            // Named with its control characters escaped: they cannot act on the terminal.
+            assert!(!e.chars().any(|c| c.is_control()), "{e:?}");
         }
         let c = ApiClient::new(" http://127.0.0.1:8788/v1/ ", "u", None).unwrap();
         assert_eq!(c.base(), "http://127.0.0.1:8788/v1");
