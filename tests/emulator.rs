@@ -1231,6 +1231,49 @@ async fn a_receiver_that_never_answers_gets_each_retry_its_delay_after_the_failu
     assert_reads_clean(&got[..4], speed);
 }
 
+/// A call to a URL where nothing listens any more is said as what happened, "could not
+/// connect", in the activity and the outbox; it had read "no answer" and "got no answer in
+/// time", as if the receiver had been too slow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_is_not_called_a_time_out() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let emu = emulator(60.0, |_| {}).await;
+    let c = client(&emu);
+    let mut entry = received_hook(&rig);
+    entry.contact_email_address = Some("ops@example.com".into());
+    c.create_webhook(&entry).await.unwrap();
+    // Nothing listens at its URL from now on.
+    let Rig { running, .. } = rig;
+    running.shutdown().await;
+    emu.inject_incoming("+1", "+2", "x");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !emu.outbox().iter().any(|m| m.notice == "message retrying") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no retrying notice yet"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let said: Vec<String> = emu.activity().into_iter().map(|a| a.text).collect();
+    assert!(
+        said.iter().any(|t| t.contains("attempt 1 to webhook")
+            && t.ends_with(": could not connect (retry-temporary)")),
+        "{said:?}"
+    );
+    let mail = emu.outbox();
+    let mail = mail
+        .iter()
+        .find(|m| m.notice == "message retrying")
+        .unwrap();
+    assert!(
+        mail.text
+            .contains(" could not connect; it will be retried."),
+        "{}",
+        mail.text
+    );
+    assert!(!mail.text.contains("in time"), "{}", mail.text);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_after_with_500_is_ignored() {
     // Retry-After counts only with 503 and 429: a 500 is retried on the plain schedule.

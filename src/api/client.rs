@@ -406,10 +406,12 @@ impl ApiClient {
         // A query or fragment would swallow the paths put after the base. A space or a control
         // character (an ESC pasted with it) is not part of an address: the URL parser drops
         // some and escapes others, and the calls had gone to "/v1%1B[2J/webhooks".
-        let odd = base.trim().chars().any(|c| c.is_control() || c.is_whitespace());
+        let odd = base
+            .trim()
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace());
         let whole = url::Url::parse(base.trim()).ok().filter(|u| {
-            !odd
-                && matches!(u.scheme(), "http" | "https")
+            !odd && matches!(u.scheme(), "http" | "https")
                 && u.host().is_some()
                 && u.query().is_none()
                 && u.fragment().is_none()

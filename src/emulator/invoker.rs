@@ -408,8 +408,9 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
             p.called(due);
         }
         let started = std::time::Instant::now();
-        let (status, retry_after, timed_out) =
+        let (status, retry_after, failed_how) =
             call(&s, &hook, event, &delivery, attempt, due, &messages).await;
+        let timed_out = failed_how == Some(Unanswered::TimedOut);
         let took = started.elapsed();
         drop(permit);
         let slowed = if status == Some(429) {
@@ -424,11 +425,12 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
         drop(pace);
         let outcome = status.map_or(Outcome::RetryTemporary, outcome_of);
         let answered_at = Utc::now();
-        let answered = status.map_or("no answer".to_owned(), |c| c.to_string());
+        // A refused connection is not a time-out: said as what happened.
+        let how = failed_how.unwrap_or(Unanswered::Failed);
+        let answered = status.map_or(how.words().to_owned(), |c| c.to_string());
         // For the outbox's sentences: "was answered 503", "got no answer in time".
-        let was_answered = status.map_or("got no answer in time".to_owned(), |c| {
-            format!("was answered {c}")
-        });
+        let was_answered =
+            status.map_or(how.sentence().to_owned(), |c| format!("was answered {c}"));
         s.log(format!(
             "delivery {delivery} attempt {attempt} to webhook {}: {answered} ({})",
             hook.id,
@@ -538,9 +540,50 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
     }
 }
 
+/// Why a call got no answer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Unanswered {
+    /// The service gave up waiting (its 30 s).
+    TimedOut,
+    /// No connection could be made (nothing listens there, or the host cannot be reached).
+    NoConnection,
+    /// The connection ended, or failed otherwise, before an answer came.
+    Failed,
+}
+
+impl Unanswered {
+    fn of(e: &reqwest::Error) -> Unanswered {
+        if e.is_timeout() {
+            Unanswered::TimedOut
+        } else if e.is_connect() {
+            Unanswered::NoConnection
+        } else {
+            Unanswered::Failed
+        }
+    }
+
+    /// For the log's line: "attempt 2 to webhook 5: could not connect (retry-temporary)".
+    fn words(self) -> &'static str {
+        match self {
+            Unanswered::TimedOut => "no answer in time",
+            Unanswered::NoConnection => "could not connect",
+            Unanswered::Failed => "no answer (the connection failed)",
+        }
+    }
+
+    /// For the outbox's sentences: "Delivery … to URL got no answer in time".
+    fn sentence(self) -> &'static str {
+        match self {
+            Unanswered::TimedOut => "got no answer in time",
+            Unanswered::NoConnection => "could not connect",
+            Unanswered::Failed => "got no answer: the connection failed",
+        }
+    }
+}
+
 /// One call (the caller holds one of the webhook's slots), stamped with its time on the
-/// delivery's schedule (`at`); the status (None for no answer in time, or a failed connection),
-/// the Retry-After, and whether the caller gave up waiting (a time-out).
+/// delivery's schedule (`at`); the status, the Retry-After, and why there was no answer
+/// (a time-out, a connection refused) if there was none.
 async fn call(
     s: &Shared,
     w: &Webhook,
@@ -549,7 +592,7 @@ async fn call(
     attempt: u32,
     at: DateTime<Utc>,
     messages: &[Message],
-) -> (Option<u16>, Option<RetryAfter>, bool) {
+) -> (Option<u16>, Option<RetryAfter>, Option<Unanswered>) {
     let b = &s.brand();
     let body = serde_json::to_vec(messages).unwrap_or_else(|_| b"[]".to_vec());
     let r = s
@@ -582,9 +625,9 @@ async fn call(
                 // A date is the receiver's, on this machine's clock: the delivery reads it on
                 // the emulator's (`RetryDates`).
                 .and_then(RetryAfter::parse);
-            (Some(r.status().as_u16()), ra, false)
+            (Some(r.status().as_u16()), ra, None)
         }
-        Err(e) => (None, None, e.is_timeout()),
+        Err(e) => (None, None, Some(Unanswered::of(&e))),
     }
 }
 
