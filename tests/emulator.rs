@@ -1274,6 +1274,52 @@ async fn a_refused_connection_is_not_called_a_time_out() {
     assert!(!mail.text.contains("in time"), "{}", mail.text);
 }
 
+/// A Retry-After past the 2-day window on a later attempt discards the message for that
+/// reason, said as such; it had read "retries exhausted after 2 attempts" with almost all of
+/// the 2 days left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_past_the_window_on_a_retry_is_named() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let rules = hookscope::rules::RuleSet::parse(
+        "r.json",
+        r#"{"rules": [
+            {"name": "first", "when": {"attempt": {"at_most": 1}}, "answer": {"status": 500}},
+            {"name": "then", "answer": {"status": 503, "retry_after": "99999999999999999999"}}
+        ]}"#,
+    )
+    .unwrap();
+    let emu = emulator(3600.0, |_| {}).await;
+    let c = client(&emu);
+    let mut entry = received_hook(&rig);
+    entry.contact_email_address = Some("ops@example.com".into());
+    c.create_webhook(&entry).await.unwrap();
+    rig.responder.set_rules(rules);
+    emu.inject_incoming("+1", "+2", "x");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !emu.outbox().iter().any(|m| m.notice == "message discarded") {
+        assert!(std::time::Instant::now() < deadline, "not discarded yet");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let said: Vec<String> = emu.activity().into_iter().map(|a| a.text).collect();
+    assert!(
+        said.iter().any(|t| t.ends_with(
+            ": its Retry-After reaches past the 2-day window, so no retry fits, discarded"
+        )),
+        "{said:?}"
+    );
+    assert!(!said.iter().any(|t| t.contains("exhausted")), "{said:?}");
+    let mail = emu.outbox();
+    let mail = mail
+        .iter()
+        .find(|m| m.notice == "message discarded")
+        .unwrap();
+    assert!(
+        mail.text.contains(" was answered with a Retry-After past the 2-day window, so no retry fits: the message was discarded."),
+        "{}",
+        mail.text
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_after_with_500_is_ignored() {
     // Retry-After counts only with 503 and 429: a 500 is retried on the plain schedule.

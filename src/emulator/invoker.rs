@@ -479,15 +479,21 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
         let ff = *first_failure.get_or_insert(now);
         let Some(next) = schedule.next_attempt(ff, attempt, now, retry_after) else {
             // No retry left in the 2-day window: the last one failed, or a Retry-After asked
-            // for a wait beyond its end.
-            let (why, logged) = if attempt > 1 {
+            // for a wait beyond its end (which a later attempt may do too: it had read
+            // "retries exhausted after 5 attempts" with most of the 2 days left).
+            let pushed_out =
+                retry_after.is_some() && schedule.next_attempt(ff, attempt, now, None).is_some();
+            let (why, logged) = if pushed_out {
+                (
+                    "was answered with a Retry-After past the 2-day window, so no retry fits"
+                        .to_owned(),
+                    "its Retry-After reaches past the 2-day window, so no retry fits".to_owned(),
+                )
+            } else {
                 (
                     format!("failed for 2 days ({attempt} attempts)"),
                     format!("retries exhausted after {attempt} attempts"),
                 )
-            } else {
-                let why = "no retry fits in the 2-day window";
-                (format!("failed, and {why}"), why.to_owned())
             };
             notice(
                 &s,
