@@ -1175,9 +1175,25 @@ fn in_store(dir: &std::path::Path) -> impl Fn(CliError) -> CliError + '_ {
     }
 }
 
+/// `read` of the store in `dir`, with its errors named as the store's; a damaged database is
+/// left as it was found, without the log files SQLite made beside it to read it.
+fn reading(
+    dir: &std::path::Path,
+    read: impl FnOnce() -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let had_logs = crate::store::log_files_present(dir);
+    let read = read().map_err(in_store(dir));
+    if let Err(CliError::Store(crate::store::StoreError::Damaged { .. })) = &read
+        && !had_logs
+    {
+        crate::store::remove_made_log_files(dir);
+    }
+    read
+}
+
 pub fn log(args: LogArgs) -> Result<(), CliError> {
     let dir = args.data.resolve();
-    log_in(&dir, &args).map_err(in_store(&dir))
+    reading(&dir, || log_in(&dir, &args))
 }
 
 fn log_in(dir: &std::path::Path, args: &LogArgs) -> Result<(), CliError> {
@@ -1245,7 +1261,7 @@ fn log_in(dir: &std::path::Path, args: &LogArgs) -> Result<(), CliError> {
 
 pub fn show(args: ShowArgs) -> Result<(), CliError> {
     let dir = args.data.resolve();
-    show_in(&dir, &args).map_err(in_store(&dir))
+    reading(&dir, || show_in(&dir, &args))
 }
 
 fn show_in(dir: &std::path::Path, args: &ShowArgs) -> Result<(), CliError> {

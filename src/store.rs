@@ -1001,6 +1001,27 @@ fn schema_version() -> i64 {
     MIGRATIONS.len() as i64
 }
 
+/// SQLite's two log files beside the database in `dir` (`-wal`, `-shm`).
+fn log_file_paths(dir: &Path) -> [PathBuf; 2] {
+    ["-wal", "-shm"].map(|end| dir.join(format!("{DB_FILE}{end}")))
+}
+
+/// Whether either of SQLite's log files is beside the database in `dir`.
+pub fn log_files_present(dir: &Path) -> bool {
+    log_file_paths(dir).iter().any(|p| p.exists())
+}
+
+/// Take away the log files that reading the database in `dir` made beside it, once it turned
+/// out damaged (it "is left as it is"): only when the log holds nothing, so no call is lost.
+/// For a reader that found none there before it opened the store.
+pub fn remove_made_log_files(dir: &Path) {
+    let [wal, shm] = log_file_paths(dir);
+    if std::fs::metadata(&wal).map_or(0, |m| m.len()) == 0 {
+        let _ = std::fs::remove_file(&wal);
+        let _ = std::fs::remove_file(&shm);
+    }
+}
+
 fn db_path(dir: &Path) -> PathBuf {
     dir.join(DB_FILE)
 }

@@ -1994,6 +1994,13 @@ fn a_damaged_store_is_named_with_what_to_do() {
         assert!(err.contains("is damaged"), "{err}");
         assert!(err.contains(&db.display().to_string()), "{err}");
         assert!(err.contains(".recover"), "{err}");
+        // Left as it is, as the message says: the log files SQLite made beside it to read it
+        // are taken away again (they had been left there).
+        let beside: Vec<String> = std::fs::read_dir(&cut)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(beside, [hookscope::store::DB_FILE], "{args:?}");
     }
     // A record changed by hand, among the newest that `log` lists: a code no HTTP answer has.
     let edited = dir.path().join("edited");
