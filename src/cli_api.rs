@@ -222,7 +222,7 @@ pub fn exposure_warning(bind: IpAddr, defaults: DefaultPasswords) -> Option<Stri
                 "the read-only principal's password is the default one (set HOOKSCOPE_API_READONLY_PASSWORD)",
             );
         }
-        format!("Warning: {bind} is reachable from other machines, not only this one{also}.")
+        format!("warning: {bind} is reachable from other machines, not only this one{also}.")
     })
 }
 
@@ -1024,8 +1024,9 @@ mod tests {
             read_only: false,
         };
         let w = exposure_warning(any, demo).expect("a warning");
+        // Worded as every other warning on stderr.
         assert!(
-            w.contains("0.0.0.0 is reachable from other machines"),
+            w.starts_with("warning: 0.0.0.0 is reachable from other machines"),
             "{w}"
         );
         assert!(w.contains("HOOKSCOPE_API_PASSWORD"), "{w}");
