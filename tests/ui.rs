@@ -2896,6 +2896,37 @@ fn a_wrong_password_shows_the_mapped_message() {
     assert!(rig.harness.query_by_label_contains("wrong").is_none());
 }
 
+/// A connection test that fails takes away the webhooks the connection before it listed: they
+/// are not the new connection's, and their Enable, Disable and Delete buttons had stayed under
+/// "rejected the credentials". A refresh that fails keeps them, said to be as listed before.
+#[test]
+fn a_failed_connection_test_does_not_keep_the_last_connections_webhooks() {
+    let mut rig = start();
+    rig.until("the emulator answers", |app| app.state.service.listed);
+    create_webhook_from_form(&mut rig);
+    rig.harness.run_steps(3);
+    rig.harness.get_by_label("Delete");
+    // A refresh that fails (the service gone): kept, and said to be as listed before.
+    rig.harness.state_mut().state.service.listed = false;
+    rig.harness.run_steps(2);
+    rig.harness
+        .get_by_label_contains("As listed before the last refresh failed");
+    rig.harness.get_by_label("Delete");
+    let base = rig.emulator().base_url();
+    rig.test_connection(&base, "wrong");
+    rig.until_service_error();
+    rig.harness.run_steps(3);
+    rig.harness
+        .get_by_label_contains("rejected the credentials");
+    assert!(rig.harness.state().state.service.webhooks.is_empty());
+    assert!(rig.harness.query_by_label("Delete").is_none());
+    assert!(
+        rig.harness
+            .query_by_label_contains("As listed before")
+            .is_none()
+    );
+}
+
 /// A service on 127.0.0.1 that answers every call with `list` (its webhooks, as JSON), and the
 /// window connected to it (kept alive by the returned rig).
 fn connect_to_a_service_listing(rig: &mut UiRig, list: &str) -> Rig {

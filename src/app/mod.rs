@@ -286,6 +286,13 @@ impl HookscopeApp {
                 if matches!(op, ApiOp::List | ApiOp::Test) {
                     sv.listed = false;
                 }
+                // A test is of the connection as it is set now (another password, another
+                // service): the webhooks listed by the one before are not its, and their
+                // buttons had stayed under "rejected the credentials".
+                if matches!(op, ApiOp::Test) {
+                    sv.webhooks.clear();
+                    sv.unreadable = 0;
+                }
             }
             (op, Ok(ApiReply::Webhooks(list))) => {
                 if !list.unreadable.is_empty() {

@@ -342,9 +342,16 @@ fn webhooks_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             ),
         });
     }
+    let warn = super::severity_color(crate::contract::Severity::Warning, ui.visuals().dark_mode);
+    if !app.state.service.listed && !app.state.service.webhooks.is_empty() {
+        // A refresh that failed: these are what the service listed before.
+        ui.label(
+            RichText::new("As listed before the last refresh failed (said below): Refresh once the service answers.")
+                .color(warn),
+        );
+    }
     let mut action: Option<ApiOp> = None;
     let mut edit: Option<crate::api::model::Webhook> = None;
-    let warn = super::severity_color(crate::contract::Severity::Warning, ui.visuals().dark_mode);
     for w in &app.state.service.webhooks {
         let moved = app.moved_url(&w.url);
         egui::Frame::group(ui.style()).show(ui, |ui| {
