@@ -1013,11 +1013,18 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Calls {
 
     fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> CallFuture {
         let (gone_tx, gone) = oneshot::channel::<()>();
+        // Counted from here: a call hyper drops before it first runs is still waited for by
+        // a stop.
+        let counted = [
+            InProgress::new(&self.shared.in_progress),
+            InProgress::new(&self.shared.quit.calls),
+        ];
         let call = answer_call(
             self.shared.clone(),
             self.conn.clone(),
             req.map(Body::new),
             gone,
+            counted,
         );
         CallFuture {
             call: Some(Box::pin(call)),
@@ -1055,8 +1062,10 @@ impl Drop for CallFuture {
     fn drop(&mut self) {
         drop(self.gone.take());
         // Not answered yet: it goes on where it was (a future boxed in place can move), with
-        // its caller gone. With no runtime left, the process is ending.
+        // its caller gone. With no runtime left, the process is ending; a call that panicked
+        // (this drop is then the unwinding's) cannot be resumed.
         if let Some(call) = self.call.take()
+            && !std::thread::panicking()
             && let Ok(rt) = tokio::runtime::Handle::try_current()
         {
             rt.spawn(call);
@@ -1070,11 +1079,10 @@ async fn answer_call(
     conn: tap::Conn,
     req: Request,
     gone: oneshot::Receiver<()>,
+    _counted: [InProgress; 2],
 ) -> Response {
     let started = Instant::now();
     let received_at = Utc::now();
-    let _counted = InProgress::new(&shared.in_progress);
-    let _call = InProgress::new(&shared.quit.calls);
     let (parts, body) = req.into_parts();
     let peer = conn.peer;
     // The headers as they arrived (order and spelling), or as hyper read them if the
@@ -1282,7 +1290,7 @@ async fn answer_call(
     // the connection had stayed open the whole delay (stored then, "held 2.2 s of a chosen
     // delay of 2 s", and on a stop both hung up and answered early).
     if answer.delay_ms == 0 || withheld {
-        return record(&shared, inv, started, &sent, gone).await;
+        return record(&shared, inv, started, &sent, Some(gone)).await;
     }
     // The caller may hang up while the answer is held back (the service gives up after its
     // timeout, and hyper then drops the handler): the call is recorded all the same, with the
@@ -1312,22 +1320,26 @@ async fn answer_call(
     // Listed as held until it is stored and published.
     let _guard = guard;
     let (mut inv, mut gone) = (inv, gone);
-    tokio::select! {
-        _ = tokio::time::sleep(delay) => {}
+    // A caller gone is noted even if the delay ended at the same moment.
+    let hung_up = tokio::select! {
+        biased;
         _ = &mut gone => {
-                let when = format!(
-                    "before the answer held back by the delay of {} was sent",
-                    crate::text::human_duration(delay)
-                );
-                let check = inv.registration_check;
-                inv.findings.push(hung_up_finding(started.elapsed(), &when, check));
-            }
-            _ = stopped(&mut stopping) => {
-                inv.findings.push(answered_early_finding(started.elapsed(), delay));
-            }
-    }
+            let when = format!(
+                "before the answer held back by the delay of {} was sent",
+                crate::text::human_duration(delay)
+            );
+            let check = inv.registration_check;
+            inv.findings.push(hung_up_finding(started.elapsed(), &when, check));
+            true
+        }
+        _ = tokio::time::sleep(delay) => false,
+        _ = stopped(&mut stopping) => {
+            inv.findings.push(answered_early_finding(started.elapsed(), delay));
+            false
+        }
+    };
     // A caller that hangs up while the call is then being stored is noted too.
-    record(&shared, inv, started, &sent, gone).await
+    record(&shared, inv, started, &sent, (!hung_up).then_some(gone)).await
 }
 
 /// A size in a person's unit and in bytes: "1.0 KiB (1025 bytes)" is not "1.0 KiB (1024 bytes)".
@@ -1372,9 +1384,9 @@ fn answered_early_finding(after: std::time::Duration, delay: std::time::Duration
 }
 
 /// A call handed to the store: once it is committed, the listeners are told (the window,
-/// `listen`'s lines and count). If the handler is dropped first (hyper drops it when the
-/// caller hangs up), the call is still stored: a task waits for the commit, notes on the call
-/// that its caller got no answer, and tells the listeners all the same.
+/// `listen`'s lines and count). If it is dropped first (its caller hung up while it was being
+/// stored, see [`record`]), the call is still stored: a task waits for the commit, notes on the
+/// call that its caller got no answer, and tells the listeners all the same.
 struct AfterCommit {
     committing: Option<crate::store::Committing>,
     summary: Option<Summary>,
@@ -1440,22 +1452,22 @@ async fn record(
     mut inv: Invocation,
     started: Instant,
     sent: &SentAnswer,
-    mut caller_gone: oneshot::Receiver<()>,
+    caller_gone: Option<oneshot::Receiver<()>>,
 ) -> Response {
     inv.took_us = started.elapsed().as_micros().min(u64::MAX as u128) as u64;
     // A caller already gone (it closed the connection while its call was read, checked or
-    // held) is stored as such; one that goes while the call is stored is noted after.
-    let mut known_gone = inv.findings.iter().any(|f| f.code == CALLER_HUNG_UP);
-    if !known_gone
-        && caller_gone
-            .try_recv()
-            .is_err_and(|e| e == TryRecvError::Closed)
+    // held) is stored as such; one that goes while the call is stored is noted after. `None`:
+    // its hang-up is already noted.
+    let mut caller_gone =
+        caller_gone.filter(|_| !inv.findings.iter().any(|f| f.code == CALLER_HUNG_UP));
+    if let Some(gone) = caller_gone.as_mut()
+        && gone.try_recv().is_err_and(|e| e == TryRecvError::Closed)
     {
         let when = "before its answer was ready";
         let check = inv.registration_check;
         inv.findings
             .push(hung_up_finding(started.elapsed(), when, check));
-        known_gone = true;
+        caller_gone = None;
     }
     if inv.unanswered().is_some() && !inv.findings.iter().any(|f| f.code == CALLER_HUNG_UP) {
         inv.findings.push(Finding {
@@ -1488,12 +1500,15 @@ async fn record(
         registration_check,
         _counted: InProgress::new(&shared.in_progress),
     });
-    let stored = match committed {
-        Ok(mut after) if known_gone => after.stored().await,
-        Ok(mut after) => {
+    let stored = match (committed, caller_gone) {
+        (Ok(mut after), None) => after.stored().await,
+        (Ok(mut after), Some(mut gone)) => {
+            // A caller gone by the time the commit is done got no answer, whichever came
+            // first: it is noted (not stored as answered at random).
             let stored = tokio::select! {
+                biased;
+                _ = &mut gone => None,
                 stored = after.stored() => Some(stored),
-                _ = &mut caller_gone => None,
             };
             match stored {
                 Some(stored) => stored,
@@ -1504,7 +1519,7 @@ async fn record(
                 }
             }
         }
-        Err(e) => Err(e),
+        (Err(e), _) => Err(e),
     };
     match stored {
         // Not answered: noted, so the store does not claim an answer the caller never got.

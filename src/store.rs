@@ -469,6 +469,11 @@ impl Invocation {
                 "succeeded: the URL is accepted, and the service can register it"
             }
             // Said of this answer, not of 503s in general ("…when the answer gives one").
+            Outcome::RetryUnavailable | Outcome::RetrySlowDown
+                if self.discarded_by_retry_after() =>
+            {
+                "not retried: its Retry-After reaches past the service's 2-day window, so the message is discarded"
+            }
             Outcome::RetryUnavailable if self.answer.retry_after().is_some() => {
                 "retried on the schedule, and not before its Retry-After wait"
             }
@@ -2887,6 +2892,13 @@ mod tests {
         assert_eq!(
             without.meaning(),
             "retried on the schedule (the answer gave no Retry-After)"
+        );
+        // One past the 2-day window leaves no retry to wait for.
+        let mut past = sample("p", 1, 503);
+        past.answer.headers = vec![("Retry-After".into(), "200000".into())];
+        assert!(
+            past.meaning()
+                .starts_with("not retried: its Retry-After reaches past")
         );
         // Other codes keep the States table's words.
         assert_eq!(

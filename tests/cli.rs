@@ -594,8 +594,6 @@ async fn listen_answers_as_told_and_log_and_show_read_it_back() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no invocation with id 9999"));
 }
 
-/// A call whose delivery and event headers carry the bytes of U+009B, the one-byte CSI (HTTP
-/// forbids ESC in a header, but allows these).
 /// `--rules assets/rules/fail-twice-then-succeed.json`, as the README writes it, works where
 /// there is no such file (an installed binary, another directory): the recipe built into
 /// Hookscope is used, and `listen` says so. It had failed with "no such file".
@@ -770,6 +768,8 @@ async fn registration_check_and_show(dir: &std::path::Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A call whose delivery and event headers carry the bytes of U+009B, the one-byte CSI (HTTP
+/// forbids ESC in a header, but allows these).
 async fn hostile_call(client: &reqwest::Client, url: &str) -> reqwest::Response {
     let mut h = invoker_headers("status-report", "x", 1);
     h.retain(|(n, _)| n != "X-Service-Delivery" && n != "X-Service-Event");

@@ -573,7 +573,7 @@ impl Unanswered {
         match self {
             Unanswered::TimedOut => "no answer in time",
             Unanswered::NoConnection => "could not connect",
-            Unanswered::Failed => "no answer (the connection failed)",
+            Unanswered::Failed => "no answer: the connection failed",
         }
     }
 

@@ -1690,21 +1690,28 @@ fn header_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, s: &Stored) {
             ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
                 // The delivery id, last, is cut at its front as in the list: its end is what
                 // tells one delivery from the next ("dlv-2834765…" had read the same for all).
+                // (Two points to spare: measured apart, the parts may add up a little wider
+                // than the line, which egui would then cut at the id's end.)
+                let mut cut_id = false;
                 if let Some(d) = &delivery {
                     parts.push(RichText::new("delivery "));
                     let before = ui.fonts_mut(|f| f.layout_job(line(ui, &parts)).size().x);
                     parts.pop();
                     let font = egui::TextStyle::Body.resolve(ui.style());
-                    let room = ui.available_width() - before;
+                    let room = ui.available_width() - before - 2.0;
                     let id = super::list::elide_front(ui, d, &font, room);
+                    cut_id = id != **d;
                     if id != "…" {
                         parts.push(RichText::new(format!("delivery {id}")));
                     }
                 }
-                let shown = ui.add(egui::Label::new(line(ui, &parts)).truncate());
-                if let Some(d) =
-                    delivery.filter(|d| !parts.iter().any(|p| p.text().ends_with(&**d)))
-                {
+                let job = line(ui, &parts);
+                let fits =
+                    ui.fonts_mut(|f| f.layout_job(job.clone()).size().x) <= ui.available_width();
+                let shown = ui.add(egui::Label::new(job).truncate());
+                // The whole id on hover, where only it was cut (a line egui cuts has egui's
+                // own hover with the whole line: a second would stack on it).
+                if let Some(d) = delivery.as_deref().filter(|_| cut_id && fits) {
                     shown.on_hover_text(format!("delivery {d}"));
                 }
             });
