@@ -474,6 +474,18 @@ impl Invocation {
             {
                 "not retried: its Retry-After reaches past the service's 2-day window, so the message is discarded"
             }
+            // A date already passed when it was sent asks for no wait.
+            Outcome::RetryUnavailable | Outcome::RetrySlowDown
+                if self.answer.retry_after().and_then(crate::contract::RetryAfter::parse).is_some_and(
+                    |ra| matches!(ra, crate::contract::RetryAfter::Until(at) if at <= self.received_at),
+                ) =>
+            {
+                if self.answer.status == 429 {
+                    "retried on the schedule, and the service slows down (its Retry-After date had passed: it asks for no wait)"
+                } else {
+                    "retried on the schedule (its Retry-After date had passed: it asks for no wait)"
+                }
+            }
             Outcome::RetryUnavailable if self.answer.retry_after().is_some() => {
                 "retried on the schedule, and not before its Retry-After wait"
             }
@@ -2899,6 +2911,14 @@ mod tests {
         assert!(
             past.meaning()
                 .starts_with("not retried: its Retry-After reaches past")
+        );
+        // A date already passed asks for no wait.
+        let mut passed = sample("d", 1, 503);
+        passed.answer.headers =
+            vec![("Retry-After".into(), "Sun, 22 Nov 2020 14:00:00 GMT".into())];
+        assert_eq!(
+            passed.meaning(),
+            "retried on the schedule (its Retry-After date had passed: it asks for no wait)"
         );
         // Other codes keep the States table's words.
         assert_eq!(

@@ -406,10 +406,13 @@ impl ApiClient {
         // A query or fragment would swallow the paths put after the base. A space or a control
         // character (an ESC pasted with it) is not part of an address: the URL parser drops
         // some and escapes others, and the calls had gone to "/v1%1B[2J/webhooks".
-        let odd = base
-            .trim()
-            .chars()
-            .any(|c| c.is_control() || c.is_whitespace());
+        // (Invisible ones too: a direction override or a zero-width space.)
+        let odd_char = |c: char| {
+            c.is_whitespace()
+                || crate::text::risky(c)
+                || matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}')
+        };
+        let odd = base.trim().chars().any(odd_char);
         let whole = url::Url::parse(base.trim()).ok().filter(|u| {
             !odd && matches!(u.scheme(), "http" | "https")
                 && u.host().is_some()
@@ -417,9 +420,16 @@ impl ApiClient {
                 && u.fragment().is_none()
         });
         let Some(mut whole) = whole else {
-            return Err(ApiError::BadBase {
-                base: crate::text::single_line(base.trim()).into_owned(),
+            // Each such character shown as its code, so it can be seen and cannot act.
+            let shown = base.trim().chars().fold(String::new(), |mut out, c| {
+                if odd_char(c) && c != ' ' {
+                    out.push_str(&format!("\\u{{{:x}}}", c as u32));
+                } else {
+                    out.push(c);
+                }
+                out
             });
+            return Err(ApiError::BadBase { base: shown });
         };
         // Credentials in the URL would be sent beside --user's (two Authorization headers)
         // and printed in every error that names the URL: refused, and never echoed.
@@ -1147,13 +1157,21 @@ mod tests {
             "http://127.0.0.1:8788/v1\u{1b}[2J",
             "http://127.0.0.1:8788/v\t1",
             "http://127.0.0.1:8788/my v1",
+            "http://127.0.0.1:8788/v1\u{202e}",
+            "http://127.0.0.1:8788/v\u{200b}1",
+            "http://127.0.0.1:8788/v\u{a0}1",
         ] {
             let e = ApiClient::new(bad, "u", None).err().map(|e| e.to_string());
             let e = e.unwrap_or_default();
             assert!(e.contains("is not a whole http(s) address"), "{bad}: {e}");
             assert!(!e.contains("builder error"), "{e}");
-            // Named with its control characters escaped: they cannot act on the terminal.
-            assert!(!e.chars().any(|c| c.is_control()), "{e:?}");
+            // Named with its control and invisible characters escaped: they can be seen, and
+            // cannot act on the terminal.
+            assert!(
+                !e.chars()
+                    .any(|c| c.is_control() || matches!(c, '\u{202e}' | '\u{200b}' | '\u{a0}')),
+                "{e:?}"
+            );
         }
         let c = ApiClient::new(" http://127.0.0.1:8788/v1/ ", "u", None).unwrap();
         assert_eq!(c.base(), "http://127.0.0.1:8788/v1");
