@@ -1481,6 +1481,21 @@ mod tests {
         }
     }
 
+    /// That `d` is discarded because its last answer's Retry-After reaches past the window.
+    fn assert_discarded_by_retry_after(d: &Delivery) {
+        assert!(
+            matches!(
+                d.state,
+                State::Discarded {
+                    by_retry_after: true,
+                    ..
+                }
+            ),
+            "{:?}",
+            d.state
+        );
+    }
+
     fn run(calls: &[Stored]) -> Delivery {
         analyze(calls, &Schedule::default(), DEFAULT_TOLERANCE, &[]).unwrap()
     }
@@ -2063,17 +2078,7 @@ mod tests {
         // A second more is past it, on this call's answer as on the What-if's.
         first.inv.answer.headers = vec![("Retry-After".into(), "172801".into())];
         let d = run(&[first]);
-        assert!(
-            matches!(
-                d.state,
-                State::Discarded {
-                    by_retry_after: true,
-                    ..
-                }
-            ),
-            "{:?}",
-            d.state
-        );
+        assert_discarded_by_retry_after(&d);
     }
 
     #[test]
@@ -2090,17 +2095,7 @@ mod tests {
         assert_eq!(d.state.describe(t0()), "discarded after the last retry");
         // A Retry-After past the window on the first answer: no retry at all, and said why.
         let d = run(&[call(1, 1, 0, 503, Some("200000"))]);
-        assert!(
-            matches!(
-                d.state,
-                State::Discarded {
-                    by_retry_after: true,
-                    ..
-                }
-            ),
-            "{:?}",
-            d.state
-        );
+        assert_discarded_by_retry_after(&d);
         assert_eq!(
             d.state.describe(t0()),
             "discarded: the Retry-After of the last answer reaches past the 2-day window, so no retry fits in it"
@@ -2466,17 +2461,7 @@ mod tests {
             &[cancel(t0(), 7, None)],
         )
         .unwrap();
-        assert!(
-            matches!(
-                d.state,
-                State::Discarded {
-                    by_retry_after: true,
-                    ..
-                }
-            ),
-            "{:?}",
-            d.state
-        );
+        assert_discarded_by_retry_after(&d);
         // An attempt after the 410 (the webhook was set up again between): not stopped.
         let later = [
             call(5, 1, 0, 503, None),

@@ -1231,29 +1231,40 @@ async fn a_receiver_that_never_answers_gets_each_retry_its_delay_after_the_failu
     assert_reads_clean(&got[..4], speed);
 }
 
+/// An emulator at `speed` with a RECEIVED webhook on `rig` whose problem reports go to
+/// ops@example.com (its outbox).
+async fn reporting_to_ops(rig: &Rig, speed: f64) -> Emulator {
+    let emu = emulator(speed, |_| {}).await;
+    let mut entry = received_hook(rig);
+    entry.contact_email_address = Some("ops@example.com".into());
+    client(&emu).create_webhook(&entry).await.unwrap();
+    emu
+}
+
+/// Wait, at most `secs`, for a `notice` ("message retrying") in the emulator's outbox.
+async fn until_notice(emu: &Emulator, notice: &str, secs: u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while !emu.outbox().iter().any(|m| m.notice == notice) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {notice} notice yet"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// A call to a URL where nothing listens any more is said as what happened, "could not
 /// connect", in the activity and the outbox; it had read "no answer" and "got no answer in
 /// time", as if the receiver had been too slow.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_connection_is_not_called_a_time_out() {
     let rig = Rig::start(Answer::status(200)).await;
-    let emu = emulator(60.0, |_| {}).await;
-    let c = client(&emu);
-    let mut entry = received_hook(&rig);
-    entry.contact_email_address = Some("ops@example.com".into());
-    c.create_webhook(&entry).await.unwrap();
+    let emu = reporting_to_ops(&rig, 60.0).await;
     // Nothing listens at its URL from now on.
     let Rig { running, .. } = rig;
     running.shutdown().await;
     emu.inject_incoming("+1", "+2", "x");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !emu.outbox().iter().any(|m| m.notice == "message retrying") {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no retrying notice yet"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_notice(&emu, "message retrying", 30).await;
     let said: Vec<String> = emu.activity().into_iter().map(|a| a.text).collect();
     assert!(
         said.iter().any(|t| t.contains("attempt 1 to webhook")
@@ -1288,18 +1299,10 @@ async fn a_retry_after_past_the_window_on_a_retry_is_named() {
         ]}"#,
     )
     .unwrap();
-    let emu = emulator(3600.0, |_| {}).await;
-    let c = client(&emu);
-    let mut entry = received_hook(&rig);
-    entry.contact_email_address = Some("ops@example.com".into());
-    c.create_webhook(&entry).await.unwrap();
+    let emu = reporting_to_ops(&rig, 3600.0).await;
     rig.responder.set_rules(rules);
     emu.inject_incoming("+1", "+2", "x");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !emu.outbox().iter().any(|m| m.notice == "message discarded") {
-        assert!(std::time::Instant::now() < deadline, "not discarded yet");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_notice(&emu, "message discarded", 30).await;
     let said: Vec<String> = emu.activity().into_iter().map(|a| a.text).collect();
     assert!(
         said.iter().any(|t| t.ends_with(
@@ -1545,17 +1548,9 @@ async fn a_410_to_one_delivery_stops_the_others_of_its_webhook() {
 async fn retries_end_with_the_window_and_the_outbox_dedups() {
     // 2 days in about 1.7 s.
     let rig = Rig::start(Answer::status(500)).await;
-    let emu = emulator(100_000.0, |_| {}).await;
-    let c = client(&emu);
-    let mut entry = received_hook(&rig);
-    entry.contact_email_address = Some("ops@example.com".into());
-    c.create_webhook(&entry).await.unwrap();
+    let emu = reporting_to_ops(&rig, 100_000.0).await;
     emu.inject_incoming("+1", "+2", "x");
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !emu.outbox().iter().any(|m| m.notice == "message discarded") {
-        assert!(std::time::Instant::now() < deadline, "not discarded yet");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_notice(&emu, "message discarded", 60).await;
     let got = deliveries(&rig);
     // At this speed a millisecond of real time is 100 s of schedule, yet every attempt of the
     // plan is made: 1 + 4 stepped retries + 190 every 15 min (the next is planned from when the

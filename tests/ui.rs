@@ -948,30 +948,28 @@ fn a_shorter_answer_does_not_move_what_is_under_the_top_bar() {
     let mut rig = start_sized([1024.0, 768.0]);
     rig.harness.run_steps(3);
     let list_top = |rig: &UiRig| rig.harness.state().state.laid_out.list.top();
-    let apply_delay = |rig: &mut UiRig, ms: u64| {
-        rig.harness.state_mut().state.form.delay = ms.to_string();
-        rig.harness.step();
-        rig.click_in_sight("Apply custom answer");
-        rig.until("the delay is chosen", |app| {
-            app.state.settings.answer.delay_ms == ms
-        });
-        rig.harness.run_steps(3);
-    };
     let one_line = list_top(&rig);
-    apply_delay(&mut rig, 8_000);
+    apply_delay(&mut rig, "8000", 8_000);
+    rig.harness.run_steps(2);
     let two_lines = list_top(&rig);
     assert!(
         two_lines > one_line + 10.0,
         "the long answer is on a second line: the list from {one_line} to {two_lines}"
     );
-    rig.harness.state_mut().state.form.delay = String::new();
+    apply_delay(&mut rig, "", 0);
+    rig.harness.run_steps(2);
+    assert_eq!(list_top(&rig), two_lines, "the list moved back up");
+}
+
+/// Type `typed` in the answer form's delay, apply it, and wait until `ms` is the delay chosen.
+fn apply_delay(rig: &mut UiRig, typed: &str, ms: u64) {
+    rig.harness.state_mut().state.form.delay = typed.to_owned();
     rig.harness.step();
     rig.click_in_sight("Apply custom answer");
-    rig.until("the delay is cleared", |app| {
-        app.state.settings.answer.delay_ms == 0
+    rig.until("the delay is chosen", |app| {
+        app.state.settings.answer.delay_ms == ms
     });
-    rig.harness.run_steps(3);
-    assert_eq!(list_top(&rig), two_lines, "the list moved back up");
+    rig.harness.step();
 }
 
 /// The built-in emulator waits 30 s of its own clock (2 s of real time at least): a delay the
@@ -980,19 +978,10 @@ fn a_shorter_answer_does_not_move_what_is_under_the_top_bar() {
 fn the_what_if_says_a_delay_is_too_late_for_the_fast_emulator() {
     let mut rig = start();
     let note = "On the built-in emulator this answer comes too late";
-    let apply_delay = |rig: &mut UiRig, ms: u64| {
-        rig.harness.state_mut().state.form.delay = ms.to_string();
-        rig.harness.step();
-        rig.click_in_sight("Apply custom answer");
-        rig.until("the delay is chosen", |app| {
-            app.state.settings.answer.delay_ms == ms
-        });
-        rig.harness.step();
-    };
     // Under the emulator's least wait: no note.
-    apply_delay(&mut rig, 1_500);
+    apply_delay(&mut rig, "1500", 1_500);
     assert!(rig.harness.query_by_label_contains(note).is_none());
-    apply_delay(&mut rig, 8_000);
+    apply_delay(&mut rig, "8000", 8_000);
     // The What-if's, which goes on to what the real service would do.
     let said = rig
         .harness
@@ -1020,7 +1009,7 @@ fn the_what_if_says_a_delay_is_too_late_for_the_fast_emulator() {
     assert!(rig.harness.query_by_label_contains(note).is_none());
     rig.harness.state_mut().state.settings.api_custom = false;
     // At the service's own 30 s the answer is too late everywhere, and the note is not needed.
-    apply_delay(&mut rig, 35_000);
+    apply_delay(&mut rig, "35000", 35_000);
     assert!(rig.harness.query_by_label_contains(note).is_none());
     // Said in the What-if too (and in the form's preview), once each, each number kept with
     // its unit.
