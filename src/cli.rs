@@ -535,13 +535,16 @@ fn line_at(s: &Summary, time_format: &str) -> String {
 
 /// The JSON object `listen --json` prints for one call: the fields of the line, named as in
 /// `log --json`; `findings` counts problems as the line does (a registration check's own note
-/// is not one).
+/// is not one). A request the HTTP layer refused with no request line to read has `null` for
+/// its method and path, as it has no query.
 pub fn listen_json(s: &Summary) -> serde_json::Value {
+    let unless_empty = |t: &String| (!t.is_empty()).then(|| t.clone());
     serde_json::json!({
         "id": s.id,
         "received_at": s.received_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
-        "method": s.method,
-        "path": s.path,
+        "method": unless_empty(&s.method),
+        "path": unless_empty(&s.path),
+        "query": s.query,
         "event": s.event,
         "delivery": s.delivery,
         "attempt": s.attempt,
@@ -563,7 +566,6 @@ pub fn log_json(s: &Stored) -> serde_json::Value {
     let inv = &s.inv;
     let mut v = listen_json(&Summary::of(s.id, inv));
     if let Some(o) = v.as_object_mut() {
-        o.insert("query".into(), serde_json::json!(inv.query));
         // The findings themselves, not how many.
         o.insert("findings".into(), serde_json::json!(inv.findings));
     }
@@ -793,8 +795,9 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     if let Some(rules) = rules {
         responder.set_rules(rules);
     }
-    let running = bound.start(store.clone(), responder);
-    let mut events = running.subscribe();
+    // Subscribed before the first call is served: one already waiting in the port's queue
+    // gets its line too.
+    let (running, mut events) = bound.start_subscribed(store.clone(), responder);
     // A call held back by a delay gets its line when it is answered and stored: until then it
     // is said at once on stderr, so a forced time-out does not look like a call that never came.
     let mut held = running.watch_held();
@@ -1952,6 +1955,7 @@ mod tests {
             received_at: chrono::Utc::now(),
             method: "POST".into(),
             path: "/hook\x1b[2J".into(),
+            query: None,
             event: Some("status-report".into()),
             delivery: Some("d\r\n1".into()),
             attempt: Some(2),

@@ -537,7 +537,7 @@ impl Running {
     }
 
     /// A stream of every call recorded from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Recorded>> {
+    pub fn subscribe(&self) -> Events {
         self.events.subscribe()
     }
 
@@ -621,6 +621,19 @@ pub async fn start(
     Ok(bind(config).await?.start(store, responder))
 }
 
+/// Bind and start the receiver, with a stream of every call it records from its first (see
+/// [`Bound::start_subscribed`]).
+pub async fn start_subscribed(
+    config: ReceiverConfig,
+    store: Store,
+    responder: Responder,
+) -> Result<(Running, Events), ReceiverError> {
+    Ok(bind(config).await?.start_subscribed(store, responder))
+}
+
+/// The calls a receiver records, as they are stored ([`Running::subscribe`]).
+pub type Events = broadcast::Receiver<Arc<Recorded>>;
+
 /// A receiver's port, bound but not yet answering: a caller can learn that the port is free
 /// before it creates anything (the store) that would be left behind if it were not.
 pub struct Bound {
@@ -630,8 +643,21 @@ pub struct Bound {
 }
 
 impl Bound {
+    /// The address bound (the port chosen, for port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.local
+    }
+
     /// Start answering on the bound port, on the current tokio runtime.
     pub fn start(self, store: Store, responder: Responder) -> Running {
+        self.start_subscribed(store, responder).0
+    }
+
+    /// Start answering, with a stream of the calls recorded made before the first is read.
+    /// [`Running::subscribe`] after `start` misses a call served in between: one already
+    /// waiting in the port's queue (the port is bound, and takes connections, before it is
+    /// served) can be answered and stored first, and `listen` had printed no line for it.
+    pub fn start_subscribed(self, store: Store, responder: Responder) -> (Running, Events) {
         let Bound {
             listener,
             local,
@@ -670,8 +696,8 @@ fn serve(
     config: ReceiverConfig,
     store: Store,
     responder: Responder,
-) -> Running {
-    let (events, _) = broadcast::channel(4096);
+) -> (Running, Events) {
+    let (events, first) = broadcast::channel(4096);
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
     let in_progress = Arc::new(AtomicUsize::new(0));
     let quit = Arc::new(Quit::default());
@@ -699,7 +725,7 @@ fn serve(
         shared,
         stop_rx,
     ));
-    Running {
+    let running = Running {
         addr: local,
         events,
         stop: Some(stop_tx),
@@ -709,7 +735,8 @@ fn serve(
         store,
         task,
         held,
-    }
+    };
+    (running, first)
 }
 
 /// Tell the listeners (the window, `listen`'s printer) of a call stored as `id`, if its row

@@ -626,6 +626,9 @@ pub struct Summary {
     pub received_at: DateTime<Utc>,
     pub method: String,
     pub path: String,
+    /// The query string, without its `?` (`None` without one).
+    #[serde(default)]
+    pub query: Option<String>,
     pub event: Option<String>,
     pub delivery: Option<String>,
     pub attempt: Option<u32>,
@@ -673,6 +676,7 @@ impl Summary {
             received_at: inv.received_at,
             method: inv.method.clone(),
             path: inv.path.clone(),
+            query: inv.query.clone(),
             event: inv.event.clone(),
             delivery: inv.delivery.clone(),
             attempt: inv.attempt,
@@ -1762,7 +1766,7 @@ fn outcome_col(row: &Row<'_>) -> rusqlite::Result<Outcome> {
 }
 
 const SUMMARY_COLUMNS: &str = concat!(
-    "id, received_at_us, method, path, event, delivery, attempt, \
+    "id, received_at_us, method, path, query, event, delivery, attempt, \
     webhook_id, messages, answer_status, outcome, body_size, findings_count, registration_check, rule, took_us, \
     CASE WHEN findings_count > 0 AND json_valid(findings) THEN (SELECT max(CASE json_extract(value, '$.severity') \
         WHEN 'error' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END) FROM json_each(findings) WHERE type = 'object') END AS worst, ",
@@ -1830,6 +1834,7 @@ fn summary_fields(row: &Row<'_>) -> rusqlite::Result<Summary> {
         received_at: micros_to_time(row.get("received_at_us")?),
         method: row.get("method")?,
         path: row.get("path")?,
+        query: row.get("query")?,
         event: row.get("event")?,
         delivery: row.get("delivery")?,
         attempt: row.get("attempt")?,

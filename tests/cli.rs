@@ -865,9 +865,19 @@ async fn log_and_show_read_back_requests_http_refused() {
         "{log}"
     );
     let json = run(&["log", "--json"]);
-    for line in json.lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        assert_eq!(v["not_http"], true, "{line}");
+    let objects: Vec<serde_json::Value> = json
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    for v in &objects {
+        assert_eq!(v["not_http"], true, "{v}");
+    }
+    // Newest first: the refused header kept its request line, the TLS handshake had none, and
+    // its method and path are null as its query is, not empty strings.
+    assert_eq!(objects[0]["method"], "POST", "{json}");
+    assert_eq!(objects[0]["path"], "/esc", "{json}");
+    for field in ["method", "path", "query"] {
+        assert!(objects[1][field].is_null(), "{field}: {json}");
     }
     let tls = run(&["show", "1"]);
     assert!(tls.contains("\nnot HTTP\n"), "{tls}");
@@ -1243,7 +1253,7 @@ async fn listen_json_prints_one_object_per_call() {
     let (mut child, url, lines) = spawn_listen(dir.path(), &["--json", "--respond", "429"]);
     let resp = post(
         &http(),
-        &format!("{url}/hook"),
+        &format!("{url}/hook?token=a%20b&x"),
         &invoker_headers("status-report", "json-1", 2),
         status_report_body("5"),
     )
@@ -1253,6 +1263,8 @@ async fn listen_json_prints_one_object_per_call() {
     assert_eq!(resp.status(), 429);
     let line = next_line(&lines);
     let v: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+    // The query as `log --json` has it, as received.
+    assert_eq!(v["query"], "token=a%20b&x", "{v}");
     assert_eq!(v["delivery"], "json-1");
     assert_eq!(v["attempt"], 2);
     assert_eq!(v["event"], "status-report");
@@ -1276,6 +1288,7 @@ async fn listen_json_prints_one_object_per_call() {
     child.kill();
     assert_eq!(v["registration_check"], true);
     assert_eq!(v["findings"], 0, "{v}");
+    assert!(v["query"].is_null(), "{v}");
 }
 
 /// Raise this process's open-file limit towards `wanted` (past the hard limit only when
@@ -2630,14 +2643,23 @@ async fn listen_stops_in_order_when_its_stdout_is_closed() {
         .send()
     };
     assert_eq!(send("pipe-1").await.unwrap().status(), 200);
-    // `head -1`: one line read, then gone.
-    let mut out = BufReader::new(child.child.stdout.take().unwrap());
-    let mut first = String::new();
-    out.read_line(&mut first).unwrap();
+    // `head -1`: one line read, then gone (on a thread: a line that never comes fails the
+    // test in time rather than block it). The call came as soon as the port took connections,
+    // perhaps before `listen` served it: its line is printed all the same.
+    let out = child.child.stdout.take().unwrap();
+    let (first_tx, first_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = BufReader::new(out);
+        let mut first = String::new();
+        let _ = first_tx.send(out.read_line(&mut first).map(|_| first));
+        // Gone: no other call needs to come for `listen` to see it (a script's `head -1` had
+        // waited for a second call).
+    });
+    let first = first_rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("listen prints the call's line in time")
+        .unwrap();
     assert!(first.contains("\"delivery\":\"pipe-1\""), "{first}");
-    // Gone: no other call needs to come for `listen` to see it (a script's `head -1` had
-    // waited for a second call).
-    drop(out);
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(status) = child.child.try_wait().unwrap() {

@@ -726,6 +726,54 @@ async fn listeners_see_each_recorded_call() {
     assert_eq!(rec.summary.id, rig.store.last_id().unwrap().unwrap());
 }
 
+/// A call that reaches the port before it is served (bound, its queue takes connections) is in
+/// the stream `start_subscribed` gives: `listen` had subscribed after starting, and printed no
+/// line for a call served in between.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_waiting_before_the_receiver_serves_is_in_its_stream() {
+    use hookscope::receiver::{self, ReceiverConfig};
+    use hookscope::responder::{Responder, ResponderConfig};
+    use hookscope::store::{Durability, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), Durability::Full).unwrap();
+    let responder = Responder::new(ResponderConfig {
+        answer: Answer::status(200),
+        pass_registration_check: true,
+    });
+    let bound = receiver::bind(ReceiverConfig {
+        bind: std::net::Ipv4Addr::LOCALHOST.into(),
+        port: 0,
+        ..ReceiverConfig::default()
+    })
+    .await
+    .unwrap();
+    // The whole request is sent before the receiver serves: the port's queue took the
+    // connection and the socket holds its bytes.
+    let body = status_report_body("1");
+    let mut request = format!(
+        "POST /early HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nUser-Agent: Service Invoker\r\nX-Service-Event: status-report\r\nX-Service-Delivery: early-1\r\nX-Service-Delivery-Attempt: 1\r\nX-Service-Webhook-Id: 234\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(&body);
+    let mut s = tokio::net::TcpStream::connect(bound.addr()).await.unwrap();
+    s.write_all(&request).await.unwrap();
+    let (running, mut events) = bound.start_subscribed(store.clone(), responder);
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(answer.starts_with(b"HTTP/1.1 200"), "{answer:?}");
+    let rec = tokio::time::timeout(Duration::from_secs(10), events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(rec.summary.delivery.as_deref(), Some("early-1"));
+    assert_eq!(rec.summary.id, store.last_id().unwrap().unwrap());
+    running.shutdown().await;
+}
+
 /// The service gives up on a slow answer; the call it made is recorded all the same, as soon as
 /// the caller hangs up, with a finding that says so.
 #[tokio::test]

@@ -198,20 +198,23 @@ impl Engine {
             if same && let Some(old) = slot.take() {
                 old.shutdown().await;
             }
+            // Subscribed from the first call: a call served before a later subscription is
+            // listed only when something else reads the store again.
             let started =
-                match receiver::start(config.clone(), store.clone(), responder.clone()).await {
+                match receiver::start_subscribed(config.clone(), store.clone(), responder.clone())
+                    .await
+                {
                     Err(_) if or_any_port && config.port != 0 => {
                         let any = ReceiverConfig { port: 0, ..config };
-                        receiver::start(any, store, responder).await
+                        receiver::start_subscribed(any, store, responder).await
                     }
                     started => started,
                 };
             match started {
-                Ok(r) => {
+                Ok((r, mut events)) => {
                     if let Some(old) = slot.take() {
                         old.shutdown().await;
                     }
-                    let mut events = r.subscribe();
                     let mut held = r.watch_held();
                     let addr = r.addr;
                     Engine::send(&tx, &wake, Msg::Listening(addr));

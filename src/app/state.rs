@@ -1167,6 +1167,7 @@ mod tests {
             received_at: chrono::Utc::now(),
             method: "POST".into(),
             path: "/".into(),
+            query: None,
             event: None,
             delivery: None,
             attempt: None,
