@@ -379,8 +379,16 @@ pub fn local_on(t: DateTime<Utc>, now: DateTime<Utc>) -> String {
     }
 }
 
-fn local_day(t: DateTime<Utc>) -> String {
-    t.with_timezone(&Local).format("%-d %b %H:%M").to_string()
+/// `t` to the minute, with its date when it is not on `now`'s day: the window's end is two
+/// days off for the service, and within the hour on a fast emulator's clock (whose "until
+/// 25 Nov 05:36" read on the 25th named today as if it were another day).
+fn local_day(t: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let (t, now) = (t.with_timezone(&Local), now.with_timezone(&Local));
+    if t.date_naive() == now.date_naive() {
+        t.format("%H:%M").to_string()
+    } else {
+        t.format("%-d %b %H:%M").to_string()
+    }
 }
 
 fn finding(severity: Severity, code: &str, message: String) -> Finding {
@@ -1171,7 +1179,7 @@ impl State {
                     // Not one of the retries the schedule allows came: the window is over.
                     return format!(
                         "overdue: no retry came, and the last one the schedule allows was due at {} ({} ago); the service discards the message after it",
-                        local_day(*last_retry_at),
+                        local_day(*last_retry_at, now),
                         ago(*last_retry_at)
                     );
                 }
@@ -1201,7 +1209,7 @@ impl State {
                     } else {
                         "retries"
                     },
-                    local_day(*last_retry_at)
+                    local_day(*last_retry_at, now)
                 )
             }
         }
@@ -1975,6 +1983,19 @@ mod tests {
                 on.format("%H:%M:%S")
             )),
             "{text}"
+        );
+        // The window's end two days off carries its date; read on its own day (a fast
+        // emulator's window ends within the hour), the time alone, as the next attempt's.
+        let end = last_retry_at.with_timezone(&Local);
+        assert!(
+            text.ends_with(&format!(" left until {}", end.format("%-d %b %H:%M"))),
+            "{text}"
+        );
+        let that_day = d.state.describe(last_retry_at - TimeDelta::minutes(1));
+        assert!(
+            that_day.ends_with(&format!(" left until {}", end.format("%H:%M")))
+                && !that_day.contains(&end.format("%-d %b").to_string()),
+            "{that_day}"
         );
         // Due a moment ago, within the grace a call takes to be stored: not overdue yet.
         let due = d.state.describe(next_at + TimeDelta::seconds(3));

@@ -1002,6 +1002,21 @@ fn the_what_if_says_a_delay_is_too_late_for_the_fast_emulator() {
     rig.harness.get_by_label(
         "On the built-in emulator this answer comes too late: its clock runs 60x faster and it stops waiting at 2\u{a0}s, so there each attempt fails as a time-out and is retried. The real service waits 30\u{a0}s.",
     );
+    // A Retry-After past the window changes nothing there: the emulator never reads the
+    // answer it stopped waiting for, and retries. (The bar had said "no retry", in a discarded
+    // message's colour, while the What-if and the list said retried.)
+    let mut far = Answer::status(503);
+    far.retry_after = Some("200000".into());
+    far.delay_ms = 8_000;
+    rig.harness.state_mut().apply_answer(far);
+    rig.harness.run_steps(2);
+    rig.harness
+        .get_by_label("Answering 503 (Retry-After 200000 s) after 8 s, too late for the emulator");
+    assert!(rig.harness.query_by_label_contains(", no retry").is_none());
+    let mut late = Answer::status(200);
+    late.delay_ms = 8_000;
+    rig.harness.state_mut().apply_answer(late);
+    rig.harness.run_steps(2);
     // The emulator set aside for a real service: the service waits 30 s, and 8 s is in time.
     rig.harness.state_mut().state.settings.api_custom = true;
     rig.harness.run_steps(2);
@@ -2488,6 +2503,20 @@ fn a_new_brand_word_reaches_the_built_in_emulator() {
         "the port is kept"
     );
     assert!(rig.harness.state().state.service.receiver_was.is_empty());
+    // The window says the click did something (the top bar may be under it), until the
+    // fields are typed in again.
+    rig.harness.run_steps(2);
+    rig.harness.get_by_label(&format!(
+        "Applied: the receiver listens on {}",
+        hookscope::receiver::url_for(before)
+    ));
+    if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {
+        draft.brand = "Acme2".into();
+    }
+    rig.harness.run_steps(2);
+    assert!(rig.harness.query_by_label_contains("Applied:").is_none());
+    rig.harness
+        .get_by_label("Not applied yet: closing this window throws the changes away.");
     rig.harness.state_mut().state.show_settings = false;
     rig.harness
         .state_mut()
@@ -5613,7 +5642,10 @@ fn a_clock_speed_typed_in_its_box_applies_on_enter_not_at_each_keystroke() {
             .top()
     };
     let remote_before = remote(&rig);
-    for typed in ["0", "abc"] {
+    // The longest a note gets (its typed value is cut past nine characters) takes no more
+    // lines than the line on what the speed means: 9999999 had taken a third, and moved the
+    // section below down.
+    for typed in ["0", "abc", "9999999", "999999999999"] {
         rig.harness
             .get_by(|n| {
                 n.role() == egui::accesskit::Role::SpinButton && n.numeric_value() == Some(600.0)
@@ -5628,8 +5660,13 @@ fn a_clock_speed_typed_in_its_box_applies_on_enter_not_at_each_keystroke() {
         rig.harness.key_press(egui::Key::Enter);
         rig.harness.run_steps(3);
         assert_eq!(speed_now(&rig), (600.0, Some(600.0)), "{typed}");
+        let shown = if typed.len() > 9 {
+            format!("{}…", &typed[..9])
+        } else {
+            typed.to_owned()
+        };
         rig.harness.get_by_label(&format!(
-            "\"{typed}\" is not a clock speed: give a whole number from 1 (real time) to 1,000,000; kept 600×."
+            "\"{shown}\" is not a clock speed: give a whole number, 1 to 1,000,000; kept 600×."
         ));
         assert_eq!(remote(&rig), remote_before, "{typed}");
     }
@@ -8214,4 +8251,44 @@ fn the_demo_says_its_sample_calls_are_not_the_emulator_s_webhooks() {
     rig.harness.get_by_label(
         "No webhooks yet: New webhook creates one that calls this receiver. The sample calls in the list are a recording: their webhook 234 is not one of this emulator's.",
     );
+}
+
+/// Tab through the Answer panel from its custom answer's first field: every control the
+/// keyboard reaches is brought into sight, the registration check's box at the panel's foot
+/// with them (Tab had moved the keyboard onto controls scrolled out of the panel, where Enter
+/// would act on a button the user could not see).
+#[test]
+fn tab_brings_each_control_it_reaches_into_sight() {
+    let mut rig = start_sized([1024.0, 640.0]);
+    let check = "Answer the registration check 200";
+    let bottom = rig.harness.ctx.content_rect().bottom();
+    assert!(
+        rig.harness.get_by_label(check).rect().top() > bottom,
+        "the box starts out of sight"
+    );
+    rig.bring_into_sight("Status code");
+    rig.harness.get_by_label("Status code").click();
+    rig.harness.run_steps(2);
+    let mut reached = false;
+    for press in 0..80 {
+        rig.harness.key_press(egui::Key::Tab);
+        rig.harness.run_steps(3);
+        let ctx = rig.harness.ctx.clone();
+        let Some(focused) = ctx
+            .memory(|m| m.focused())
+            .and_then(|id| ctx.read_response(id))
+        else {
+            continue;
+        };
+        let rect = focused.rect;
+        assert!(
+            rect.top() >= 0.0 && rect.bottom() <= bottom + 0.5,
+            "Tab {press}: the control with the keyboard is at {rect:?}, out of the window's {bottom}"
+        );
+        if rig.harness.get_by_label(check).rect().intersects(rect) {
+            reached = true;
+            break;
+        }
+    }
+    assert!(reached, "Tab reached the registration check's box");
 }

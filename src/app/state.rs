@@ -911,6 +911,9 @@ pub struct AppState {
     /// restored without its confirmation), until another answer is chosen.
     pub answer_notice: Option<String>,
     pub show_settings: bool,
+    /// The settings Apply was last pressed on in the Settings window: while its fields still
+    /// hold them, the window says what the press did.
+    pub settings_applied: Option<Settings>,
     /// The window's first frame is being drawn (until `app_ui` ends it).
     pub first_frame: bool,
     /// The last frame was too narrow for both side panels and the list.
@@ -1011,6 +1014,7 @@ impl AppState {
             confirm: None,
             answer_notice: None,
             show_settings: false,
+            settings_applied: None,
             first_frame: true,
             was_narrow: false,
             service_aside: false,

@@ -150,6 +150,7 @@ pub fn answer_panel_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             // What-if than before) had taken up this room, and a recipe that needed the panel
             // to scroll by it slid down under the pointer.
             ui.add_space(app.state.answer_place.room_below);
+            super::follow_keyboard_focus(ui);
         });
     // The room kept for a clicked button goes once the pointer has left the panel (the content
     // may then move: nothing is under the pointer to be hit by mistake).

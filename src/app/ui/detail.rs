@@ -99,7 +99,13 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         DetailTab::Messages | DetailTab::Json | DetailTab::Headers | DetailTab::Raw => {
             egui::ScrollArea::both()
         }
-        DetailTab::Findings | DetailTab::Answer | DetailTab::Delivery => {
+        DetailTab::Findings | DetailTab::Answer => egui::ScrollArea::vertical(),
+        DetailTab::Delivery => {
+            // The Timeline grows as attempts come: its bar floats over the content rather
+            // than take room from it, or the attempt that first made the tab scroll rewrapped
+            // the heading and moved the table's columns sideways under the reader's eyes. (A
+            // bar's room kept from the start wrapped the demo's heading at the default size.)
+            ui.spacing_mut().scroll = egui::style::ScrollStyle::floating();
             egui::ScrollArea::vertical()
         }
     };

@@ -166,6 +166,28 @@ impl Refusals {
     }
 }
 
+/// Bring into sight, in the scroll area whose content `ui` is (called last in it), the widget
+/// that has just taken the keyboard: egui leaves that to each widget, and Tab had moved the
+/// keyboard onto controls scrolled out of a panel, where Enter would act on a button the user
+/// could not see. Only when it has just taken it: a widget scrolled away from afterwards is
+/// left where the user put it.
+pub(super) fn follow_keyboard_focus(ui: &egui::Ui) {
+    let ctx = ui.ctx();
+    let Some(focused) = ctx
+        .memory(|m| m.focused())
+        .and_then(|id| ctx.read_response(id))
+    else {
+        return;
+    };
+    let rect = focused.rect;
+    if focused.gained_focus()
+        && ui.min_rect().contains_rect(rect)
+        && !ui.clip_rect().contains_rect(rect)
+    {
+        ui.scroll_to_rect(rect, None);
+    }
+}
+
 /// Lay out `add` in a section at least as tall as it was while `held`: what is below it does
 /// not move up under the pointer when the section gets shorter (it still moves down when it
 /// grows: what was clicked is kept in place by [`keep_in_place`]).

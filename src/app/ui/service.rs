@@ -133,6 +133,7 @@ pub fn service_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, drawer: bool) {
                 ui.add_space(pad);
             }
         }
+        super::follow_keyboard_focus(ui);
         content
     });
     // A click in the panel's content, not on a window or a dialog lying over it.
@@ -260,7 +261,9 @@ fn connection_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             &app.state.service.emulator_error,
         ) {
             (Some(e), _) => {
-                ui.label(RichText::new(e.base_url()).monospace());
+                // Whole or cut with "…" (whole on hover): wrapped, a narrow panel broke it
+                // after its last slash, and "v1" on a line of its own read as another value.
+                ui.add(egui::Label::new(RichText::new(e.base_url()).monospace()).truncate());
                 ui.weak("user demo, password demo");
             }
             (None, Some(err)) => {
@@ -672,18 +675,23 @@ fn test_message_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 
 /// A clock speed typed in the emulator's box: a whole number from 1 (real time) to 1,000,000,
 /// its `x` optional (`60`, `60x`, `1 000`).
+/// Read the clock speed typed in its box. What it refuses is said in place of the line on
+/// what the speed means, in no more lines than it: short, and with a long typed value cut
+/// (`9999999` had taken a third line, and moved the section below down).
 fn parse_clock_speed(text: &str) -> Result<f64, String> {
-    const TAKES: &str = "give a whole number from 1 (real time) to 1,000,000";
+    const TAKES: &str = "give a whole number, 1 to 1,000,000";
     match super::typed_number(text, &super::SPEED_UNITS) {
         Some(v) if v.fract() == 0.0 && (1.0..=crate::emulator::MAX_SPEED).contains(&v) => Ok(v),
         _ => Err(match text.trim() {
-            "" => {
-                "Give the clock speed as a whole number from 1 (real time) to 1,000,000".to_owned()
+            "" => "Give the clock speed as a whole number, 1 (real time) to 1,000,000".to_owned(),
+            typed => {
+                let typed = crate::text::single_line(typed);
+                let shown = match crate::text::head_chars(&typed, 9) {
+                    (whole, 0) => whole.to_owned(),
+                    (head, _) => format!("{head}…"),
+                };
+                format!("\"{shown}\" is not a clock speed: {TAKES}")
             }
-            typed => format!(
-                "\"{}\" is not a clock speed: {TAKES}",
-                crate::text::single_line(typed)
-            ),
         }),
     }
 }
@@ -920,20 +928,24 @@ mod tests {
         ] {
             assert_eq!(parse_clock_speed(typed), Ok(speed), "{typed}");
         }
-        for typed in ["0", "-5", "abc", "2.5", "2000000", "inf"] {
+        for typed in ["0", "-5", "abc", "2.5", "2000000", "inf", "999999999"] {
             let e = parse_clock_speed(typed).expect_err(typed);
             assert_eq!(
                 e,
-                format!(
-                    "\"{typed}\" is not a clock speed: give a whole number from 1 (real time) to 1,000,000"
-                )
+                format!("\"{typed}\" is not a clock speed: give a whole number, 1 to 1,000,000")
             );
         }
+        // Longer than nine characters: cut, so the note stays as short as the line it replaces.
+        assert_eq!(
+            parse_clock_speed("99999999999999"),
+            Err(
+                "\"999999999…\" is not a clock speed: give a whole number, 1 to 1,000,000"
+                    .to_owned()
+            )
+        );
         assert_eq!(
             parse_clock_speed(""),
-            Err(
-                "Give the clock speed as a whole number from 1 (real time) to 1,000,000".to_owned()
-            )
+            Err("Give the clock speed as a whole number, 1 (real time) to 1,000,000".to_owned())
         );
     }
 

@@ -10,6 +10,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         // not said again when Settings reopens.
         app.state.settings_draft = None;
         app.state.settings_draft_base = None;
+        app.state.settings_applied = None;
         ctx.data_mut(|d| {
             for key in REFUSED_KEYS {
                 d.remove_temp::<Option<(String, u64)>>(egui::Id::unique(key));
@@ -252,7 +253,26 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                     ui.label(RichText::new(note).color(warn));
                 }
             }
-            if changed && problems.is_empty() {
+            // Typed in since: what was applied is no longer what the window shows.
+            if app.state.settings_applied.as_ref().is_some_and(|a| *a != draft) {
+                app.state.settings_applied = None;
+            }
+            if app.state.settings_applied.is_some() {
+                // The click did something, said where it is seen: the top bar may be under
+                // this window.
+                let done = match &app.state.listening {
+                    Listening::On(addr) => format!(
+                        "Applied: the receiver listens on {}",
+                        crate::receiver::url_for(*addr)
+                    ),
+                    Listening::Starting => "Applied: the receiver is restarting…".to_owned(),
+                    // Said in red below, from the top bar's line.
+                    _ => String::new(),
+                };
+                if !done.is_empty() {
+                    ui.label(RichText::new(done).small().weak());
+                }
+            } else if changed && problems.is_empty() {
                 ui.label(
                     RichText::new("Not applied yet: closing this window throws the changes away.")
                         .small()
@@ -274,6 +294,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
             if let Some(why) = why {
                 ui.label(RichText::new(why).color(bad));
             }
+            super::follow_keyboard_focus(ui);
                 })
         });
     if let Some(shown) = &shown
@@ -294,6 +315,7 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         return;
     }
     if apply {
+        app.state.settings_applied = Some(draft.clone());
         app.state.settings.public_url = draft.public_url.trim().to_owned();
         if draft.receiver_differs(&app.state.settings)
             || !matches!(app.state.listening, Listening::On(_))

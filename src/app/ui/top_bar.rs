@@ -393,20 +393,23 @@ fn answer_text(app: &HookscopeApp) -> (String, String, crate::contract::Outcome)
     // A delay the built-in emulator gives up on (its fast clock waits 30 s of its own): there
     // the answer is a time-out, retried, whatever its code (the bar had said a green "200").
     let late = super::answer::late_for_emulator(a, super::answer::fast_emulator(app));
-    let outcome = if past_window {
-        crate::contract::Outcome::FailedPermanently
-    } else if late.is_some() {
+    // Too late first: the emulator never reads an answer it stopped waiting for, so a
+    // Retry-After past the window leaves its retries as they are (the bar had said "no retry"
+    // in a discarded message's colour while the emulator retried it, as the What-if said).
+    let outcome = if late.is_some() {
         crate::contract::Outcome::RetryTemporary
+    } else if past_window {
+        crate::contract::Outcome::FailedPermanently
     } else {
         a.outcome()
     };
     let rules = app.state.rules.in_force;
     let catch_all = app.state.rules.catch_all.as_deref();
     // Said in the words too, not only in the colour: the code alone reads "retry".
-    let summary = if past_window {
-        format!("{}, no retry", a.summary())
-    } else if late.is_some() {
+    let summary = if late.is_some() {
         format!("{}, too late for the emulator", a.summary())
+    } else if past_window {
+        format!("{}, no retry", a.summary())
     } else {
         a.summary()
     };
