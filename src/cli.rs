@@ -801,6 +801,8 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
     // A call held back by a delay gets its line when it is answered and stored: until then it
     // is said at once on stderr, so a forced time-out does not look like a call that never came.
     let mut held = running.watch_held();
+    // Read once at first: a call held before this watch began is said too.
+    held.mark_changed();
     tokio::spawn(async move {
         let mut next_key = 0;
         while held.changed().await.is_ok() {

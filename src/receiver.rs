@@ -653,7 +653,8 @@ impl Bound {
         self.start_subscribed(store, responder).0
     }
 
-    /// Start answering, with a stream of the calls recorded made before the first is read.
+    /// Start answering, with a stream of the calls it records, subscribed before it reads the
+    /// first.
     /// [`Running::subscribe`] after `start` misses a call served in between: one already
     /// waiting in the port's queue (the port is bound, and takes connections, before it is
     /// served) can be answered and stored first, and `listen` had printed no line for it.

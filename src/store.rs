@@ -626,7 +626,8 @@ pub struct Summary {
     pub received_at: DateTime<Utc>,
     pub method: String,
     pub path: String,
-    /// The query string, without its `?` (`None` without one).
+    /// The query string, without its `?` (`None` without one). Only in a summary made of a
+    /// whole record ([`Summary::of`]): a page of the list leaves it out.
     #[serde(default)]
     pub query: Option<String>,
     pub event: Option<String>,
@@ -1766,7 +1767,7 @@ fn outcome_col(row: &Row<'_>) -> rusqlite::Result<Outcome> {
 }
 
 const SUMMARY_COLUMNS: &str = concat!(
-    "id, received_at_us, method, path, query, event, delivery, attempt, \
+    "id, received_at_us, method, path, event, delivery, attempt, \
     webhook_id, messages, answer_status, outcome, body_size, findings_count, registration_check, rule, took_us, \
     CASE WHEN findings_count > 0 AND json_valid(findings) THEN (SELECT max(CASE json_extract(value, '$.severity') \
         WHEN 'error' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END) FROM json_each(findings) WHERE type = 'object') END AS worst, ",
@@ -1834,7 +1835,9 @@ fn summary_fields(row: &Row<'_>) -> rusqlite::Result<Summary> {
         received_at: micros_to_time(row.get("received_at_us")?),
         method: row.get("method")?,
         path: row.get("path")?,
-        query: row.get("query")?,
+        // Not read for the list's rows, which never show it (a target's query can be tens
+        // of KB); `Summary::of` a whole record has it.
+        query: None,
         event: row.get("event")?,
         delivery: row.get("delivery")?,
         attempt: row.get("attempt")?,

@@ -1013,6 +1013,31 @@ fn the_what_if_says_a_delay_is_too_late_for_the_fast_emulator() {
     rig.harness
         .get_by_label("Answering 503 (Retry-After 200000 s) after 8 s, too late for the emulator");
     assert!(rig.harness.query_by_label_contains(", no retry").is_none());
+    // A rule's line says the same, not "no retry, discarded"; and the form's preview names
+    // what its code says as the real service's.
+    let rules = r#"{"rules": [{"name": "far", "answer": {"status": 503, "retry_after": "200000", "delay_ms": 8000}}]}"#;
+    assert!(rig.harness.state_mut().apply_rules(rules, "the test"));
+    {
+        let form = &mut rig.harness.state_mut().state.form;
+        form.code = "503".into();
+        form.retry_after = "200000".into();
+        form.delay = "8000".into();
+    }
+    rig.harness.run_steps(3);
+    rig.bring_into_sight("Status code");
+    rig.harness.get_by_label_contains(
+        "far: answers 503 after 8 s (too late for the emulator: a time-out there, retried)",
+    );
+    assert!(
+        rig.harness
+            .query_by_label_contains("no retry, discarded")
+            .is_none()
+    );
+    rig.harness
+        .get_by_label_contains("503 after 8 s (the real service): ");
+    assert!(rig.harness.state_mut().apply_rules("", "the test"));
+    rig.harness.state_mut().state.form.code = "200".into();
+    rig.harness.state_mut().state.form.retry_after = String::new();
     let mut late = Answer::status(200);
     late.delay_ms = 8_000;
     rig.harness.state_mut().apply_answer(late);
@@ -4392,6 +4417,27 @@ fn a_port_typed_and_apply_clicked_once_restarts_the_receiver_there() {
         |app| matches!(app.state.listening, Listening::On(a) if a.port() == port),
     );
     assert_eq!(rig.harness.state().state.settings.port, port);
+    rig.harness.run_steps(2);
+    rig.harness.get_by_label(&format!(
+        "Applied: the receiver listens on http://127.0.0.1:{port}/"
+    ));
+    // A taken port applied: the receiver that works keeps listening, and the window does not
+    // call that applied (it had named the old address as "Applied", above the red error).
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = taken.local_addr().unwrap().port();
+    if let Some(draft) = rig.harness.state_mut().state.settings_draft.as_mut() {
+        draft.port = busy;
+    }
+    rig.harness.run_steps(2);
+    assert!(rig.harness.query_by_label_contains("Applied").is_none());
+    rig.harness
+        .get_by_label("Apply and restart the receiver")
+        .click();
+    rig.until("the restart fails", |app| app.state.listen_notice.is_some());
+    rig.harness.run_steps(2);
+    assert!(matches!(rig.harness.state().state.listening, Listening::On(a) if a.port() == port));
+    assert!(rig.harness.query_by_label_contains("Applied").is_none());
+    drop(taken);
 }
 
 fn settings_notes_leave_apply_in_place(zoom: f32) {
@@ -8269,21 +8315,24 @@ fn tab_brings_each_control_it_reaches_into_sight() {
     rig.bring_into_sight("Status code");
     rig.harness.get_by_label("Status code").click();
     rig.harness.run_steps(2);
+    // Under the top bar: a control scrolled up behind it is out of sight too.
+    let top = rig.harness.get_by_label("Settings").rect().bottom();
+    let focused_rect = |rig: &UiRig| {
+        let ctx = rig.harness.ctx.clone();
+        ctx.memory(|m| m.focused())
+            .and_then(|id| ctx.read_response(id))
+            .map(|r| r.rect)
+    };
     let mut reached = false;
     for press in 0..80 {
         rig.harness.key_press(egui::Key::Tab);
         rig.harness.run_steps(3);
-        let ctx = rig.harness.ctx.clone();
-        let Some(focused) = ctx
-            .memory(|m| m.focused())
-            .and_then(|id| ctx.read_response(id))
-        else {
+        let Some(rect) = focused_rect(&rig) else {
             continue;
         };
-        let rect = focused.rect;
         assert!(
-            rect.top() >= 0.0 && rect.bottom() <= bottom + 0.5,
-            "Tab {press}: the control with the keyboard is at {rect:?}, out of the window's {bottom}"
+            rect.top() >= top && rect.bottom() <= bottom + 0.5,
+            "Tab {press}: the control with the keyboard is at {rect:?}, out of {top}..{bottom}"
         );
         if rig.harness.get_by_label(check).rect().intersects(rect) {
             reached = true;
@@ -8291,4 +8340,16 @@ fn tab_brings_each_control_it_reaches_into_sight() {
         }
     }
     assert!(reached, "Tab reached the registration check's box");
+    // And back up with Shift+Tab, each control in sight again as it is reached.
+    for press in 0..12 {
+        rig.harness
+            .key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::Tab);
+        rig.harness.run_steps(3);
+        if let Some(rect) = focused_rect(&rig) {
+            assert!(
+                rect.top() >= top && rect.bottom() <= bottom + 0.5,
+                "Shift+Tab {press}: the control with the keyboard is at {rect:?}, out of {top}..{bottom}"
+            );
+        }
+    }
 }

@@ -212,10 +212,14 @@ impl Engine {
                 };
             match started {
                 Ok((r, mut events)) => {
+                    // Watched before the old receiver's stop (up to its wait), and read once
+                    // at first: a call the new one holds meanwhile is shown at once, not when
+                    // the held list next changes.
+                    let mut held = r.watch_held();
+                    held.mark_changed();
                     if let Some(old) = slot.take() {
                         old.shutdown().await;
                     }
-                    let mut held = r.watch_held();
                     let addr = r.addr;
                     Engine::send(&tx, &wake, Msg::Listening(addr));
                     *slot = Some(r);

@@ -911,9 +911,10 @@ pub struct AppState {
     /// restored without its confirmation), until another answer is chosen.
     pub answer_notice: Option<String>,
     pub show_settings: bool,
-    /// The settings Apply was last pressed on in the Settings window: while its fields still
-    /// hold them, the window says what the press did.
-    pub settings_applied: Option<Settings>,
+    /// The settings Apply was last pressed on in the Settings window, and whether the press
+    /// restarted the receiver: while its fields still hold them, the window says what the
+    /// press did.
+    pub settings_applied: Option<(Settings, bool)>,
     /// The window's first frame is being drawn (until `app_ui` ends it).
     pub first_frame: bool,
     /// The last frame was too narrow for both side panels and the list.

@@ -555,10 +555,20 @@ fn custom_ui(ui: &mut egui::Ui, app: &mut HookscopeApp, held: bool) {
                 Some(delay) => format!("{} after {delay}", a.status),
                 None => a.status.to_string(),
             };
-            ui.label(RichText::new(format!("{lead}: {}", a.describe())).small());
-            let late = a
+            // Too late for the emulator, what the code says is the real service's alone:
+            // named so, as the What-if does, under the note on what the emulator does.
+            let emulator_note = a
                 .too_late_note()
-                .or_else(|| late_for_emulator_note(a, emulator));
+                .is_none()
+                .then(|| late_for_emulator_note(a, emulator))
+                .flatten();
+            let whose = if emulator_note.is_some() {
+                " (the real service)"
+            } else {
+                ""
+            };
+            ui.label(RichText::new(format!("{lead}{whose}: {}", a.describe())).small());
+            let late = a.too_late_note().or(emulator_note);
             if let Some(note) = late {
                 ui.label(
                     RichText::new(crate::text::glue_units(&note))

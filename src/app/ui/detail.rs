@@ -100,14 +100,7 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             egui::ScrollArea::both()
         }
         DetailTab::Findings | DetailTab::Answer => egui::ScrollArea::vertical(),
-        DetailTab::Delivery => {
-            // The Timeline grows as attempts come: its bar floats over the content rather
-            // than take room from it, or the attempt that first made the tab scroll rewrapped
-            // the heading and moved the table's columns sideways under the reader's eyes. (A
-            // bar's room kept from the start wrapped the demo's heading at the default size.)
-            ui.spacing_mut().scroll = egui::style::ScrollStyle::floating();
-            egui::ScrollArea::vertical()
-        }
+        DetailTab::Delivery => egui::ScrollArea::vertical(),
     };
     if !s.inv.body_kept
         && matches!(
@@ -160,6 +153,15 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     if let Some(y) = keep_offset {
         scroll = scroll.vertical_scroll_offset(y);
     }
+    // The Timeline grows as attempts come: its bar floats over the content rather than take
+    // room from it, or the attempt that first made the tab scroll rewrapped the heading and
+    // moved the table's columns sideways under the reader's eyes. (A bar's room kept from the
+    // start wrapped the demo's heading at the default size.) Its content, and the areas in
+    // it, keep the usual style.
+    let style = ui.spacing().scroll;
+    if app.state.detail_tab == DetailTab::Delivery {
+        ui.spacing_mut().scroll = egui::style::ScrollStyle::floating();
+    }
     // No taller than the room left under the header and the tabs: a scroll area keeps 64
     // points at least, and at zoom 2 (the tabs on two rows) that ran past the panel's foot,
     // which egui then moved up over the list's, its header hidden under the list.
@@ -180,6 +182,7 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             DetailTab::Findings => findings_ui(ui, &s, &delivery_findings),
             DetailTab::Answer => {}
             DetailTab::Delivery => {
+                ui.spacing_mut().scroll = style;
                 let webhook = s.inv.webhook_id.as_deref();
                 let clock = if app.from_builtin_emulator(webhook) {
                     Clock::Emulator(app.state.settings.emulator_speed)
@@ -204,6 +207,7 @@ pub fn detail_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 }
             }
         });
+    ui.spacing_mut().scroll = style;
 }
 
 /// The Timeline's heading in the colour of the last outcome, a split batch's messages under

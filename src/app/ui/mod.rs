@@ -169,8 +169,9 @@ impl Refusals {
 /// Bring into sight, in the scroll area whose content `ui` is (called last in it), the widget
 /// that has just taken the keyboard: egui leaves that to each widget, and Tab had moved the
 /// keyboard onto controls scrolled out of a panel, where Enter would act on a button the user
-/// could not see. Only when it has just taken it: a widget scrolled away from afterwards is
-/// left where the user put it.
+/// could not see. Only when it has just taken it, and not from the pointer (a press on a field
+/// half in sight does not scroll the panel under the pointer): a widget scrolled away from
+/// afterwards is left where the user put it.
 pub(super) fn follow_keyboard_focus(ui: &egui::Ui) {
     let ctx = ui.ctx();
     let Some(focused) = ctx
@@ -179,13 +180,32 @@ pub(super) fn follow_keyboard_focus(ui: &egui::Ui) {
     else {
         return;
     };
-    let rect = focused.rect;
-    if focused.gained_focus()
-        && ui.min_rect().contains_rect(rect)
-        && !ui.clip_rect().contains_rect(rect)
+    if !focused.gained_focus()
+        || focused.layer_id != ui.layer_id()
+        || ui.input(|i| i.pointer.any_pressed() || i.pointer.any_down())
     {
-        ui.scroll_to_rect(rect, None);
+        return;
     }
+    let (rect, clip) = (focused.rect, ui.clip_rect());
+    // What of it is in sight: egui clips what a widget answers to by the areas around it.
+    let shown = focused.interact_rect;
+    let touches = |a: f32, b: f32| (a - b).abs() < 0.5;
+    let ours = ui.min_rect().contains_rect(rect);
+    let cut_here = !shown.is_positive()
+        || (rect.top() < clip.top() - 0.5 && touches(shown.top(), clip.top()))
+        || (rect.bottom() > clip.bottom() + 0.5 && touches(shown.bottom(), clip.bottom()));
+    // Not one of this area's (a top-bar button over the panel, whose whole self is in sight
+    // above the clip), or cut only by an area of its own inside this one (a long body in its
+    // box): nothing to scroll here.
+    if !ours || !cut_here || (shown.is_positive() && !clip.contains_rect(shown)) {
+        return;
+    }
+    // A widget taller than the area: its top in sight.
+    let top = egui::Rect::from_min_size(
+        rect.min,
+        egui::vec2(rect.width(), rect.height().min(clip.height())),
+    );
+    ui.scroll_to_rect(top, None);
 }
 
 /// Lay out `add` in a section at least as tall as it was while `held`: what is below it does

@@ -85,6 +85,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     });
     ui.add_space(4.0);
     let active = app.engine().responder.rules();
+    let emulator = super::answer::fast_emulator(app);
     if active.rules.is_empty() {
         ui.weak("No rules: every call gets the answer chosen above.");
     } else {
@@ -99,9 +100,16 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             };
             // A delay is part of the answer: past the service's wait it is a timeout, whatever
             // the code.
+            // One the built-in emulator stops waiting for is a time-out there, retried: its
+            // Retry-After is never read (the line had said "no retry, discarded" for one past
+            // the window, while the emulator retried).
+            let late_here = super::answer::late_for_emulator(&r.answer, emulator).is_some();
             let delay = match r.answer.delay_text() {
                 Some(d) if r.answer.too_late() => {
                     format!(" after {d} (past the service's wait: a temporary failure)")
+                }
+                Some(d) if late_here => {
+                    format!(" after {d} (too late for the emulator: a time-out there, retried)")
                 }
                 Some(d) => format!(" after {d}"),
                 None => String::new(),
@@ -127,7 +135,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                     if retired { ", retired" } else { "" }
                 );
                 // What the service makes of it when it is more than the wait.
-                if let Some(brief) = r.answer.retry_after_brief() {
+                if let Some(brief) = r.answer.retry_after_brief().filter(|_| !late_here) {
                     text += &format!("; {brief}");
                 }
                 text

@@ -674,8 +674,7 @@ fn test_message_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
 }
 
 /// A clock speed typed in the emulator's box: a whole number from 1 (real time) to 1,000,000,
-/// its `x` optional (`60`, `60x`, `1 000`).
-/// Read the clock speed typed in its box. What it refuses is said in place of the line on
+/// its `x` optional (`60`, `60x`, `1 000`). What it refuses is said in place of the line on
 /// what the speed means, in no more lines than it: short, and with a long typed value cut
 /// (`9999999` had taken a third line, and moved the section below down).
 fn parse_clock_speed(text: &str) -> Result<f64, String> {

@@ -254,24 +254,32 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
                 }
             }
             // Typed in since: what was applied is no longer what the window shows.
-            if app.state.settings_applied.as_ref().is_some_and(|a| *a != draft) {
+            if app.state.settings_applied.as_ref().is_some_and(|(a, _)| *a != draft) {
                 app.state.settings_applied = None;
             }
-            if app.state.settings_applied.is_some() {
-                // The click did something, said where it is seen: the top bar may be under
-                // this window.
-                let done = match &app.state.listening {
-                    Listening::On(addr) => format!(
-                        "Applied: the receiver listens on {}",
-                        crate::receiver::url_for(*addr)
-                    ),
-                    Listening::Starting => "Applied: the receiver is restarting…".to_owned(),
-                    // Said in red below, from the top bar's line.
-                    _ => String::new(),
-                };
-                if !done.is_empty() {
-                    ui.label(RichText::new(done).small().weak());
+            // The click did something, said where it is seen (the top bar may be under this
+            // window); a restart that failed is not "applied": why is said in red below.
+            let done = match (&app.state.settings_applied, &app.state.listening) {
+                (Some(_), Listening::Starting) => {
+                    Some("Applied: the receiver is restarting…".to_owned())
                 }
+                (Some((applied, restarted)), Listening::On(addr))
+                    if !applied.receiver_differs(in_force)
+                        && app.state.listen_notice.is_none() =>
+                {
+                    Some(if *restarted {
+                        format!(
+                            "Applied: the receiver listens on {}",
+                            crate::receiver::url_for(*addr)
+                        )
+                    } else {
+                        "Applied.".to_owned()
+                    })
+                }
+                _ => None,
+            };
+            if let Some(done) = done {
+                ui.label(RichText::new(done).small().weak());
             } else if changed && problems.is_empty() {
                 ui.label(
                     RichText::new("Not applied yet: closing this window throws the changes away.")
@@ -315,11 +323,11 @@ pub fn settings_window(ctx: &egui::Context, app: &mut HookscopeApp) {
         return;
     }
     if apply {
-        app.state.settings_applied = Some(draft.clone());
         app.state.settings.public_url = draft.public_url.trim().to_owned();
-        if draft.receiver_differs(&app.state.settings)
-            || !matches!(app.state.listening, Listening::On(_))
-        {
+        let restarts = draft.receiver_differs(&app.state.settings)
+            || !matches!(app.state.listening, Listening::On(_));
+        app.state.settings_applied = Some((draft.clone(), restarts));
+        if restarts {
             app.state.any_port_this_session = false;
             app.start_listening_with(draft.clone());
         }
