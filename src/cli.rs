@@ -1188,7 +1188,11 @@ fn reading(
 ) -> Result<(), CliError> {
     let had_logs = crate::store::log_files_present(dir);
     let read = read().map_err(in_store(dir));
-    if let Err(CliError::Store(crate::store::StoreError::Damaged { .. })) = &read
+    if let Err(CliError::Store(
+        crate::store::StoreError::Damaged { .. }
+        | crate::store::StoreError::NoDatabase { .. }
+        | crate::store::StoreError::WithoutItsLog { .. },
+    )) = &read
         && !had_logs
     {
         crate::store::remove_made_log_files(dir);

@@ -286,6 +286,11 @@ pub enum ApiCliError {
     NothingToChange(u64),
     #[error("{0}")]
     Options(String),
+    /// The service answered a send with success and no message: nothing was sent.
+    #[error(
+        "the service answered the send with success but made no message, so nothing was sent (the service's API answers 201 with the messages it made: check that --api-url is its API, such as http://127.0.0.1:8788/v1 for hookscope emulate)"
+    )]
+    NoMessage,
     /// A value taken from an environment variable, not from a flag, that cannot be used.
     #[error("{error}; that value came from {var} ({flag} overrides it)")]
     FromEnv {
@@ -631,16 +636,20 @@ async fn send_to(api: &ApiArgs, to: &str, body: &str) -> Result<bool, ApiCliErro
     let answered = c
         .send_messages_answered(&[SubmissionEntry::to_number(to, body)])
         .await?;
-    let warned = warn_if_no_webhook(&c, crate::contract::TriggerScope::Sent).await;
+    // What it answered is printed all the same with --json; none made is an error (it had
+    // said so, then "Sent to the test number", and exited 0).
     if api.json {
         print_sent(&answered.json)?;
+    }
+    if answered.value.is_empty() {
+        return Err(ApiCliError::NoMessage);
+    }
+    let warned = warn_if_no_webhook(&c, crate::contract::TriggerScope::Sent).await;
+    if api.json {
         return Ok(warned);
     }
     let sent = answered.value;
     let mut out = std::io::stdout().lock();
-    if sent.is_empty() {
-        writeln!(out, "The service accepted the call but made no message.")?;
-    }
     // What the answer left out shows as ?, not as nothing.
     let or_unknown = |t: &str| {
         if t.is_empty() {

@@ -56,6 +56,13 @@ pub enum StoreError {
         "there is no Hookscope database in {dir}: nothing has been stored there (check --data-dir; `hookscope listen` or the window creates it)"
     )]
     NoDatabase { dir: PathBuf },
+    /// A database file with nothing in it of its own and no write-ahead log beside it: a
+    /// running store's calls are in its log until they are folded into the file, so a copy of
+    /// the file alone holds none of them.
+    #[error(
+        "{path} holds no calls of its own, and there is no {wal} beside it: a store's newest calls are in that write-ahead log until they are folded into the file (when Hookscope stops, or every thousand pages or so). If this is a copy, copy the {wal} file with it (or copy the whole directory after stopping Hookscope)"
+    )]
+    WithoutItsLog { path: PathBuf, wal: String },
     #[error(
         "{path} is not a Hookscope database (it holds another program's tables), and is left as it is: give --data-dir a directory of its own"
     )]
@@ -1034,7 +1041,8 @@ pub fn log_files_present(dir: &Path) -> bool {
 }
 
 /// Take away the log files that reading the database in `dir` made beside it, once it turned
-/// out damaged (it "is left as it is"): only when the log holds nothing, so no call is lost.
+/// out damaged or no store (it "is left as it is"): only when the log holds nothing, so no call
+/// is lost.
 /// For a reader that found none there before it opened the store.
 pub fn remove_made_log_files(dir: &Path) {
     let [wal, shm] = log_file_paths(dir);
@@ -2070,6 +2078,17 @@ impl Store {
                 _ => e,
             })?;
         if found == 0 {
+            // The log is what would hold the calls: a file that ever was a store, without it,
+            // is named for that (a copy of the file alone had read "nothing has been stored").
+            let [wal, _] = log_file_paths(dir);
+            let was_a_store = std::fs::metadata(&path).is_ok_and(|m| m.len() > 0);
+            let log_empty = std::fs::metadata(&wal).map_or(true, |m| m.len() == 0);
+            if was_a_store && log_empty {
+                return Err(StoreError::WithoutItsLog {
+                    path: path.clone(),
+                    wal: format!("{DB_FILE}-wal"),
+                });
+            }
             return Err(no_database());
         }
         drop(probe);

@@ -2786,3 +2786,96 @@ fn a_store_on_a_read_only_mount_is_named_as_such() {
     );
     drop(open);
 }
+
+/// `send-test` against something that answers a send with success and no message (a receiver
+/// answering `[]`, say, given as the API): an error that says nothing was sent and where to
+/// look, not "Sent to the test number" and exit 0. With `--json` the answer is printed as it
+/// came, and the exit is the same.
+#[tokio::test]
+async fn a_send_the_service_made_no_message_of_is_an_error() {
+    let mut answer = Answer::status(200);
+    answer.body = Some("[]".into());
+    answer.content_type = Some("application/json".into());
+    let rig = Rig::start(answer).await;
+    let api = rig.url("/v1");
+    for json in [false, true] {
+        let mut args = vec!["send-test".to_owned(), "--api-url".to_owned(), api.clone()];
+        if json {
+            args.push("--json".to_owned());
+        }
+        let out = tokio::task::spawn_blocking(move || {
+            bin()
+                .args(&args)
+                .env("HOOKSCOPE_API_PASSWORD", "demo")
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(
+            said.contains("made no message, so nothing was sent"),
+            "{said}"
+        );
+        assert!(!said.contains("Sent to the test number"), "{said}");
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(printed.trim(), if json { "[]" } else { "" }, "{printed}");
+    }
+}
+
+/// The database file copied alone while Hookscope runs holds none of its calls (they are in
+/// its write-ahead log until folded in): `log` and `show` say so, and what to copy, rather
+/// than "nothing has been stored there", and leave the copy as they found it (no -wal or -shm
+/// made beside it).
+#[tokio::test]
+async fn a_database_file_copied_without_its_log_is_named_so() {
+    let rig = Rig::start(Answer::status(200)).await;
+    let resp = post(
+        &rig.client,
+        &rig.url("/hook"),
+        &invoker_headers("status-report", "copied-1", 1),
+        status_report_body("1"),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 200);
+    let copy = tempfile::tempdir().unwrap();
+    let file = copy.path().join(hookscope::store::DB_FILE);
+    std::fs::copy(rig.dir.path().join(hookscope::store::DB_FILE), &file).unwrap();
+    for args in [&["log"][..], &["show", "1"]] {
+        let out = run_in(copy.path(), args);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {said}");
+        assert!(
+            said.contains(
+                "holds no calls of its own, and there is no hookscope.sqlite3-wal beside it"
+            ) && said.contains("copy the hookscope.sqlite3-wal file with it"),
+            "{args:?}: {said}"
+        );
+        assert!(!said.contains("nothing has been stored"), "{said}");
+        let mut left: Vec<String> = std::fs::read_dir(copy.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [hookscope::store::DB_FILE], "{args:?}");
+    }
+    // With its log copied beside it, the call is there.
+    std::fs::copy(
+        rig.dir
+            .path()
+            .join(format!("{}-wal", hookscope::store::DB_FILE)),
+        copy.path()
+            .join(format!("{}-wal", hookscope::store::DB_FILE)),
+    )
+    .unwrap();
+    let out = run_in(copy.path(), &["log"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("copied-1"));
+}
