@@ -1438,6 +1438,7 @@ fn delivery_json(
                 .map(|(id, s)| serde_json::json!({
                     "delivery": id,
                     "state": s.as_ref().map(|s| s.describe(now)),
+                    "state_code": s.as_ref().map_or("not-seen", |s| s.code(now)),
                 }))
                 .collect::<Vec<_>>()
         ),
@@ -1445,6 +1446,7 @@ fn delivery_json(
     };
     serde_json::json!({
         "state": d.state.describe(now),
+        "state_code": d.state.code(now),
         "next_attempt_at": next_attempt_at,
         "retries_left": retries_left,
         "split": split,

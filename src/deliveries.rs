@@ -1088,6 +1088,23 @@ pub fn part_state(state: Option<&State>, now: DateTime<Utc>) -> String {
 }
 
 impl State {
+    /// Where it stands as a stable word for scripts (`show --json`'s `state_code`), where
+    /// [`State::describe`] is a sentence with times in it: `succeeded`, `failed-permanently`,
+    /// `webhook-cancelled`, `stopped-by-cancel`, `retrying`, `overdue` (retrying, and not one
+    /// of the retries the schedule allows came: its window is over), `discarded`, `split`.
+    pub fn code(&self, now: DateTime<Utc>) -> &'static str {
+        match self {
+            State::Succeeded { .. } => "succeeded",
+            State::FailedPermanently { .. } => "failed-permanently",
+            State::WebhookCancelled { .. } => "webhook-cancelled",
+            State::StoppedByCancel { .. } => "stopped-by-cancel",
+            State::Retrying { .. } if self.next_retry(now).is_some() => "retrying",
+            State::Retrying { .. } => "overdue",
+            State::Discarded { .. } => "discarded",
+            State::Split { .. } => "split",
+        }
+    }
+
     /// The next attempt and the retries left, while the delivery is retrying at `now`: none
     /// once not one of the retries the schedule allows came (its window is over).
     pub fn next_retry(&self, now: DateTime<Utc>) -> Option<(DateTime<Utc>, usize)> {
@@ -1771,6 +1788,42 @@ mod tests {
         );
     }
 
+    /// Every state has its stable word (`show --json`'s `state_code`).
+    #[test]
+    fn each_state_has_a_code() {
+        let at = t0();
+        for (state, code) in [
+            (State::Succeeded { attempt: Some(2) }, "succeeded"),
+            (
+                State::FailedPermanently { attempt: 1 },
+                "failed-permanently",
+            ),
+            (State::WebhookCancelled { attempt: 1 }, "webhook-cancelled"),
+            (State::StoppedByCancel { at }, "stopped-by-cancel"),
+            (
+                State::Discarded {
+                    at,
+                    by_retry_after: true,
+                },
+                "discarded",
+            ),
+            (
+                State::Split {
+                    messages: 2,
+                    parts: Vec::new(),
+                },
+                "split",
+            ),
+        ] {
+            assert_eq!(state.code(at), code, "{state:?}");
+        }
+        assert_eq!(
+            run(&[call(1, 1, 0, 400, None)]).state.code(at),
+            "failed-permanently"
+        );
+        assert_eq!(run(&[call(1, 1, 0, 503, None)]).state.code(at), "retrying");
+    }
+
     #[test]
     fn failed_permanently_and_cancelled() {
         let d = run(&[call(1, 1, 0, 400, None)]);
@@ -2026,6 +2079,13 @@ mod tests {
             over.contains("(2 min ago); the service discards the message after it"),
             "{over}"
         );
+        // The same, as the stable words of `show --json`'s state_code.
+        assert_eq!(d.state.code(now), "retrying");
+        assert_eq!(d.state.code(next_at + TimeDelta::seconds(60)), "retrying");
+        assert_eq!(
+            d.state.code(last_retry_at + TimeDelta::seconds(120)),
+            "overdue"
+        );
         assert_eq!(d.projection.unwrap().retries.len(), 193);
     }
 
@@ -2114,6 +2174,7 @@ mod tests {
             }
         );
         assert_eq!(d.state.describe(t0()), "discarded after the last retry");
+        assert_eq!(d.state.code(t0()), "discarded");
         // A Retry-After past the window on the first answer: no retry at all, and said why.
         let d = run(&[call(1, 1, 0, 503, Some("200000"))]);
         assert_discarded_by_retry_after(&d);

@@ -684,6 +684,8 @@ async fn show_reads_the_calls_delivery_across_its_attempts() {
     assert_eq!(v["rule"], "rule 2: then succeed");
     assert_eq!(v["rule_name"], "then succeed");
     assert_eq!(v["timeline"]["state"], "succeeded on attempt 3");
+    // Its stable word, for scripts: the sentence has times in it.
+    assert_eq!(v["timeline"]["state_code"], "succeeded");
     let attempts = v["timeline"]["attempts"].as_array().unwrap();
     assert_eq!(
         attempts
