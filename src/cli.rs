@@ -781,6 +781,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         port: args.port,
         body_limit: args.body_limit,
         brand: Brand::new(&args.brand),
+        ..ReceiverConfig::default()
     };
     // The port first: a port in use must not leave a new, empty database behind.
     let bound = receiver::bind(config).await?;

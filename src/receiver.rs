@@ -41,7 +41,15 @@ pub struct ReceiverConfig {
     /// Bodies up to this many bytes are kept whole; larger ones are answered 413.
     pub body_limit: u64,
     pub brand: Brand,
+    /// How long a connection may take to send a request's head, counted from when the
+    /// receiver waits for it (an idle kept-alive connection included): past it the connection
+    /// is closed, and what arrived of a head is recorded. Without it, a client that sent half
+    /// a head, or nothing, held its connection (and a file descriptor) for as long as it liked.
+    pub head_timeout: std::time::Duration,
 }
+
+/// [`ReceiverConfig::head_timeout`]'s default: the service's own wait for an answer.
+pub const HEAD_TIMEOUT: std::time::Duration = crate::contract::ANSWER_TIMEOUT;
 
 impl Default for ReceiverConfig {
     fn default() -> Self {
@@ -50,6 +58,7 @@ impl Default for ReceiverConfig {
             port: DEFAULT_PORT,
             body_limit: DEFAULT_BODY_LIMIT,
             brand: Brand::default(),
+            head_timeout: HEAD_TIMEOUT,
         }
     }
 }
@@ -824,7 +833,7 @@ fn refused_invocation(r: tap::Refused) -> Invocation {
             r.why
         ),
     }];
-    if r.answered.is_none() {
+    if r.answered.is_none() && !r.timed_out {
         findings.push(Finding {
             severity: Severity::Warning,
             code: CALLER_HUNG_UP.into(),
@@ -992,9 +1001,13 @@ async fn serve_calls(
         };
         let mut stopping = stopping_tx.subscribe();
         let closed = closed_rx.clone();
+        let head_timeout = shared.config.head_timeout;
+        let tap = calls.conn.tap.clone();
         tokio::spawn(async move {
             let io = hyper_util::rt::TokioIo::new(io);
             let conn = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(head_timeout)
                 .serve_connection(io, calls)
                 .with_upgrades();
             let mut conn = std::pin::pin!(conn);
@@ -1003,6 +1016,11 @@ async fn serve_calls(
                 tokio::select! {
                     served = conn.as_mut() => {
                         if let Err(e) = served {
+                            // Told before the connection (and its tap) is dropped: what came
+                            // of the head is recorded then.
+                            if e.is_timeout() {
+                                tap::lock(&tap).head_timed_out(head_timeout);
+                            }
                             tracing::trace!("a connection ended: {e}");
                         }
                         break;
@@ -1715,6 +1733,7 @@ mod tests {
             bytes: bytes.to_vec(),
             why: "a header's name has a character HTTP does not allow in one".into(),
             answered,
+            timed_out: false,
         };
         let bytes = b"POST /hook HTTP/1.1\r\nX\x1b: 1\r\n\r\n";
         let inv = refused_invocation(refused(bytes, Some(400)));

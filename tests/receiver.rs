@@ -1226,3 +1226,51 @@ async fn a_chunked_body_over_the_limit_is_answered_413_and_recorded() {
 fn store_is_empty(store: &hookscope::store::Store) -> bool {
     store.last_id().unwrap().is_none()
 }
+
+/// A connection that sends half a request's head, or nothing, is closed once the head has not
+/// come within the head timeout (it had stayed open as long as its client liked, holding a file
+/// descriptor); what arrived of a head is recorded, with why it was not read.
+#[tokio::test]
+async fn a_head_that_never_comes_whole_is_closed_and_recorded() {
+    let rig = Rig::start_with(Answer::status(200), |c| {
+        c.head_timeout = Duration::from_millis(300)
+    })
+    .await;
+    let mut half = tokio::net::TcpStream::connect(rig.running.addr)
+        .await
+        .unwrap();
+    half.write_all(b"POST /half HTTP/1.1\r\nHost: x\r\nX-Servi")
+        .await
+        .unwrap();
+    let mut nothing = tokio::net::TcpStream::connect(rig.running.addr)
+        .await
+        .unwrap();
+    for (what, s) in [("half a head", &mut half), ("nothing", &mut nothing)] {
+        let mut answer = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut answer))
+            .await
+            .unwrap_or_else(|_| panic!("the connection that sent {what} is closed in time"));
+        assert!(
+            read.is_ok() && answer.is_empty(),
+            "{what}: {read:?} {answer:?}"
+        );
+    }
+    let s = stored_soon(&rig, "the half head to be stored").await;
+    assert_eq!(
+        (s.inv.method.as_str(), s.inv.path.as_str()),
+        ("POST", "/half")
+    );
+    assert_eq!(s.inv.body, b"POST /half HTTP/1.1\r\nHost: x\r\nX-Servi");
+    let codes: Vec<&str> = s.inv.findings.iter().map(|f| f.code.as_str()).collect();
+    // Not "the caller hung up": the receiver closed it.
+    assert_eq!(codes, ["not-http"], "{:?}", s.inv.findings);
+    assert!(
+        s.inv.findings[0]
+            .message
+            .contains("its head did not arrive whole within 300 ms"),
+        "{}",
+        s.inv.findings[0].message
+    );
+    // The connection that sent nothing leaves no record.
+    assert_eq!(rig.store.count(&Filter::default()).unwrap(), 1);
+}

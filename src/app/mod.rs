@@ -486,6 +486,7 @@ impl HookscopeApp {
             },
             body_limit: s.body_limit_mib.clamp(1, crate::text::MAX_BODY_LIMIT >> 20) << 20,
             brand: Brand::new(&s.brand),
+            ..ReceiverConfig::default()
         })
     }
 

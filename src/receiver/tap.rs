@@ -58,6 +58,9 @@ pub struct Refused {
     pub why: String,
     /// The status the HTTP layer answered it with, if it answered before the connection ended.
     pub answered: Option<u16>,
+    /// The receiver closed the connection, its head not whole in time: the caller did not
+    /// hang up.
+    pub timed_out: bool,
 }
 
 /// What the tap knows of a refusal while the connection lasts.
@@ -117,6 +120,9 @@ pub struct Tap {
     /// The last write left bytes unwritten (the caller's socket was full): an earlier answer
     /// is still going out, so nothing is withheld (it would be cut short).
     backlog: bool,
+    /// The HTTP layer closed the connection because a head did not come whole within this
+    /// long: what arrived of it is recorded.
+    head_timed_out: Option<std::time::Duration>,
 }
 
 impl Default for Tap {
@@ -129,6 +135,7 @@ impl Default for Tap {
             reply: Vec::new(),
             withheld: false,
             backlog: false,
+            head_timed_out: None,
         }
     }
 }
@@ -528,12 +535,18 @@ impl Tap {
         }
     }
 
+    /// The HTTP layer closed the connection because a head had not come whole after `waited`.
+    pub fn head_timed_out(&mut self, waited: std::time::Duration) {
+        self.head_timed_out = Some(waited);
+    }
+
     /// The request the HTTP layer refused on this connection, if one was and no handler took a
     /// request after it; for the connection's end. It is a head the tap could not read, one it
     /// read but that reached no handler while hyper answered with a refusal of its own (a
     /// target `http` does not take as a URI, say), or a head past hyper's limit.
     fn refused(&mut self, peer: SocketAddr) -> Option<Refused> {
         let (answered, hypers) = self.replied();
+        let mut timed_out = false;
         let (at, bytes, why) = if let Some(r) = self.refusal.take() {
             (r.at, r.bytes, r.why)
         } else if let Some(head) = self.heads.front()
@@ -559,6 +572,18 @@ impl Tap {
             let mut bytes = std::mem::take(&mut self.partial);
             bytes.truncate(KEPT);
             (chrono::Utc::now(), bytes, TOO_LARGE.to_owned())
+        } else if let Some(waited) = self.head_timed_out
+            && self.state == State::Head
+            && !self.partial.is_empty()
+        {
+            let mut bytes = std::mem::take(&mut self.partial);
+            bytes.truncate(KEPT);
+            timed_out = true;
+            let why = format!(
+                "its head did not arrive whole within {} (the caller sent part of it and then nothing), so the connection was closed without an answer",
+                crate::text::human_duration(waited)
+            );
+            (chrono::Utc::now(), bytes, why)
         } else {
             return None;
         };
@@ -568,6 +593,7 @@ impl Tap {
             bytes,
             why,
             answered,
+            timed_out,
         })
     }
 }
