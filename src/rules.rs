@@ -270,6 +270,13 @@ pub enum RuleError {
         path: String,
         source: std::io::Error,
     },
+    /// No file at a `--rules` path, which names none of Hookscope's own recipes either.
+    #[error("{}", no_rule_file(.path, .near))]
+    NoFile {
+        path: String,
+        /// The recipe whose name is like the one given (its case, its extension), if one is.
+        near: Option<&'static str>,
+    },
     #[error(
         "the rule file {path} is larger than {} MiB, the most a rule file may hold: is it the right file?",
         MAX_RULE_FILE >> 20
@@ -617,6 +624,15 @@ impl RuleSet {
             {
                 Ok((RuleSet::parse(name, text)?, Some(name)))
             }
+            // Named, with the recipe meant where the name is near one, and the recipes
+            // otherwise: "no such file" alone left the user to find them in the README.
+            Err(RuleError::Read {
+                path: shown,
+                source,
+            }) if source.kind() == std::io::ErrorKind::NotFound => Err(RuleError::NoFile {
+                path: shown,
+                near: recipe_near(path),
+            }),
             loaded => loaded.map(|r| (r, None)),
         }
     }
@@ -1133,6 +1149,40 @@ pub const RECIPES: [(&str, &str); 3] = [
 ];
 
 /// The recipe whose file name `path` ends with, with or without its `.json`.
+/// The recipe a missing file's name is like: the same words in another case, or with
+/// another extension (`Time-Out-Once`, `every-third-503-retry-after.toml`).
+fn recipe_near(path: &Path) -> Option<&'static str> {
+    let name = path.file_name()?.to_str()?.to_lowercase();
+    let stem = name
+        .rsplit_once('.')
+        .filter(|(_, ext)| matches!(*ext, "json" | "toml" | "yaml" | "yml" | "txt"))
+        .map_or(name.as_str(), |(stem, _)| stem);
+    RECIPES
+        .into_iter()
+        .map(|(recipe, _)| recipe)
+        .find(|recipe| recipe.strip_suffix(".json") == Some(stem))
+}
+
+/// [`RuleError::NoFile`]'s message.
+fn no_rule_file(path: &str, near: &Option<&'static str>) -> String {
+    let stem = |r: &str| r.strip_suffix(".json").unwrap_or(r).to_owned();
+    match near {
+        Some(recipe) => format!(
+            "there is no rule file {path}; did you mean Hookscope's own recipe {}? (give --rules {})",
+            stem(recipe),
+            stem(recipe)
+        ),
+        None => format!(
+            "there is no rule file {path} (check the path; Hookscope's own recipes, given by name, are {})",
+            RECIPES
+                .iter()
+                .map(|(r, _)| stem(r))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 fn recipe_named(path: &Path) -> Option<(&'static str, &'static str)> {
     let name = path.file_name()?.to_str()?;
     RECIPES
@@ -1166,10 +1216,44 @@ mod tests {
         .unwrap();
         let (rules, recipe) = RuleSet::load_or_recipe(&own).unwrap();
         assert_eq!((recipe, rules.rules[0].name.as_str()), (None, "mine"));
-        assert!(matches!(
-            RuleSet::load_or_recipe(&dir.path().join("nope.json")),
-            Err(RuleError::Read { .. })
-        ));
+        // A missing file names the recipes, and the one meant where the name is near one
+        // (another case, another extension); it is not loaded in its place.
+        let nope = RuleSet::load_or_recipe(&dir.path().join("nope.json")).unwrap_err();
+        assert!(
+            matches!(nope, RuleError::NoFile { near: None, .. }),
+            "{nope}"
+        );
+        assert!(
+            nope.to_string().ends_with(
+                "nope.json (check the path; Hookscope's own recipes, given by name, are fail-twice-then-succeed, every-third-503-retry-after, time-out-once)"
+            ),
+            "{nope}"
+        );
+        for typed in [
+            "Time-Out-Once",
+            "every-third-503-retry-after.toml",
+            "FAIL-TWICE-THEN-SUCCEED.JSON",
+        ] {
+            let e = RuleSet::load_or_recipe(Path::new(typed)).unwrap_err();
+            let RuleError::NoFile {
+                near: Some(near), ..
+            } = &e
+            else {
+                panic!("{typed}: {e}")
+            };
+            let stem = near.strip_suffix(".json").unwrap();
+            assert_eq!(
+                stem,
+                typed.to_lowercase().split('.').next().unwrap(),
+                "{typed}"
+            );
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "there is no rule file {typed}; did you mean Hookscope's own recipe {stem}? (give --rules {stem})"
+                )
+            );
+        }
     }
 
     fn call(attempt: u32) -> CallFacts<'static> {

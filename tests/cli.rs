@@ -334,7 +334,11 @@ fn bad_flag_values_are_refused_with_a_reason() {
         (&["listen", "--retry-after", "soon"], "or an HTTP date"),
         (
             &["listen", "--rules", "/nonexistent/rules.json"],
-            "cannot read the rule file /nonexistent/rules.json: there is no such file or directory",
+            "there is no rule file /nonexistent/rules.json (check the path; Hookscope's own recipes, given by name, are fail-twice-then-succeed,",
+        ),
+        (
+            &["listen", "--rules", "Time-Out-Once"],
+            "there is no rule file Time-Out-Once; did you mean Hookscope's own recipe time-out-once? (give --rules time-out-once)",
         ),
         (
             &["listen", "--rules", "/"],
