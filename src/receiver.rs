@@ -833,7 +833,14 @@ fn refused_invocation(r: tap::Refused) -> Invocation {
             r.why
         ),
     }];
-    if r.answered.is_none() && !r.timed_out {
+    if r.timed_out {
+        findings.push(Finding {
+            severity: Severity::Warning,
+            code: crate::store::HEAD_TIMED_OUT.into(),
+            // The receiver closed it: the caller did not hang up.
+            message: "The receiver closed the connection, the request's head not whole in time: the caller got no answer. No retry follows from it: the service sends HTTP, so this was not one of its calls.".to_owned(),
+        });
+    } else if r.answered.is_none() {
         findings.push(Finding {
             severity: Severity::Warning,
             code: CALLER_HUNG_UP.into(),

@@ -1262,8 +1262,20 @@ async fn a_head_that_never_comes_whole_is_closed_and_recorded() {
     );
     assert_eq!(s.inv.body, b"POST /half HTTP/1.1\r\nHost: x\r\nX-Servi");
     let codes: Vec<&str> = s.inv.findings.iter().map(|f| f.code.as_str()).collect();
-    // Not "the caller hung up": the receiver closed it.
-    assert_eq!(codes, ["not-http"], "{:?}", s.inv.findings);
+    // Not "the caller hung up": the receiver closed it, and answered nothing.
+    assert_eq!(
+        codes,
+        ["not-http", "head-timed-out"],
+        "{:?}",
+        s.inv.findings
+    );
+    assert_eq!(
+        s.inv.unanswered(),
+        Some("the receiver closed the connection, the request's head not whole in time")
+    );
+    assert_eq!(s.inv.meaning(), hookscope::store::NOT_HTTP_UNANSWERED);
+    let row = rig.store.page(&Filter::default(), 0, 1).unwrap();
+    assert!(row[0].unanswered && row[0].not_http, "{:?}", row[0]);
     assert!(
         s.inv.findings[0]
             .message
