@@ -1181,8 +1181,9 @@ fn in_store(dir: &std::path::Path) -> impl Fn(CliError) -> CliError + '_ {
     }
 }
 
-/// `read` of the store in `dir`, with its errors named as the store's; a damaged database is
-/// left as it was found, without the log files SQLite made beside it to read it.
+/// `read` of the store in `dir`, with its errors named as the store's; a damaged database, or
+/// a file that holds no store, is left as it was found, without the log files SQLite made
+/// beside it to read it.
 fn reading(
     dir: &std::path::Path,
     read: impl FnOnce() -> Result<(), CliError>,

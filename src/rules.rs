@@ -1148,7 +1148,6 @@ pub const RECIPES: [(&str, &str); 3] = [
     ),
 ];
 
-/// The recipe whose file name `path` ends with, with or without its `.json`.
 /// The recipe a missing file's name is like: the same words in another case, or with
 /// another extension (`Time-Out-Once`, `every-third-503-retry-after.toml`).
 fn recipe_near(path: &Path) -> Option<&'static str> {
@@ -1183,6 +1182,7 @@ fn no_rule_file(path: &str, near: &Option<&'static str>) -> String {
     }
 }
 
+/// The recipe whose file name `path` ends with, with or without its `.json`.
 fn recipe_named(path: &Path) -> Option<(&'static str, &'static str)> {
     let name = path.file_name()?.to_str()?;
     RECIPES

@@ -726,6 +726,19 @@ async fn listeners_see_each_recorded_call() {
     assert_eq!(rec.summary.id, rig.store.last_id().unwrap().unwrap());
 }
 
+/// The bytes of the invoker's attempt 1 of a status report of message `id`, to `path`, as
+/// delivery `delivery`, with `extra` header lines (each ending in CRLF) before its length.
+fn raw_status_report(path: &str, delivery: &str, extra: &str, id: &str) -> Vec<u8> {
+    let body = status_report_body(id);
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nUser-Agent: Service Invoker\r\nX-Service-Event: status-report\r\nX-Service-Delivery: {delivery}\r\nX-Service-Delivery-Attempt: 1\r\nX-Service-Webhook-Id: 234\r\n{extra}Content-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(&body);
+    request
+}
+
 /// A call that reaches the port before it is served (bound, its queue takes connections) is in
 /// the stream `start_subscribed` gives. (`listen` had subscribed after starting, and printed no
 /// line for a call served in between: a race of a few instructions on a loaded machine, which
@@ -750,13 +763,7 @@ async fn a_call_waiting_before_the_receiver_serves_is_in_its_stream() {
     .unwrap();
     // The whole request is sent before the receiver serves: the port's queue took the
     // connection and the socket holds its bytes.
-    let body = status_report_body("1");
-    let mut request = format!(
-        "POST /early HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nUser-Agent: Service Invoker\r\nX-Service-Event: status-report\r\nX-Service-Delivery: early-1\r\nX-Service-Delivery-Attempt: 1\r\nX-Service-Webhook-Id: 234\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    request.extend_from_slice(&body);
+    let request = raw_status_report("/early", "early-1", "Connection: close\r\n", "1");
     let mut s = tokio::net::TcpStream::connect(bound.addr()).await.unwrap();
     s.write_all(&request).await.unwrap();
     let (running, mut events) = bound.start_subscribed(store.clone(), responder);
@@ -783,12 +790,7 @@ async fn a_caller_that_hangs_up_during_the_delay_is_still_recorded() {
     answer.delay_ms = 60_000;
     let rig = Rig::start(answer).await;
     let body = status_report_body("5");
-    let mut request = format!(
-        "POST /slow HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nUser-Agent: Service Invoker\r\nX-Service-Event: status-report\r\nX-Service-Delivery: gone-1\r\nX-Service-Delivery-Attempt: 1\r\nX-Service-Webhook-Id: 234\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    request.extend_from_slice(&body);
+    let request = raw_status_report("/slow", "gone-1", "", "5");
     let mut s = tokio::net::TcpStream::connect(rig.running.addr)
         .await
         .unwrap();
