@@ -383,19 +383,24 @@ fn print_json_text(pretty: String) -> Result<(), ApiCliError> {
 /// The widest a name shows in the table of `webhooks` (the whole of it is in `--json`).
 const WIDEST_NAME: usize = 40;
 
-/// `s` cut to `columns` of a terminal, with "…" where it was cut.
+/// `s` with its control characters escaped ([`escape_control`]), cut to `columns` of a
+/// terminal with "…" where it was cut: an escape is kept whole or left out, never cut into
+/// (`\u{1` would read as other text).
 fn fit(s: &str, columns: usize) -> String {
-    if s.width() <= columns {
-        return s.to_owned();
+    let escaped = escape_control(s);
+    if escaped.width() <= columns {
+        return escaped;
     }
     let mut out = String::new();
     let mut used = 0;
+    let mut one = [0u8; 4];
     for c in s.chars() {
-        let w = c.width().unwrap_or(0);
+        let piece = escape_control(c.encode_utf8(&mut one));
+        let w = piece.width();
         if used + w + 1 > columns {
             break;
         }
-        out.push(c);
+        out.push_str(&piece);
         used += w;
     }
     out.push('…');
@@ -410,7 +415,7 @@ fn webhook_table(list: &[Webhook]) -> Vec<String> {
         .map(|w| {
             [
                 w.id.to_string(),
-                fit(&escape_control(&w.name), WIDEST_NAME),
+                fit(&w.name, WIDEST_NAME),
                 w.trigger_scope.as_str().to_owned(),
                 if w.active { "active" } else { "inactive" }.to_owned(),
                 match w.invoke_option {
@@ -978,6 +983,10 @@ mod tests {
         assert_eq!(fit("abcdef", 4), "abc…");
         // Two columns a character: 日本 is 4 columns, so 3 leave room for one and the "…".
         assert_eq!(fit("日本語", 4), "日…");
+        // Escaped, and cut between escapes, not inside one.
+        assert_eq!(fit("a\u{1b}[2J", 40), "a\\u{1b}[2J");
+        assert_eq!(fit("ab\u{1b}cdef", 8), "ab…");
+        assert_eq!(fit("ab\u{1b}cdef", 9), "ab\\u{1b}…");
     }
 
     /// service-api.md's Webhook response has no invokeOption: a webhook read without one is
