@@ -1468,6 +1468,39 @@ async fn a_410_deactivates_the_webhook() {
     assert_eq!(deliveries(&rig).len(), 1);
 }
 
+/// Calls already in flight when a webhook is cancelled answer 410 too: the activity says it was
+/// deactivated once, not once a call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_cancelled_by_calls_in_flight_is_said_deactivated_once() {
+    let rig = Rig::start(Answer {
+        delay_ms: 300,
+        ..Answer::status(410)
+    })
+    .await;
+    let emu = emulator(1000.0, |_| {}).await;
+    let c = client(&emu);
+    let w = c.create_webhook(&received_hook(&rig)).await.unwrap();
+    for text in ["one", "two", "three"] {
+        emu.inject_incoming("+1", "+2", text);
+    }
+    // All three were on their way before the first 410 came back.
+    calls(&rig, 3, 20).await;
+    until_inactive(&c, w.id).await;
+    let said = |emu: &Emulator, what: &str| {
+        emu.activity()
+            .iter()
+            .filter(|a| a.text.contains(what))
+            .count()
+    };
+    // Each answer is logged as it is read, just before what it means for the webhook.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while said(&emu, ": 410 (") < 3 || said(&emu, "deactivated") == 0 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", emu.activity());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(said(&emu, "deactivated"), 1, "{:?}", emu.activity());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_410_to_one_delivery_stops_the_others_of_its_webhook() {
     use hookscope::deliveries::State;

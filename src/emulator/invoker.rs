@@ -468,10 +468,15 @@ async fn deliver_inner(s: Arc<Shared>, w: Webhook, messages: Vec<Message>, resum
                 return;
             }
             Outcome::WebhookCancelled => {
-                if let Some(h) = s.data().webhooks.get_mut(&hook.id) {
-                    h.active = false;
+                // Said once: calls to it already in flight answer 410 too.
+                let was_active = s
+                    .data()
+                    .webhooks
+                    .get_mut(&hook.id)
+                    .is_some_and(|h| std::mem::replace(&mut h.active, false));
+                if was_active {
+                    s.log(format!("webhook {} deactivated: it answered 410", hook.id));
                 }
-                s.log(format!("webhook {} deactivated: it answered 410", hook.id));
                 return;
             }
             _ => {}
