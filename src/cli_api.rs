@@ -8,7 +8,7 @@ use crate::text::escape_control;
 use clap::{Args, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::net::IpAddr;
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
 /// The environment variable that carries the API password or token secret.
 pub const PASSWORD_ENV: &str = "HOOKSCOPE_API_PASSWORD";
