@@ -46,10 +46,17 @@ pub struct ReceiverConfig {
     /// is closed, and what arrived of a head is recorded. Without it, a client that sent half
     /// a head, or nothing, held its connection (and a file descriptor) for as long as it liked.
     pub head_timeout: std::time::Duration,
+    /// How long a request's body may go without a byte arriving: past it the connection is
+    /// closed with no answer, and the call is recorded with what arrived (`body-timed-out`).
+    /// Without it, a client that stopped sending in the middle of its body, and kept its
+    /// connection open, was never recorded until Hookscope stopped.
+    pub body_timeout: std::time::Duration,
 }
 
 /// [`ReceiverConfig::head_timeout`]'s default: the service's own wait for an answer.
 pub const HEAD_TIMEOUT: std::time::Duration = crate::contract::ANSWER_TIMEOUT;
+/// [`ReceiverConfig::body_timeout`]'s default: the service's own wait for an answer.
+pub const BODY_TIMEOUT: std::time::Duration = crate::contract::ANSWER_TIMEOUT;
 
 impl Default for ReceiverConfig {
     fn default() -> Self {
@@ -59,6 +66,7 @@ impl Default for ReceiverConfig {
             body_limit: DEFAULT_BODY_LIMIT,
             brand: Brand::default(),
             head_timeout: HEAD_TIMEOUT,
+            body_timeout: BODY_TIMEOUT,
         }
     }
 }
@@ -892,12 +900,15 @@ struct ReadBody {
     cut_by_stop: bool,
     /// Past the limit, reading stopped before the end: `received` is a lower bound.
     stopped_counting: bool,
+    /// No byte arrived for the body timeout: the receiver stopped waiting (`broken` says so).
+    stalled: bool,
 }
 
 async fn read_body(
     body: Body,
     limit: u64,
     declared: Option<u64>,
+    idle: std::time::Duration,
     mut stopping: tokio::sync::watch::Receiver<bool>,
 ) -> ReadBody {
     let mut body = body;
@@ -909,6 +920,7 @@ async fn read_body(
         malformed: false,
         cut_by_stop: false,
         stopped_counting: false,
+        stalled: false,
     };
     let give_up = async {
         stopped(&mut stopping).await;
@@ -925,13 +937,23 @@ async fn read_body(
     // Past the limit the rest is read and dropped so the client gets its 413, up to a cap.
     let drain_cap = limit.saturating_mul(2).saturating_add(16 << 20);
     loop {
+        // The wait for each frame is bounded; its timer is armed only when a frame is not
+        // already there (a small body arrives with its head: no timer at all).
         let frame = tokio::select! {
             biased;
-            frame = body.frame() => frame,
+            frame = tokio::time::timeout(idle, body.frame()) => frame,
             _ = &mut give_up => {
                 out.cut_by_stop = true;
                 break;
             }
+        };
+        let Ok(frame) = frame else {
+            out.stalled = true;
+            out.broken = Some(format!(
+                "no byte of it arrived for {}",
+                crate::text::human_duration(idle)
+            ));
+            break;
         };
         let Some(frame) = frame else { break };
         match frame {
@@ -1155,7 +1177,14 @@ async fn answer_call(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     let limit = shared.config.body_limit;
-    let body = read_body(body, limit, declared, shared.stopping.clone()).await;
+    let body = read_body(
+        body,
+        limit,
+        declared,
+        shared.config.body_timeout,
+        shared.stopping.clone(),
+    )
+    .await;
     let method = parts.method.as_str().to_owned();
 
     // Validation parses the body; a large one is parsed off the async workers.
@@ -1273,14 +1302,19 @@ async fn answer_call(
     let mut withheld = false;
     if let Some(err) = &body.broken {
         let received = crate::text::count(body.received, "byte", "bytes");
-        let message = if body.malformed {
+        let of_declared = declared.map_or(String::new(), |d| format!(" of the {d} it declared"));
+        let message = if body.stalled {
+            format!(
+                "The body stopped arriving after {received}{of_declared}: {err}, so the receiver closed the connection (the service stops waiting for an answer after {}).",
+                crate::text::human_duration(crate::contract::ANSWER_TIMEOUT)
+            )
+        } else if body.malformed {
             format!(
                 "The body's chunked framing could not be read after {received} (the server said: {err}): the rest of the body is lost. The answer was sent all the same, and the connection closed."
             )
         } else {
             format!(
-                "The client stopped sending the body after {received}{}: the connection ended before the body did (the server said: {err}).",
-                declared.map_or(String::new(), |d| format!(" of the {d} it declared"))
+                "The client stopped sending the body after {received}{of_declared}: the connection ended before the body did (the server said: {err})."
             )
         };
         validation.findings.push(Finding {
@@ -1293,7 +1327,18 @@ async fn answer_call(
         // side could have read it, while the record said it got none. (Unless an earlier
         // answer on the connection is still going out to a slow reader, which is not cut
         // short for it: then this one follows it, as before.)
-        if !body.malformed {
+        if body.stalled {
+            // The receiver closes it: the caller did not hang up, and gets no answer.
+            withheld = tap::lock(&conn.tap).withhold();
+            validation.findings.push(Finding {
+                severity: Severity::Warning,
+                code: crate::store::BODY_TIMED_OUT.into(),
+                message: format!(
+                    "The receiver closed the connection, the body not whole in time: the caller got no answer. {}",
+                    crate::store::unanswered_consequence(validation.registration_check)
+                ),
+            });
+        } else if !body.malformed {
             withheld = tap::lock(&conn.tap).withhold();
             validation.findings.push(hung_up_finding(
                 started.elapsed(),

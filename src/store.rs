@@ -404,6 +404,9 @@ pub const CALLER_HUNG_UP: &str = "caller-hung-up";
 /// The finding of a request whose head did not arrive whole in time: the receiver closed its
 /// connection, and nothing was answered.
 pub const HEAD_TIMED_OUT: &str = "head-timed-out";
+/// The finding of a request whose body stopped arriving (no byte for the body timeout): the
+/// receiver closed its connection, and nothing was answered.
+pub const BODY_TIMED_OUT: &str = "body-timed-out";
 /// The finding of a request the HTTP layer refused before Hookscope could read it.
 pub const NOT_HTTP: &str = "not-http";
 
@@ -588,7 +591,13 @@ impl Invocation {
         let delay =
             (self.answer.delay_ms > 0).then(|| crate::responder::delay_words(self.answer.delay_ms));
         let never_sent = self.findings.iter().any(|f| {
-            [CALLER_HUNG_UP, QUIT_BEFORE_ANSWER, HEAD_TIMED_OUT].contains(&f.code.as_str())
+            [
+                CALLER_HUNG_UP,
+                QUIT_BEFORE_ANSWER,
+                HEAD_TIMED_OUT,
+                BODY_TIMED_OUT,
+            ]
+            .contains(&f.code.as_str())
         });
         match (never_sent, delay) {
             (false, None) => format!("sent after {took}"),
@@ -612,6 +621,8 @@ impl Invocation {
             Some("the caller hung up before it was sent")
         } else if self.findings.iter().any(|f| f.code == HEAD_TIMED_OUT) {
             Some("the receiver closed the connection, the request's head not whole in time")
+        } else if self.findings.iter().any(|f| f.code == BODY_TIMED_OUT) {
+            Some("the receiver closed the connection, the body not whole in time")
         } else if self.findings.iter().any(|f| f.code == QUIT_BEFORE_ANSWER) {
             Some("Hookscope quit before it was sent")
         } else if u128::from(self.took_us) >= crate::contract::ANSWER_TIMEOUT.as_micros() {
@@ -853,7 +864,7 @@ macro_rules! unanswered_sql {
     () => {
         "CASE WHEN took_us >= 30000000 THEN 1 WHEN findings_count > 0 AND json_valid(findings) THEN EXISTS (SELECT 1 \
         FROM json_each(findings) WHERE type = 'object' AND json_extract(value, '$.code') \
-        IN ('caller-hung-up', 'quit-before-answer', 'head-timed-out')) ELSE 0 END"
+        IN ('caller-hung-up', 'quit-before-answer', 'head-timed-out', 'body-timed-out')) ELSE 0 END"
     };
 }
 macro_rules! retry_after_sql {
@@ -3259,9 +3270,21 @@ mod tests {
             code: HEAD_TIMED_OUT.into(),
             message: "x".into(),
         });
+        let mut stalled = sample("b", 1, 200);
+        stalled.findings.push(Finding {
+            severity: Severity::Warning,
+            code: BODY_TIMED_OUT.into(),
+            message: "x".into(),
+        });
         let mut in_time = sample("t", 1, 200);
         in_time.took_us = 29_999_999;
-        let expected = [(late, true), (cut, true), (closed, true), (in_time, false)];
+        let expected = [
+            (late, true),
+            (cut, true),
+            (closed, true),
+            (stalled, true),
+            (in_time, false),
+        ];
         for (inv, unanswered) in &expected {
             assert_eq!(
                 Summary::of(0, inv).unanswered,

@@ -1068,6 +1068,50 @@ async fn a_body_cut_short_is_recorded_with_a_finding() {
     assert_eq!(read_to_close(conn).await, b"");
 }
 
+/// A client that stops sending in the middle of its body and keeps its connection open is not
+/// waited for forever: past the body timeout the connection is closed with nothing written, and
+/// the call is recorded with what arrived, as not answered (the service would retry it).
+#[tokio::test]
+async fn a_body_that_stops_arriving_is_closed_and_recorded() {
+    let rig = Rig::start_with(Answer::status(200), |c| {
+        c.body_timeout = Duration::from_millis(300)
+    })
+    .await;
+    let mut conn = tokio::net::TcpStream::connect(rig.running.addr)
+        .await
+        .unwrap();
+    conn.write_all(b"POST /stall HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{\"id\"")
+        .await
+        .unwrap();
+    // Nothing more, and the connection left open: the receiver closes it, writing nothing.
+    assert_eq!(read_to_close(conn).await, b"");
+    let s = stored_soon(&rig, "the stalled call to be stored").await;
+    assert_eq!(s.inv.path, "/stall");
+    assert_eq!(s.inv.body_size, 6);
+    assert_eq!(s.inv.declared_size, Some(100));
+    let incomplete = s.inv.findings.iter().find(|f| f.code == "body-incomplete");
+    let incomplete = incomplete
+        .expect("a body-incomplete finding")
+        .message
+        .clone();
+    assert!(
+        incomplete.starts_with("The body stopped arriving after 6 bytes of the 100 it declared: no byte of it arrived for 300 ms, so the receiver closed the connection"),
+        "{incomplete}"
+    );
+    let codes = finding_codes(&rig, s.id);
+    assert!(codes.contains(&"body-timed-out".to_owned()), "{codes:?}");
+    // The receiver closed it: the caller did not hang up.
+    assert!(!codes.contains(&"caller-hung-up".to_owned()), "{codes:?}");
+    assert_eq!(s.inv.outcome(), Outcome::RetryTemporary);
+    assert!(
+        s.inv.answer_timing().starts_with("never sent"),
+        "{}",
+        s.inv.answer_timing()
+    );
+    let row = rig.store.page(&Filter::default(), 0, 1).unwrap();
+    assert!(row[0].unanswered, "{:?}", row[0]);
+}
+
 /// With a delay chosen, a caller that stopped sending mid-body is not held for it: its call is
 /// stored and its connection closed at once, with nothing written (it had been held the whole
 /// delay, then stored as "held 2.2 s of a chosen delay of 2 s").
