@@ -426,6 +426,16 @@ pub fn with_batch_calls(calls: Vec<Stored>, parent: Vec<Stored>) -> Vec<Stored> 
     carried
 }
 
+/// A least wait as a finding names it: to the second past 10 s (rounded, "1 d 3 h" for
+/// 1 d 2 h 35 min named a time the schedule allows as still too early).
+fn least_wait(d: Duration) -> String {
+    if d < Duration::from_secs(10) {
+        human_duration(d)
+    } else {
+        crate::text::exact_duration(d)
+    }
+}
+
 /// The latest a call made before the service read the 410 of `c` can arrive: when the 410 was
 /// answered, plus the tolerance for the commit, the network and the service's own timing.
 fn known(c: &Cancel, tolerance: Duration) -> DateTime<Utc> {
@@ -484,15 +494,34 @@ pub fn analyze(
         }
     }
 
+    // Delays count from the failure: when a call was answered, or when its caller stopped
+    // waiting (a receiver that holds its answer 35 s fails when the service gives up, 30 s
+    // after the call came, and was read as overdue meanwhile).
+    let took_of = |i: usize| {
+        calls.get(i).map_or(Duration::ZERO, |s| {
+            Duration::from_micros(s.inv.took_us)
+                .min(crate::emulator::caller_wait(s.inv.marked_clock_speed()))
+        })
+    };
+    // What a call took on the emulator's clock, as the emulator counts it: a time-out the
+    // service's 30 s, an answer its real time.
+    let took_on_clock =
+        |i: usize| crate::emulator::schedule_took(took_of(i), calls.get(i).and_then(speed_mark));
+    let after = |t: DateTime<Utc>, d: Duration| t + TimeDelta::from_std(d).unwrap_or_default();
+
     // On the emulator's clock, the wait each answer's Retry-After asked for, read as the
-    // emulator reads it: a date by its distance from the answer, and the same date again as
+    // emulator reads it: a date by its distance from the failure, and the same date again as
     // the time it was first read as (waited for once).
     let clock_waits: Option<Vec<Option<Duration>>> = clock.as_ref().map(|c| {
         let mut dates = RetryDates::default();
         attempts
             .iter()
             .zip(c)
-            .map(|(a, &t)| a.retry_after.map(|r| dates.wait(r, a.at, t)))
+            .enumerate()
+            .map(|(i, (a, &t))| {
+                a.retry_after
+                    .map(|r| dates.wait(r, after(a.at, took_of(i)), after(t, took_on_clock(i))))
+            })
             .collect()
     });
 
@@ -626,18 +655,23 @@ pub fn analyze(
                 Some(m) => (m, tolerance_for(m)),
                 None => (schedule, tolerance),
             };
-            let (schedule, tolerance, gap, wait) = match (&clock, &clock_waits, fastest) {
+            // The wait counts from the failure: what the call took (up to the service's 30 s)
+            // comes first.
+            let (schedule, tolerance, gap, wait, took) = match (&clock, &clock_waits, fastest) {
                 (Some(c), Some(w), Some(v)) => (
                     &contract_schedule,
                     DEFAULT_TOLERANCE.max(Duration::from_millis(500).mul_f64(v)),
                     (c[i + 1] - c[i]).to_std().unwrap_or_default(),
                     w[i],
+                    took_on_clock(i),
                 ),
                 _ => (
                     schedule,
                     tolerance,
                     gap,
-                    prev.retry_after.map(|r| r.wait_from(prev.at)),
+                    prev.retry_after
+                        .map(|r| r.wait_from(after(prev.at, took_of(i)))),
+                    took_of(i),
                 ),
             };
             // Attempts skipped in between were made and failed too, each waited for: a retry
@@ -645,21 +679,24 @@ pub fn analyze(
             let skipped = (p + 1..cur.number.unwrap_or(p + 1))
                 .map(|k| schedule.effective_delay(k, None))
                 .sum::<Duration>();
-            let expected = schedule.effective_delay(p, wait) + skipped;
+            let expected = took + schedule.effective_delay(p, wait) + skipped;
             if gap + tolerance < expected {
                 findings.push(finding(
                     Severity::Error,
                     "retry-too-early",
                     format!(
-                        "Attempt {} came {} after attempt {p}; the schedule allows it no sooner than {}.",
+                        "Attempt {} came {} after attempt {p}; the schedule allows it no sooner than {}{}.",
                         cur.number.map_or("?".to_owned(), |n| n.to_string()),
                         human_duration(gap),
-                        // A least wait, to the second: rounded ("1 d 3 h" for 1 d 2 h 35 min)
-                        // it named a time the schedule allows as still too early.
-                        if expected < Duration::from_secs(10) {
-                            human_duration(expected)
+                        least_wait(expected),
+                        if took >= Duration::from_secs(1) {
+                            format!(
+                                " ({} after attempt {p} failed, {} after it came)",
+                                least_wait(expected - took),
+                                human_duration(took)
+                            )
                         } else {
-                            crate::text::exact_duration(expected)
+                            String::new()
                         }
                     ),
                 ));
@@ -721,20 +758,7 @@ pub fn analyze(
     } else {
         1.0
     };
-    // Delays count from the failure: when the last call was answered, or when its caller
-    // stopped waiting (a receiver that holds its answer 35 s fails when the service gives up,
-    // 30 s after the call came, and was read as overdue meanwhile).
-    let took_of = |i: usize| {
-        calls.get(i).map_or(Duration::ZERO, |s| {
-            Duration::from_micros(s.inv.took_us)
-                .min(crate::emulator::caller_wait(s.inv.marked_clock_speed()))
-        })
-    };
     let took = took_of(position);
-    // What a call took on the emulator's clock, as the emulator counts it: a time-out the
-    // service's 30 s, an answer its real time.
-    let took_on_clock =
-        |i: usize| crate::emulator::schedule_took(took_of(i), calls.get(i).and_then(speed_mark));
     // The first failure seen, moved back by the delays before its attempt when that is not
     // attempt 1: a delivery first seen at attempt 65 (the receiver was down) has the retries
     // its window still holds, not two days more, and a failed attempt 195 has none.
@@ -1877,6 +1901,51 @@ mod tests {
                 "held {took} s"
             );
         }
+    }
+
+    /// An early retry is measured from the failure too: a call answered after 31 s failed when
+    /// the service stopped waiting, 30 s after it came, so its retry is due 2 min after it came.
+    /// One 1 min 40 s after it is 20 s early (it had read as on time), and the finding names the
+    /// 2 min the timeline expects (it had said 1 min 30 s).
+    #[test]
+    fn an_early_retry_counts_from_when_the_call_before_failed() {
+        let held = |took_s: u64| {
+            let mut c = call(1, 1, 0, 500, None);
+            c.inv.took_us = took_s * 1_000_000;
+            c
+        };
+        let d = run(&[held(31), call(2, 2, 100, 500, None)]);
+        assert_eq!(codes(&d), ["retry-too-early"], "{:?}", d.findings);
+        assert_eq!(
+            d.findings[0].message,
+            "Attempt 2 came 1 min 40 s after attempt 1; the schedule allows it no sooner than 2 min (1 min 30 s after attempt 1 failed, 30 s after it came)."
+        );
+        let d = run(&[held(35), call(2, 2, 35, 500, None)]);
+        assert!(d.findings[0].message.contains("no sooner than 2 min ("));
+        // On time, counted from the failure; and an answer of 8 s fails then.
+        assert!(codes(&run(&[held(31), call(2, 2, 120, 500, None)])).is_empty());
+        let d = run(&[held(8), call(2, 2, 90, 500, None)]);
+        assert!(
+            d.findings[0].message.contains(
+                "no sooner than 1 min 38 s (1 min 30 s after attempt 1 failed, 8 s after it came)"
+            ),
+            "{:?}",
+            d.findings
+        );
+        // A Retry-After date is a time, whenever the answer went: due at it (200 s after the
+        // call), not 20 s later for the answer's time.
+        let date = crate::contract::imf_fixdate(t0() + TimeDelta::seconds(200));
+        let mut dated = call(1, 1, 0, 503, Some(&date));
+        dated.inv.took_us = 20_000_000;
+        assert!(codes(&run(&[dated.clone(), call(2, 2, 196, 503, None)])).is_empty());
+        let d = run(&[dated, call(2, 2, 190, 503, None)]);
+        assert!(
+            d.findings[0]
+                .message
+                .contains("no sooner than 3 min 20 s ("),
+            "{:?}",
+            d.findings
+        );
     }
 
     #[test]
