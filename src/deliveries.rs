@@ -969,6 +969,14 @@ pub fn analyze(
             }
         }
     };
+    // Calls that came after a 410 say the service should have stopped; when it went on and
+    // the delivery reads as retrying, they say why its retries are still expected (the state
+    // had read "retrying, 194 retries left" beside "should have stopped", unexplained).
+    if matches!(state, State::Retrying { .. }) {
+        for f in findings.iter_mut().filter(|f| f.code == "call-after-410") {
+            f.message.push_str(" As it went on calling, this delivery's retries are still expected (the webhook may have been set up again where Hookscope could not see it).");
+        }
+    }
     let speed_hint = clock_speed_hint(&attempts, schedule);
     // From the first failure as the plan counts it: moved back from a delivery first seen at
     // attempt 65 (the line had stood two days after attempt 65, past the last retry planned),
@@ -2449,6 +2457,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(codes(&d), vec!["call-after-410"]);
+        // Still read as retrying (the service went on calling), and the finding says so: it
+        // had stood unexplained beside "194 retries left".
+        assert!(matches!(d.state, State::Retrying { .. }), "{:?}", d.state);
+        assert!(
+            d.findings[0]
+                .message
+                .ends_with("the service should have stopped calling it. As it went on calling, this delivery's retries are still expected (the webhook may have been set up again where Hookscope could not see it)."),
+            "{}",
+            d.findings[0].message
+        );
         // Set up again (a registration check passed) before the call: nothing wrong.
         let enabled = t0() + TimeDelta::seconds(300);
         let after = |lifted| {
@@ -2462,6 +2480,20 @@ mod tests {
             codes(&d).into_iter().map(str::to_owned).collect::<Vec<_>>()
         };
         assert!(after(enabled).is_empty());
+        // A delivery that ended says nothing of retries.
+        let d = analyze(
+            &[call(5, 1, 600, 200, None)],
+            &Schedule::default(),
+            DEFAULT_TOLERANCE,
+            &[cancel(t0(), 1, None)],
+        )
+        .unwrap();
+        assert_eq!(codes(&d), vec!["call-after-410"]);
+        assert!(
+            d.findings[0]
+                .message
+                .ends_with("should have stopped calling it.")
+        );
         // Set up again only between the two attempts: the first was still wrong.
         assert_eq!(
             after(t0() + TimeDelta::seconds(650)),
