@@ -371,6 +371,47 @@ async fn a_webhook_answered_for_another_id_is_refused() {
     assert!(e.to_string().contains("it is webhook 6, not 5"), "{e}");
 }
 
+/// A base URL that redirects: said as a redirect, with where it points, and not followed (a
+/// redirect followed had sent the call elsewhere, and shown another server's empty list as the
+/// service's, or blamed the first server for the second's silence).
+#[tokio::test]
+async fn a_redirect_is_said_and_not_followed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    elsewhere.set_nonblocking(true).unwrap();
+    let target = format!("http://{}/v1/webhooks", elsewhere.local_addr().unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let location = target.clone();
+    tokio::spawn(async move {
+        if let Ok((mut conn, _)) = listener.accept().await {
+            let mut request = [0u8; 2048];
+            let _ = conn.read(&mut request).await;
+            let head = format!(
+                "HTTP/1.1 302 Found\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            );
+            let _ = conn.write_all(head.as_bytes()).await;
+        }
+    });
+    let c = ApiClient::new(&base, "demo", Some("demo".into())).unwrap();
+    let e = c.list_webhooks().await.expect_err("a redirect is no list");
+    assert!(
+        matches!(&e, ApiError::Redirected { status: 302, location, .. } if *location == target),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains(&format!(
+            "answered 302, a redirect to {target}: Hookscope does not follow redirects"
+        )),
+        "{e}"
+    );
+    // Nothing went to the address it named.
+    assert!(
+        matches!(elsewhere.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the redirect was followed"
+    );
+}
+
 /// A URL on this machine that answers the registration check 200, then accepts every call and
 /// never answers it (bounded: 200 connections), with a count of the calls accepted.
 async fn hung_url() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {

@@ -77,6 +77,17 @@ pub enum ApiError {
         status: u16,
         detail: String,
     },
+    /// A 3xx: not followed, as a client that followed it would send the credentials to another
+    /// address, and show another server's answer as the service's.
+    #[error(
+        "{url} answered {status}, a redirect to {location}: Hookscope does not follow redirects (the credentials would go with it); if that is the API, give its base, ending in /v1, as --api-url"
+    )]
+    Redirected {
+        url: String,
+        status: u16,
+        /// Where it pointed (`no address` when it named none).
+        location: String,
+    },
     #[error("the call to {url} failed: {detail}")]
     Other { url: String, detail: String },
     #[error(
@@ -444,6 +455,8 @@ impl ApiClient {
         super::install_tls_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
+            // A redirect is said as one (see `ApiError::Redirected`), not followed.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ApiError::Other {
                 url: base.to_owned(),
@@ -512,6 +525,23 @@ impl ApiClient {
             // Seconds, or an HTTP date as the wait until it (0 once it has passed).
             .and_then(|v| crate::contract::parse_retry_after(v, chrono::Utc::now()))
             .map(|wait| wait.as_secs());
+        if (300..400).contains(&status) {
+            let location = resp
+                .headers()
+                .get("location")
+                .map(|v| {
+                    String::from_utf8_lossy(v.as_bytes())
+                        .chars()
+                        .take(200)
+                        .collect()
+                })
+                .unwrap_or_else(|| "no address".to_owned());
+            return Err(ApiError::Redirected {
+                url: url.to_owned(),
+                status,
+                location,
+            });
+        }
         let body = resp.bytes().await.map_err(|e| transport_error(url, &e))?;
         if (200..300).contains(&status) {
             return Ok((status, body));
