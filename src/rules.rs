@@ -199,6 +199,9 @@ impl Condition {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
+    /// Required: one left out is refused by the check of the file, which names the rule and
+    /// its line (serde's "missing field" had pointed at line 1 of a TOML file).
+    #[serde(default)]
     pub name: String,
     #[serde(default)]
     pub when: Condition,
@@ -425,7 +428,7 @@ impl RuleSet {
         let format = RuleFormat::of(path, text);
         let rule_lines = match format {
             RuleFormat::Json => json_rule_lines(text),
-            RuleFormat::Toml => toml_name_lines(text),
+            RuleFormat::Toml => toml_rule_lines(text),
         };
         // The same text read as plain values, for what serde lets through (a list where a table
         // belongs: `answer = [503]` reads as status 503, an answer with no status) and for what
@@ -475,7 +478,7 @@ impl RuleSet {
         let mut file: RuleFile = typed.map_err(|e| {
             first_shape_error()
                 .or_else(|| other_format(path, text))
-                .unwrap_or(e)
+                .unwrap_or_else(|| not_yaml(path, e))
         })?;
         // Header values arrive without surrounding spaces: a rule's are taken the same way, and
         // a Retry-After is sent as `--retry-after` sends it, trimmed.
@@ -852,6 +855,31 @@ fn other_format(path: &str, text: &str) -> Option<RuleError> {
     })
 }
 
+/// A file named `.yaml` or `.yml` that does not read as either format: said to be YAML, which
+/// Hookscope does not read (it had been read as TOML, with TOML's complaint alone).
+fn not_yaml(path: &str, e: RuleError) -> RuleError {
+    let yaml = Path::new(path)
+        .extension()
+        .and_then(|x| x.to_str())
+        .is_some_and(|x| x.eq_ignore_ascii_case("yaml") || x.eq_ignore_ascii_case("yml"));
+    match e {
+        RuleError::Syntax {
+            path,
+            line,
+            column,
+            reason,
+        } if yaml => RuleError::Syntax {
+            path,
+            line,
+            column,
+            reason: format!(
+                "{reason} (read as TOML: Hookscope reads rule files in JSON, {{\"rules\": [ ... ]}}, or TOML, [[rules]] tables, not YAML)"
+            ),
+        },
+        e => e,
+    }
+}
+
 /// The two formats of a rule file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RuleFormat {
@@ -1057,6 +1085,40 @@ fn toml_name_lines(text: &str) -> Vec<usize> {
         }
     }
     lines
+}
+
+/// The line of each rule of a TOML rule file, in order: its `name = `'s, or, in a file of
+/// `[[rules]]` tables, its table's header when it has no name (a rule left without one had
+/// taken the next rule's name line, and every rule after it the line of the one after).
+fn toml_rule_lines(text: &str) -> Vec<usize> {
+    let names = toml_name_lines(text);
+    let headers: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let l = l.trim_start();
+            l.starts_with("[[") && l[2..].trim_start().starts_with("rules") && {
+                let after = l[2..].trim_start()["rules".len()..].trim_start();
+                after.starts_with("]]")
+            }
+        })
+        .map(|(i, _)| i + 1)
+        .collect();
+    if headers.is_empty() || names.len() == headers.len() {
+        return names;
+    }
+    headers
+        .iter()
+        .enumerate()
+        .map(|(k, &h)| {
+            let end = headers.get(k + 1).copied().unwrap_or(usize::MAX);
+            names
+                .iter()
+                .copied()
+                .find(|&n| n > h && n < end)
+                .unwrap_or(h)
+        })
+        .collect()
 }
 
 /// The line of each rule of a JSON rule file, in order: its own `"name"`'s, or where the rule
@@ -1711,9 +1773,29 @@ body = "ok"
             "[[rules]]\nname = \"ok\"\nanswer = { status = 200 }\n\n[[rules]]\nname = \"bad\"\nanswer = { status = 700 }\n",
         );
         assert!(e.starts_with("r.toml: line 6: rule 2 (\"bad\")"), "{e}");
+        // One with no name names its table's line, and the rules after it keep theirs (serde's
+        // "missing field `name`" had pointed at line 1).
+        let e = err(
+            "[[rules]]\nname = \"ok\"\nanswer = { status = 200 }\n\n[[rules]]\nanswer = { status = 503 }\n\n[[ rules ]]\nname = \"late\"\nanswer = { status = 200 }\n",
+        );
+        assert_eq!(
+            e,
+            "r.toml: line 5: rule 2: a rule needs a name: each call records the rule that answered it"
+        );
+        assert_eq!(
+            toml_rule_lines("[[rules]]\nanswer = {}\n[[rules]]\nname = \"b\"\n"),
+            vec![1, 4]
+        );
         // A list of rules at the top is not a rule file in either format.
         let e = err("rules = 5\n");
         assert!(e.contains("line 1"), "{e}");
+        // YAML is said to be what it is.
+        let yaml = "rules:\n  - name: x\n    answer:\n      status: 503\n";
+        let e = RuleSet::parse("r.yaml", yaml).unwrap_err().to_string();
+        assert!(e.starts_with("r.yaml: line 1, column"), "{e}");
+        assert!(e.ends_with("(read as TOML: Hookscope reads rule files in JSON, {\"rules\": [ ... ]}, or TOML, [[rules]] tables, not YAML)"), "{e}");
+        let e = RuleSet::parse("r.txt", yaml).unwrap_err().to_string();
+        assert!(!e.contains("YAML"), "{e}");
     }
 
     #[test]
@@ -1880,6 +1962,9 @@ body = "ok"
         );
         let e = one_rule(r#"{"name": " ", "answer": {"status": 503}}"#).unwrap_err();
         assert!(e.contains("a rule needs a name"), "{e}");
+        // Left out, the same words and the rule's line (not serde's "missing field").
+        let e = one_rule(r#"{"answer": {"status": 503}}"#).unwrap_err();
+        assert!(e.contains("rule 1: a rule needs a name"), "{e}");
         let e = one_rule(r#"{"name": "n", "when": {"path": "hook"}, "answer": {"status": 503}}"#)
             .unwrap_err();
         assert!(e.contains("the path \"hook\" never matches"), "{e}");
