@@ -2496,6 +2496,16 @@ fn the_new_webhook_form_says_what_the_registration_check_will_get() {
     rig.harness.get_by_label(
         "The service calls the URL with [] before it accepts it; the receiver answers it 503, the answer chosen (\"Answer the registration check 200\" is off), so the service will refuse the URL.",
     );
+    // A URL on this machine at another port: the check goes there, not to the receiver.
+    let Listening::On(now) = rig.harness.state().state.listening else {
+        panic!("the receiver listens");
+    };
+    let elsewhere = if now.port() == 9 { 10 } else { 9 };
+    rig.harness.state_mut().state.service.form.url = format!("http://127.0.0.1:{elsewhere}/hook");
+    rig.harness.run_steps(2);
+    rig.harness.get_by_label(&format!(
+        "The service calls the URL with [] before it accepts it; this URL is on this machine but not the receiver's (it listens at http://{now}), so whatever answers at port {elsewhere} must answer it 200."
+    ));
 }
 
 /// A brand word applied in Settings is the one the built-in emulator's calls carry: its
@@ -2558,7 +2568,7 @@ fn a_new_brand_word_reaches_the_built_in_emulator() {
         },
     );
     rig.harness
-        .get_by_label("Send a test message to 1111111")
+        .get_by_label("Send a test message to\u{a0}1111111")
         .click();
     rig.until("a status report is listed", |app| {
         app.state
@@ -2668,7 +2678,7 @@ fn a_webhook_left_behind_by_a_port_change_says_so_and_is_pointed_back() {
     rig.harness
         .get_by_label_contains("Nothing listens there now");
     rig.harness
-        .get_by_label("Send a test message to 1111111")
+        .get_by_label("Send a test message to\u{a0}1111111")
         .click();
     rig.until("the service says where the reports go", |app| {
         app.state.service.status.as_ref().is_some_and(|s| {
@@ -2818,7 +2828,7 @@ fn creating_a_webhook_through_the_form_lists_it_and_the_test_message_is_highligh
     // still brought into the list, not left behind "N new".
     rig.harness.state_mut().state.settings.follow = false;
     rig.harness
-        .get_by_label("Send a test message to 1111111")
+        .get_by_label("Send a test message to\u{a0}1111111")
         .click();
     rig.until("the status report is selected", |app| {
         app.state
@@ -3243,7 +3253,7 @@ fn a_1024_window_keeps_the_list_and_the_detail_between_the_side_panels() {
     let answer_panel_left = rig.answer_panel_left();
     let service_panel_right = rig
         .harness
-        .get_by_label("Send a test message to 1111111")
+        .get_by_label("Send a test message to\u{a0}1111111")
         .rect()
         .max
         .x;
@@ -5490,12 +5500,12 @@ fn a_test_message_with_no_sent_webhook_says_its_reports_go_nowhere() {
     rig.harness.step();
     let button = |rig: &UiRig| {
         rig.harness
-            .get_by_label("Send a test message to 1111111")
+            .get_by_label("Send a test message to\u{a0}1111111")
             .rect()
     };
     let before = button(&rig);
     rig.harness
-        .get_by_label("Send a test message to 1111111")
+        .get_by_label("Send a test message to\u{a0}1111111")
         .click();
     rig.until_service_error();
     rig.harness.step();
@@ -7786,7 +7796,7 @@ fn retries_of_the_test_message_s_reports_are_counted_not_selected() {
     rig.harness.state_mut().state.settings.emulator_speed = 600.0;
     rig.harness.step();
     rig.harness
-        .get_by_label("Send a test message to 1111111")
+        .get_by_label("Send a test message to\u{a0}1111111")
         .click();
     let status = |app: &HookscopeApp| match &app.state.service.status {
         Some(Ok(t)) => t.clone(),
@@ -7831,7 +7841,7 @@ fn retries_of_the_test_message_s_reports_are_counted_not_selected() {
     // report is the one selected, not the next retry of the first message's (which had been
     // taken for it).
     rig.harness
-        .get_by_label("Send a test message to 1111111")
+        .get_by_label("Send a test message to\u{a0}1111111")
         .click();
     rig.until("the second message's first report", move |app| {
         status(app).contains("The test message's status report arrived")
@@ -7943,7 +7953,7 @@ fn the_service_panel_holds_still_while_its_foot_changes() {
         rig.wheel(over, egui::MouseWheelUnit::Page, -3.0);
     }
     rig.harness.run_steps(30);
-    let send = "Send a test message to 1111111";
+    let send = "Send a test message to\u{a0}1111111";
     let before = rig.harness.get_by_label(send).rect();
     let receive_before = rig.harness.get_by_label("Receive").rect();
     // A click in the panel, where a button that asks the service would be (the heading
@@ -8152,7 +8162,7 @@ fn the_held_calls_box_keeps_its_height_while_calls_come_and_go() {
     });
     rig.harness.step();
     rig.harness
-        .get_by_label("Send a test message to 1111111")
+        .get_by_label("Send a test message to\u{a0}1111111")
         .click();
     let top = |rig: &UiRig| {
         rig.harness

@@ -747,19 +747,37 @@ pub struct ServiceState {
 /// A URL at another host, or at a port the receiver never had, is the user's business.
 pub fn moved_receiver_url(url: &str, was: &[u16], now: std::net::SocketAddr) -> Option<String> {
     let mut parsed = url::Url::parse(url).ok()?;
-    let host = parsed.host()?;
-    let local = crate::api::reach::reach(&host) == crate::api::reach::Reach::ThisMachine
-        || match host {
-            url::Host::Ipv4(ip) => std::net::IpAddr::V4(ip) == now.ip(),
-            url::Host::Ipv6(ip) => std::net::IpAddr::V6(ip) == now.ip(),
-            url::Host::Domain(_) => false,
-        };
+    let local = on_this_machine(&parsed, now);
     let port = parsed.port_or_known_default()?;
     if !local || parsed.scheme() != "http" || port == now.port() || !was.contains(&port) {
         return None;
     }
     parsed.set_port(Some(now.port())).ok()?;
     Some(parsed.to_string())
+}
+
+/// Whether `url` names this machine: a loopback name or address, or the one the receiver at
+/// `now` listens on.
+fn on_this_machine(url: &url::Url, now: std::net::SocketAddr) -> bool {
+    let Some(host) = url.host() else {
+        return false;
+    };
+    crate::api::reach::reach(&host) == crate::api::reach::Reach::ThisMachine
+        || match host {
+            url::Host::Ipv4(ip) => std::net::IpAddr::V4(ip) == now.ip(),
+            url::Host::Ipv6(ip) => std::net::IpAddr::V6(ip) == now.ip(),
+            url::Host::Domain(_) => false,
+        }
+}
+
+/// The port of `url` when it names this machine but not the receiver listening at `now`
+/// (another port, or https, which the receiver does not speak): the registration check goes
+/// to whatever listens there, not to the receiver.
+pub fn elsewhere_on_this_machine(url: &str, now: std::net::SocketAddr) -> Option<u16> {
+    let parsed = url::Url::parse(url.trim()).ok()?;
+    let port = parsed.port_or_known_default()?;
+    (on_this_machine(&parsed, now) && (port != now.port() || parsed.scheme() != "http"))
+        .then_some(port)
 }
 
 /// The Service panel's place at a click in it (see [`ServiceState::held`]).
@@ -1068,6 +1086,25 @@ mod tests {
             "not a url",
         ] {
             assert_eq!(moved(url, &was, now), None, "{url}");
+        }
+    }
+
+    #[test]
+    fn a_url_on_this_machine_but_not_at_the_receiver_is_told_apart() {
+        use super::elsewhere_on_this_machine as elsewhere;
+        let now: std::net::SocketAddr = "127.0.0.1:8787".parse().unwrap();
+        assert_eq!(elsewhere("http://127.0.0.1:19398/hook", now), Some(19398));
+        assert_eq!(elsewhere("http://localhost/hook", now), Some(80));
+        assert_eq!(elsewhere("https://127.0.0.1:8787/hook", now), Some(8787));
+        // The receiver's own, another machine (a tunnel), or not a URL: not said.
+        for url in [
+            "http://127.0.0.1:8787/hook",
+            " http://localhost:8787/x ",
+            "https://abc.ngrok.app/hook",
+            "not a url",
+            "",
+        ] {
+            assert_eq!(elsewhere(url, now), None, "{url}");
         }
     }
 

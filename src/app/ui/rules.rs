@@ -12,7 +12,7 @@ pub(super) const ALL_RETIRED: &str = "Every rule has retired (each answered as m
 fn recipe_title(file: &str) -> &'static str {
     match file {
         "fail-twice-then-succeed.json" => "Fail the first 2 attempts, then succeed",
-        "every-third-503-retry-after.json" => "503 with Retry-After to every third call",
+        "every-third-503-retry-after.json" => "503 with Retry-After to every\u{a0}third\u{a0}call",
         "time-out-once.json" => "Time out once (answer after 35 s)",
         _ => "Recipe",
     }

@@ -636,7 +636,16 @@ fn registration_hint(ui: &mut egui::Ui, app: &HookscopeApp) {
     const CHECK: &str = "The service calls the URL with [] before it accepts it";
     let settings = &app.state.settings;
     let status = settings.answer.status;
-    if settings.pass_registration_check {
+    // A URL on this machine that is not the receiver's: the check goes there, not to it (the
+    // hint had promised the receiver's 200, and Create then failed as "connection refused").
+    if let crate::app::state::Listening::On(now) = app.state.listening
+        && let Some(port) =
+            crate::app::state::elsewhere_on_this_machine(&app.state.service.form.url, now)
+    {
+        ui.weak(format!(
+            "{CHECK}; this URL is on this machine but not the receiver's (it listens at http://{now}), so whatever answers at port {port} must answer it 200."
+        ));
+    } else if settings.pass_registration_check {
         ui.weak(format!("{CHECK}; the receiver answers that 200."));
     } else if app.state.rules.in_force > 0 {
         ui.weak(format!(
@@ -665,7 +674,7 @@ fn test_message_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
         "Sends an SMS to the test number {TEST_NUMBER}, which costs nothing. The SMS never reaches a phone, by design (its last status is FAILED), and each status change reaches the SENT webhooks as a status report: those calls to your URL succeed when it answers 200."
     ));
     if ui
-        .button(format!("Send a test message to {TEST_NUMBER}"))
+        .button(format!("Send a test message to\u{a0}{TEST_NUMBER}"))
         .clicked()
     {
         app.state.service.status = None;
