@@ -412,6 +412,7 @@ fn what_if_ui(
         super::timeline::Scale::Speed(1.0),
         &marks,
         None,
+        true,
     );
     ui.label(RichText::new(crate::contract::SCHEDULE_RULE).small().weak());
 }

@@ -605,7 +605,18 @@ fn delivery_ui(
             }
             _ => super::timeline::Scale::Speed(speed),
         };
-        super::timeline::timeline_ui(ui, first.at, end.max(first.at), scale, &marks, Some(now));
+        // The end of a retry window only where one opened: a delivery whose answers were all
+        // final (its first a success or a 4xx) never had one.
+        let window = d.attempts.iter().any(|a| a.outcome.is_retry());
+        super::timeline::timeline_ui(
+            ui,
+            first.at,
+            end.max(first.at),
+            scale,
+            &marks,
+            Some(now),
+            window,
+        );
     }
     // Sideways in its own scroll area when the panel is narrower than its five columns (a
     // large zoom): it had widened the detail panel, whose top edge then ran on into the

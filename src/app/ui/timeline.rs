@@ -43,8 +43,19 @@ pub enum Scale<'a> {
     Clock(&'a crate::deliveries::ClockMap),
 }
 
+/// The ticks of an axis `total` seconds long, from the right. The 2 days' is kept on an axis a
+/// little shorter (up to 1%): a window planned from before the first call seen ends minutes
+/// short of 2 days after it, and its axis had no "2 d" at its end.
+fn ticks(total: f64) -> impl Iterator<Item = f64> {
+    [0.0, 90.0, 600.0, 3600.0, 6.0 * 3600.0, 86_400.0, 172_800.0]
+        .into_iter()
+        .rev()
+        .filter(move |&s| s <= total * 1.01)
+}
+
 /// The timeline from `start` to `end` on the service's clock (see [`Scale`]): the ticks read
-/// in the service's time.
+/// in the service's time. `window`: `end` is the end of a retry window, marked as one (a
+/// delivery whose first answer was final never had one).
 pub fn timeline_ui(
     ui: &mut egui::Ui,
     start: DateTime<Utc>,
@@ -52,6 +63,7 @@ pub fn timeline_ui(
     scale: Scale,
     marks: &[Mark],
     now: Option<DateTime<Utc>>,
+    window: bool,
 ) {
     let clock_secs = |t: DateTime<Utc>| match scale {
         Scale::Speed(speed) => {
@@ -89,13 +101,7 @@ pub fn timeline_ui(
     // right: the window's end is the one to keep) is left out, its tick stays.
     let tick_font = egui::FontId::proportional(10.0);
     let mut room_right = f32::INFINITY;
-    for s in [0.0, 90.0, 600.0, 3600.0, 6.0 * 3600.0, 86_400.0, 172_800.0]
-        .into_iter()
-        .rev()
-    {
-        if s > total * 1.001 {
-            continue;
-        }
+    for s in ticks(total) {
         let x = inner.left() + inner.width() * axis(s, total);
         painter.line_segment(
             [Pos2::new(x, line_y + 6.0), Pos2::new(x, line_y + 10.0)],
@@ -131,10 +137,12 @@ pub fn timeline_ui(
     // the room on both sides of it, so "now" had no label and its line ran through the other.
     let mut row = LabelRow::default();
     let xe = x_of(end);
-    painter.line_segment(
-        [Pos2::new(xe, rect.top() + 4.0), Pos2::new(xe, line_y + 6.0)],
-        Stroke::new(2.0, visuals.warn_fg_color),
-    );
+    if window {
+        painter.line_segment(
+            [Pos2::new(xe, rect.top() + 4.0), Pos2::new(xe, line_y + 6.0)],
+            Stroke::new(2.0, visuals.warn_fg_color),
+        );
+    }
     let now_x = now.filter(|now| *now >= start && *now <= end).map(&x_of);
     if let Some(x) = now_x {
         painter.line_segment(
@@ -157,7 +165,7 @@ pub fn timeline_ui(
             visuals.strong_text_color(),
         );
     }
-    if let Some(end_label) = end_label {
+    if let Some(end_label) = end_label.filter(|_| window) {
         painter.text(
             Pos2::new(xe - 2.0, rect.top() + 2.0),
             egui::Align2::RIGHT_TOP,
@@ -312,6 +320,21 @@ fn place(xs: impl Iterator<Item = (f32, bool)>) -> Placed {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_axis_a_little_short_of_two_days_still_ends_at_2_d() {
+        let labels = |total: f64| {
+            super::ticks(total)
+                .map(super::tick_label)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(labels(172_800.0)[0], "2 d");
+        // 265 s short: a window planned from before the first call seen.
+        assert_eq!(labels(172_535.0)[0], "2 d");
+        // A day and a half: no tick past its end.
+        assert_eq!(labels(129_600.0)[0], "1 d");
+        assert_eq!(labels(100.0), ["90 s", "0 s"]);
+    }
+
     /// Texts 6 points a character wide: "now" 18, "end" 18, "end of window" 78.
     fn width(text: &str) -> f32 {
         6.0 * text.chars().count() as f32
