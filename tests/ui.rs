@@ -2067,16 +2067,25 @@ fn a_recipe_asks_before_it_replaces_changes_not_applied() {
     rig.click_in_sight("Edit rules…");
     rig.harness.step();
     rig.harness.step();
-    assert!(
+    // Said in the editor alone, once: not under the rules in force too.
+    assert_eq!(
         rig.harness
             .query_all_by_label_contains("An example to start from")
-            .count()
-            >= 1
+            .count(),
+        1
     );
     assert_eq!(rig.harness.state().state.rules.in_force, 0);
     rig.harness.state_mut().state.rules.open = false;
-    // With no rule, the chosen answer is the one in force again.
+    // With no rule, the chosen answer is the one in force again; the editor closed, its note
+    // is gone from the panel (it had stayed under "No rules").
     rig.harness.step();
+    rig.harness.step();
+    assert_eq!(
+        rig.harness
+            .query_all_by_label_contains("An example to start from")
+            .count(),
+        0
+    );
     rig.harness.get_by_label("chosen");
 }
 

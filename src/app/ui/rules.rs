@@ -24,6 +24,10 @@ fn recipe_source(file: &str) -> String {
     format!("the recipe \"{}\"", recipe_title(file))
 }
 
+/// How the editor's note on the example it opens with begins: a note of the editor's alone,
+/// not shown under the rules in force (it had stayed there once the editor was closed).
+const EXAMPLE_NOTE: &str = "An example to start from";
+
 pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
     ui.strong("Rules (first match wins, before the answer above)");
     // The recipes and the editor's buttons first: applying one adds the rules below them,
@@ -59,7 +63,7 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
                 // An example to start from, said to be one: it read as the rules just cleared.
                 app.state.rules.text = RECIPES[0].1.to_owned();
                 app.state.rules.note = Some(format!(
-                    "An example to start from (the recipe \"{}\"): it answers nothing until Apply.",
+                    "{EXAMPLE_NOTE} (the recipe \"{}\"): it answers nothing until Apply.",
                     recipe_title(RECIPES[0].0)
                 ));
             }
@@ -156,7 +160,13 @@ pub fn rules_section_ui(ui: &mut egui::Ui, app: &mut HookscopeApp) {
             }
         }
     }
-    if let Some(note) = &app.state.rules.note {
+    if let Some(note) = app
+        .state
+        .rules
+        .note
+        .as_ref()
+        .filter(|n| !n.starts_with(EXAMPLE_NOTE))
+    {
         let shown = ui.label(RichText::new(note).small());
         // Rules that will all retire have the room of the note that says so from the start:
         // grown by a line as the last retired, it moved the registration check's box under
