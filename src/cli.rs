@@ -470,6 +470,21 @@ impl CliError {
     }
 }
 
+/// What `listen` says as it stops with `n` calls in progress: a held answer goes at once, but a
+/// body still arriving gets [`STOP_GRACE`](crate::receiver::STOP_GRACE) to finish (it had said
+/// "answered at once" and then waited 3 s).
+fn stopping_message(n: usize) -> String {
+    match n {
+        0 => "Stopping (Ctrl-C again quits at once).".to_owned(),
+        n => format!(
+            "Stopping: {} in progress {} answered at once and stored first (a body still arriving gets {} more; Ctrl-C again quits without them).",
+            crate::text::count(n as u64, "call", "calls"),
+            if n == 1 { "is" } else { "are" },
+            crate::text::human_duration(crate::receiver::STOP_GRACE)
+        ),
+    }
+}
+
 /// One line of `listen` for a recorded call, at local time of day. Everything from the request
 /// is escaped.
 pub fn format_line(s: &Summary) -> String {
@@ -913,14 +928,7 @@ pub async fn listen(args: ListenArgs) -> Result<(), CliError> {
         _ = signals.next() => {}
         _ = stdout_gone.notified() => {}
     }
-    match running.in_progress() {
-        0 => crate::say!("Stopping (Ctrl-C again quits at once)."),
-        n => crate::say!(
-            "Stopping: {} in progress {} answered at once and stored first (Ctrl-C again quits without them).",
-            crate::text::count(n as u64, "call", "calls"),
-            if n == 1 { "is" } else { "are" }
-        ),
-    }
+    crate::say!("{}", stopping_message(running.in_progress()));
     let quitter = running.quitter();
     tokio::select! {
         _ = running.shutdown() => {}
@@ -1853,6 +1861,20 @@ pub fn schedule_text_listing(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn stopping_says_a_body_still_arriving_gets_its_grace() {
+        assert_eq!(
+            super::stopping_message(0),
+            "Stopping (Ctrl-C again quits at once)."
+        );
+        assert_eq!(
+            super::stopping_message(1),
+            "Stopping: 1 call in progress is answered at once and stored first (a body still arriving gets 3 s more; Ctrl-C again quits without them)."
+        );
+        assert!(
+            super::stopping_message(2).starts_with("Stopping: 2 calls in progress are answered")
+        );
+    }
 
     #[test]
     fn a_relative_data_dir_is_made_absolute() {
