@@ -155,13 +155,33 @@ pub fn unhex(s: &str) -> Option<Vec<u8>> {
 
 /// A size or a duration that could not be read: not one at all, or one too large to hold.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-#[error("\"{}\" is {} {what}; examples: {examples}", escape_control(input), if *too_large { "too large for" } else { "not" })]
+#[error("\"{}\" is {}; examples: {examples}", escape_control(input), self.verdict())]
 pub struct ParseError {
     input: String,
     what: &'static str,
     examples: &'static str,
     /// A number of the right form, only past what it can be.
     pub too_large: bool,
+}
+
+impl ParseError {
+    /// What is wrong with it: "not a duration", "too large for a size", or, for a number of
+    /// the right form with a minus before it, that it cannot be negative.
+    fn verdict(&self) -> String {
+        let what = self.what;
+        let t = self.input.trim();
+        if self.too_large {
+            format!("too large for {what}")
+        } else if t.starts_with('-')
+            && t[1..]
+                .trim_start()
+                .starts_with(|c: char| c.is_ascii_digit())
+        {
+            format!("not {what}: it cannot be negative")
+        } else {
+            format!("not {what}")
+        }
+    }
 }
 
 /// A brand word for the header names (`X-<WORD>-Event`): one token of ASCII letters, digits,
@@ -1562,6 +1582,23 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("500ms")
+        );
+        // A minus is named as what is wrong, for a duration and a size alike.
+        assert_eq!(
+            parse_duration("-1s").unwrap_err().to_string(),
+            "\"-1s\" is not a duration: it cannot be negative; examples: 500ms, 1.5s, 35s, 1m, 1m30s, 30"
+        );
+        assert!(
+            parse_size("-1MiB")
+                .unwrap_err()
+                .to_string()
+                .starts_with("\"-1MiB\" is not a size: it cannot be negative;")
+        );
+        assert!(
+            parse_duration("-x")
+                .unwrap_err()
+                .to_string()
+                .starts_with("\"-x\" is not a duration;")
         );
         // Well formed, only too large to hold: said so.
         for huge in [
