@@ -1567,7 +1567,15 @@ async fn record(
             .push(hung_up_finding(started.elapsed(), when, check));
         caller_gone = None;
     }
-    if inv.unanswered().is_some() && !inv.findings.iter().any(|f| f.code == CALLER_HUNG_UP) {
+    // Unanswered for its time alone: a call whose caller hung up, or whose body the receiver
+    // stopped waiting for, is said so already (a body timed out had read "the answer took 300 ms:
+    // the service waits 30 s at most").
+    if inv.unanswered().is_some()
+        && !inv
+            .findings
+            .iter()
+            .any(|f| f.code == CALLER_HUNG_UP || f.code == crate::store::BODY_TIMED_OUT)
+    {
         inv.findings.push(Finding {
             severity: Severity::Warning,
             code: "answer-too-late".into(),

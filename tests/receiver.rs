@@ -1102,6 +1102,8 @@ async fn a_body_that_stops_arriving_is_closed_and_recorded() {
     assert!(codes.contains(&"body-timed-out".to_owned()), "{codes:?}");
     // The receiver closed it: the caller did not hang up.
     assert!(!codes.contains(&"caller-hung-up".to_owned()), "{codes:?}");
+    // Nor did the answer take too long: there was none.
+    assert!(!codes.contains(&"answer-too-late".to_owned()), "{codes:?}");
     assert_eq!(s.inv.outcome(), Outcome::RetryTemporary);
     assert!(
         s.inv.answer_timing().starts_with("never sent"),
