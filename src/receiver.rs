@@ -1238,7 +1238,9 @@ async fn answer_call(
             severity: Severity::Error,
             code: "body-too-large".into(),
             message: {
-                let fate = if body.broken.is_some() {
+                let fate = if body.stalled {
+                    "it was not kept, and the rest stopped arriving, so the receiver closed the connection without the 413"
+                } else if body.broken.is_some() {
                     "it was not kept, and the client stopped sending before the 413 could reach it"
                 } else {
                     "it was answered 413 and not kept. Raise the limit with --body-limit"
@@ -1303,9 +1305,19 @@ async fn answer_call(
     if let Some(err) = &body.broken {
         let received = crate::text::count(body.received, "byte", "bytes");
         let of_declared = declared.map_or(String::new(), |d| format!(" of the {d} it declared"));
+        // A body that stopped arriving gets no answer: the receiver closes the connection
+        // (unless an earlier answer on it is still going out, see below: this one follows it).
+        if body.stalled {
+            withheld = tap::lock(&conn.tap).withhold();
+        }
         let message = if body.stalled {
             format!(
-                "The body stopped arriving after {received}{of_declared}: {err}, so the receiver closed the connection (the service stops waiting for an answer after {}).",
+                "The body stopped arriving after {received}{of_declared}: {err}, so the receiver {} (the service stops waiting for an answer after {}).",
+                if withheld {
+                    "closed the connection"
+                } else {
+                    "stopped waiting for it, and its answer followed the one still going out on the connection"
+                },
                 crate::text::human_duration(crate::contract::ANSWER_TIMEOUT)
             )
         } else if body.malformed {
@@ -1329,8 +1341,8 @@ async fn answer_call(
         // short for it: then this one follows it, as before.)
         if body.stalled {
             // The receiver closes it: the caller did not hang up, and gets no answer.
-            withheld = tap::lock(&conn.tap).withhold();
-            validation.findings.push(Finding {
+            if withheld {
+                validation.findings.push(Finding {
                 severity: Severity::Warning,
                 code: crate::store::BODY_TIMED_OUT.into(),
                 message: format!(
@@ -1338,6 +1350,7 @@ async fn answer_call(
                     crate::store::unanswered_consequence(validation.registration_check)
                 ),
             });
+            }
         } else if !body.malformed {
             withheld = tap::lock(&conn.tap).withhold();
             validation.findings.push(hung_up_finding(
@@ -1556,8 +1569,11 @@ async fn record(
     // A caller already gone (it closed the connection while its call was read, checked or
     // held) is stored as such; one that goes while the call is stored is noted after. `None`:
     // its hang-up is already noted.
-    let mut caller_gone =
-        caller_gone.filter(|_| !inv.findings.iter().any(|f| f.code == CALLER_HUNG_UP));
+    let mut caller_gone = caller_gone.filter(|_| {
+        !inv.findings
+            .iter()
+            .any(|f| f.code == CALLER_HUNG_UP || f.code == crate::store::BODY_TIMED_OUT)
+    });
     if let Some(gone) = caller_gone.as_mut()
         && gone.try_recv().is_err_and(|e| e == TryRecvError::Closed)
     {
