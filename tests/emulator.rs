@@ -1513,12 +1513,15 @@ async fn a_410_deactivates_the_webhook() {
 /// deactivated once, not once a call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_webhook_cancelled_by_calls_in_flight_is_said_deactivated_once() {
+    // Held 3 s: all three calls are made well before the first answer (the webhook is inactive
+    // after it, so a call not yet made would never come). At real time, so the emulator waits
+    // its 30 s for the answers.
     let rig = Rig::start(Answer {
-        delay_ms: 300,
+        delay_ms: 3000,
         ..Answer::status(410)
     })
     .await;
-    let emu = emulator(1000.0, |_| {}).await;
+    let emu = emulator(1.0, |_| {}).await;
     let c = client(&emu);
     let w = c.create_webhook(&received_hook(&rig)).await.unwrap();
     for text in ["one", "two", "three"] {
