@@ -50,7 +50,7 @@ fn ticks(total: f64) -> impl Iterator<Item = f64> {
     [0.0, 90.0, 600.0, 3600.0, 6.0 * 3600.0, 86_400.0, 172_800.0]
         .into_iter()
         .rev()
-        .filter(move |&s| s <= total * 1.01)
+        .filter(move |&s| s <= total * if s == 172_800.0 { 1.01 } else { 1.001 })
 }
 
 /// The timeline from `start` to `end` on the service's clock (see [`Scale`]): the ticks read
@@ -150,7 +150,15 @@ pub fn timeline_ui(
             Stroke::new(1.5, visuals.strong_text_color()),
         );
     }
-    let (now_at, end_label) = place_now_and_end(&mut row, now_x, xe, width_of);
+    // Without a window's end, "now" has the row to the axis's right edge, and no room is kept
+    // for words that are not drawn.
+    let (now_at, end_label) = place_now_and_end(
+        &mut row,
+        now_x,
+        window.then_some(xe),
+        inner.right() + 12.0,
+        width_of,
+    );
     if let Some((x, right)) = now_at {
         let align = if right {
             egui::Align2::LEFT_TOP
@@ -165,7 +173,7 @@ pub fn timeline_ui(
             visuals.strong_text_color(),
         );
     }
-    if let Some(end_label) = end_label.filter(|_| window) {
+    if let Some(end_label) = end_label {
         painter.text(
             Pos2::new(xe - 2.0, rect.top() + 2.0),
             egui::Align2::RIGHT_TOP,
@@ -245,8 +253,8 @@ struct Placed {
 }
 
 /// Where the row above the axis puts "now" (the x its text starts or ends at, and whether it
-/// is right of its line at `now_x`) and which words name the end of the window at `xe`, given
-/// the width of a text. "now" goes first, right of its line, else left of it: late in a
+/// is right of its line at `now_x`) and which words name the end of the window at `xe` (none:
+/// no window's end is drawn, and the row runs to `right`), given the width of a text. "now" goes first, right of its line, else left of it: late in a
 /// delivery its line falls under "end of window", which had taken the room on both sides of
 /// it, so "now" had no label and its line ran through the other's words. The end is named in
 /// full where it has room and no "now" line runs through the words, else as "end", else not
@@ -254,12 +262,14 @@ struct Placed {
 fn place_now_and_end(
     row: &mut LabelRow,
     now_x: Option<f32>,
-    xe: f32,
+    xe: Option<f32>,
+    right: f32,
     width_of: impl Fn(&str) -> f32,
 ) -> (Option<(f32, bool)>, Option<&'static str>) {
+    let limit = xe.unwrap_or(right);
     let now_at = now_x.and_then(|x| {
         let w = width_of("now");
-        if x + 3.0 + w <= xe - 2.0 && row.take(x + 3.0, x + 3.0 + w) {
+        if x + 3.0 + w <= limit - 2.0 && row.take(x + 3.0, x + 3.0 + w) {
             Some((x + 3.0, true))
         } else if row.take(x - 3.0 - w, x - 3.0) {
             Some((x - 3.0, false))
@@ -267,10 +277,12 @@ fn place_now_and_end(
             None
         }
     });
-    let end_label = ["end of window", "end"].into_iter().find(|label| {
-        let from = xe - 2.0 - width_of(label);
-        let crossed = now_x.is_some_and(|x| x > from - 2.0 && x < xe);
-        !crossed && row.take(from, xe - 2.0)
+    let end_label = xe.and_then(|xe| {
+        ["end of window", "end"].into_iter().find(|label| {
+            let from = xe - 2.0 - width_of(label);
+            let crossed = now_x.is_some_and(|x| x > from - 2.0 && x < xe);
+            !crossed && row.take(from, xe - 2.0)
+        })
     });
     (now_at, end_label)
 }
@@ -346,34 +358,42 @@ mod tests {
         // Early in the window: "now" right of its line, the end named in full.
         let mut row = LabelRow::default();
         assert_eq!(
-            place_now_and_end(&mut row, Some(100.0), 600.0, width),
+            place_now_and_end(&mut row, Some(100.0), Some(600.0), 620.0, width),
             (Some((103.0, true)), Some("end of window"))
         );
         // Under "end of window" (which spans 520-598): "now" keeps its label, right of its
         // line, and the end, whose words its line would cross, is named by its line alone.
         let mut row = LabelRow::default();
         assert_eq!(
-            place_now_and_end(&mut row, Some(560.0), 600.0, width),
+            place_now_and_end(&mut row, Some(560.0), Some(600.0), 620.0, width),
             (Some((563.0, true)), None)
         );
         // Closer still to the end: "now" left of its line; "end" has no room either.
         let mut row = LabelRow::default();
         assert_eq!(
-            place_now_and_end(&mut row, Some(590.0), 600.0, width),
+            place_now_and_end(&mut row, Some(590.0), Some(600.0), 620.0, width),
             (Some((587.0, false)), None)
         );
         // Just left of the full words: "now" right of its line, where "end of window" would
         // have gone, and the end named as "end" after it.
         let mut row = LabelRow::default();
-        let (now, end) = place_now_and_end(&mut row, Some(500.0), 600.0, width);
+        let (now, end) = place_now_and_end(&mut row, Some(500.0), Some(600.0), 620.0, width);
         assert_eq!(now, Some((503.0, true)));
         assert_eq!(end, Some("end"));
         // No "now" on the axis (a delivery read after its window): the end in full.
         let mut row = LabelRow::default();
         assert_eq!(
-            place_now_and_end(&mut row, None, 600.0, width),
+            place_now_and_end(&mut row, None, Some(600.0), 620.0, width),
             (None, Some("end of window"))
         );
+        // No window's end (a delivery whose answers were all final): "now" right of its line
+        // up to the axis's edge, and no room kept for words not drawn.
+        let mut row = LabelRow::default();
+        assert_eq!(
+            place_now_and_end(&mut row, Some(590.0), None, 620.0, width),
+            (Some((593.0, true)), None)
+        );
+        assert!(row.take(560.0, 580.0), "the room the end's words had taken");
     }
 
     #[test]
