@@ -165,17 +165,19 @@ pub struct ParseError {
 }
 
 impl ParseError {
-    /// What is wrong with it: "not a duration", "too large for a size", or, for a number of
-    /// the right form with a minus before it, that it cannot be negative.
+    /// What is wrong with it: "not a duration", "too large for a size", or, for one that
+    /// reads as it should once its minus is taken away, that it cannot be negative.
     fn verdict(&self) -> String {
         let what = self.what;
         let t = self.input.trim();
         if self.too_large {
             format!("too large for {what}")
-        } else if t.starts_with('-')
-            && t[1..]
-                .trim_start()
-                .starts_with(|c: char| c.is_ascii_digit())
+        } else if let Some(rest) = t.strip_prefix('-')
+            && match what {
+                "a duration" => parse_duration(rest).is_ok(),
+                "a size" => parse_size(rest).is_ok(),
+                _ => false,
+            }
         {
             format!("not {what}: it cannot be negative")
         } else {
@@ -1594,12 +1596,13 @@ mod tests {
                 .to_string()
                 .starts_with("\"-1MiB\" is not a size: it cannot be negative;")
         );
-        assert!(
-            parse_duration("-x")
-                .unwrap_err()
-                .to_string()
-                .starts_with("\"-x\" is not a duration;")
-        );
+        for bad in ["-x", "-1foo", "--1s"] {
+            let e = parse_duration(bad).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("\"{bad}\" is not a duration;")),
+                "{e}"
+            );
+        }
         // Well formed, only too large to hold: said so.
         for huge in [
             "99999999999999999999s",
