@@ -1041,10 +1041,22 @@ fn line_and_column(text: &str, at: usize) -> (usize, usize) {
 
 /// The line of each rule's `name = ` in a TOML rule file, in order (`[[rules]]` tables, or
 /// inline tables with `name =` inside, several on a line), skipping multi-line strings.
+#[cfg(test)]
 fn toml_name_lines(text: &str) -> Vec<usize> {
+    toml_scan(text).0
+}
+
+/// The line of each rule's `name = ` (as [`toml_rule_lines`] takes them), and the line of each
+/// `[[rules]]` header, both outside multi-line strings (a body's text may hold a line that
+/// reads as either).
+fn toml_scan(text: &str) -> (Vec<usize>, Vec<usize>) {
     let mut lines = Vec::new();
+    let mut headers = Vec::new();
     let mut in_string: Option<&str> = None;
     for (i, line) in text.lines().enumerate() {
+        if in_string.is_none() && is_rules_header(line) {
+            headers.push(i + 1);
+        }
         let mut rest = line;
         loop {
             if let Some(quote) = in_string {
@@ -1084,26 +1096,25 @@ fn toml_name_lines(text: &str) -> Vec<usize> {
             }
         }
     }
-    lines
+    (lines, headers)
+}
+
+/// Whether `line` is a `[[rules]]` table's header (spaces allowed inside the brackets).
+fn is_rules_header(line: &str) -> bool {
+    let Some(inner) = line.trim_start().strip_prefix("[[") else {
+        return false;
+    };
+    inner
+        .trim_start()
+        .strip_prefix("rules")
+        .is_some_and(|after| after.trim_start().starts_with("]]"))
 }
 
 /// The line of each rule of a TOML rule file, in order: its `name = `'s, or, in a file of
 /// `[[rules]]` tables, its table's header when it has no name (a rule left without one had
 /// taken the next rule's name line, and every rule after it the line of the one after).
 fn toml_rule_lines(text: &str) -> Vec<usize> {
-    let names = toml_name_lines(text);
-    let headers: Vec<usize> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| {
-            let l = l.trim_start();
-            l.starts_with("[[") && l[2..].trim_start().starts_with("rules") && {
-                let after = l[2..].trim_start()["rules".len()..].trim_start();
-                after.starts_with("]]")
-            }
-        })
-        .map(|(i, _)| i + 1)
-        .collect();
+    let (names, headers) = toml_scan(text);
     if headers.is_empty() || names.len() == headers.len() {
         return names;
     }
@@ -1785,6 +1796,13 @@ body = "ok"
         assert_eq!(
             toml_rule_lines("[[rules]]\nanswer = {}\n[[rules]]\nname = \"b\"\n"),
             vec![1, 4]
+        );
+        // A header inside a multi-line text is not one.
+        assert_eq!(
+            toml_rule_lines(
+                "[[rules]]\nanswer = { body = \"\"\"\n[[rules]]\n\"\"\" }\n[[rules]]\nname = \"b\"\n"
+            ),
+            vec![1, 6]
         );
         // A list of rules at the top is not a rule file in either format.
         let e = err("rules = 5\n");
