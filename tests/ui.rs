@@ -2515,6 +2515,12 @@ fn the_new_webhook_form_says_what_the_registration_check_will_get() {
     rig.harness.get_by_label(&format!(
         "The service calls the URL with [] before it accepts it; this URL is on this machine but not the receiver's (it listens at http://{now}), so whatever answers at port {elsewhere} must answer it 200."
     ));
+    // Its port, but https, which the receiver does not speak.
+    rig.harness.state_mut().state.service.form.url = format!("https://{now}/hook");
+    rig.harness.run_steps(2);
+    rig.harness.get_by_label(&format!(
+        "The service calls the URL with [] before it accepts it; this URL is not http://, which is all the receiver speaks: write it as http://{now}/…"
+    ));
 }
 
 /// A brand word applied in Settings is the one the built-in emulator's calls carry: its
