@@ -1554,7 +1554,12 @@ mod tests {
     }
 
     fn run(calls: &[Stored]) -> Delivery {
-        analyze(calls, &Schedule::default(), DEFAULT_TOLERANCE, &[]).unwrap()
+        run_with(calls, &[])
+    }
+
+    /// [`run`], with the calls that answered the delivery's webhook 410.
+    fn run_with(calls: &[Stored], cancels: &[Cancel]) -> Delivery {
+        analyze(calls, &Schedule::default(), DEFAULT_TOLERANCE, cancels).unwrap()
     }
 
     /// The findings of `d` with `code`.
@@ -1636,7 +1641,7 @@ mod tests {
         for (i, v) in ["600", "600", "600", "60", "60"].into_iter().enumerate() {
             mark(&mut changed, i, v);
         }
-        let d = analyze(&changed, &Schedule::default(), DEFAULT_TOLERANCE, &[]).unwrap();
+        let d = run(&changed);
         assert!(d.findings.is_empty(), "{:?}", d.findings);
         // A gap whose calls were made at 600x and 60x is held to the faster: the wait may
         // have run at either. A retry too early for its clock is still one: 6 min at 60x is
@@ -2449,13 +2454,7 @@ mod tests {
         ]);
         assert_eq!(d.state, State::Succeeded { attempt: Some(2) });
         assert!(d.projection.is_none());
-        let d = analyze(
-            &[call(5, 1, 600, 503, None)],
-            &Schedule::default(),
-            DEFAULT_TOLERANCE,
-            &[cancel(t0(), 1, None)],
-        )
-        .unwrap();
+        let d = run_with(&[call(5, 1, 600, 503, None)], &[cancel(t0(), 1, None)]);
         assert_eq!(codes(&d), vec!["call-after-410"]);
         // Still read as retrying (the service went on calling), and the finding says so: it
         // had stood unexplained beside "194 retries left".
@@ -2470,24 +2469,15 @@ mod tests {
         // Set up again (a registration check passed) before the call: nothing wrong.
         let enabled = t0() + TimeDelta::seconds(300);
         let after = |lifted| {
-            let d = analyze(
+            let d = run_with(
                 &[call(5, 1, 600, 503, None), call(6, 2, 690, 503, None)],
-                &Schedule::default(),
-                DEFAULT_TOLERANCE,
                 &[cancel(t0(), 1, Some(lifted))],
-            )
-            .unwrap();
+            );
             codes(&d).into_iter().map(str::to_owned).collect::<Vec<_>>()
         };
         assert!(after(enabled).is_empty());
         // A delivery that ended says nothing of retries.
-        let d = analyze(
-            &[call(5, 1, 600, 200, None)],
-            &Schedule::default(),
-            DEFAULT_TOLERANCE,
-            &[cancel(t0(), 1, None)],
-        )
-        .unwrap();
+        let d = run_with(&[call(5, 1, 600, 200, None)], &[cancel(t0(), 1, None)]);
         assert_eq!(codes(&d), vec!["call-after-410"]);
         assert!(
             d.findings[0]
@@ -2500,16 +2490,13 @@ mod tests {
             vec!["call-after-410"]
         );
         // Cancelled again later: calls after the second 410 are wrong again.
-        let d = analyze(
+        let d = run_with(
             &[call(5, 1, 600, 503, None), call(6, 2, 690, 503, None)],
-            &Schedule::default(),
-            DEFAULT_TOLERANCE,
             &[
                 cancel(t0(), 1, Some(enabled)),
                 cancel(t0() + TimeDelta::seconds(620), 3, None),
             ],
-        )
-        .unwrap();
+        );
         assert_eq!(codes(&d), vec!["call-after-410"]);
     }
 
@@ -2519,21 +2506,15 @@ mod tests {
     #[test]
     fn a_second_410_is_a_call_after_410() {
         let second = t0() + TimeDelta::seconds(600);
-        let d = analyze(
+        let d = run_with(
             &[call(5, 1, 600, 410, None)],
-            &Schedule::default(),
-            DEFAULT_TOLERANCE,
             &[cancel(t0(), 1, None), cancel(second, 5, None)],
-        )
-        .unwrap();
+        );
         assert_eq!(codes(&d), vec!["call-after-410"]);
-        let d = analyze(
+        let d = run_with(
             &[call(1, 1, 0, 410, None)],
-            &Schedule::default(),
-            DEFAULT_TOLERANCE,
             &[cancel(t0(), 1, None), cancel(second, 5, None)],
-        )
-        .unwrap();
+        );
         assert!(codes(&d).is_empty(), "{:?}", codes(&d));
     }
 
@@ -2583,9 +2564,7 @@ mod tests {
     #[test]
     fn a_410_to_another_delivery_stops_this_one() {
         let retrying = [call(5, 1, 0, 503, None), call(6, 2, 90, 503, None)];
-        let analyze_with = |cancels: &[Cancel]| {
-            analyze(&retrying, &Schedule::default(), DEFAULT_TOLERANCE, cancels).unwrap()
-        };
+        let analyze_with = |cancels: &[Cancel]| run_with(&retrying, cancels);
         // Call 7 (another delivery) answered 410 after this one's second attempt.
         let at = t0() + TimeDelta::seconds(120);
         let d = analyze_with(&[cancel(at, 7, None)]);
@@ -2611,13 +2590,7 @@ mod tests {
         // A late attempt 1 that came after the 410 was known: the service was still calling,
         // so the delivery is not read as stopped (it is flagged as a call after the 410).
         let crossed = [call(5, 2, 0, 503, None), call(6, 1, 200, 503, None)];
-        let d = analyze(
-            &crossed,
-            &Schedule::default(),
-            DEFAULT_TOLERANCE,
-            &[cancel(t0() + TimeDelta::seconds(100), 7, None)],
-        )
-        .unwrap();
+        let d = run_with(&crossed, &[cancel(t0() + TimeDelta::seconds(100), 7, None)]);
         assert!(
             !matches!(d.state, State::StoppedByCancel { .. }),
             "{:?}",
@@ -2626,24 +2599,12 @@ mod tests {
         // The last retry the window allows failed: discarded, 410 or not.
         let last = 1350 + 190 * 900;
         let done = [call(5, 1, 0, 503, None), call(6, 195, last, 503, None)];
-        let d = analyze(
-            &done,
-            &Schedule::default(),
-            DEFAULT_TOLERANCE,
-            &[cancel(t0() + TimeDelta::seconds(last), 7, None)],
-        )
-        .unwrap();
+        let d = run_with(&done, &[cancel(t0() + TimeDelta::seconds(last), 7, None)]);
         assert!(matches!(d.state, State::Discarded { .. }), "{:?}", d.state);
         // An answer whose Retry-After reaches past the window discarded the message itself,
         // 410 or not: the heading says so, as the row, the list and the detail do.
         let far = [call(5, 1, 0, 503, Some("200000"))];
-        let d = analyze(
-            &far,
-            &Schedule::default(),
-            DEFAULT_TOLERANCE,
-            &[cancel(t0(), 7, None)],
-        )
-        .unwrap();
+        let d = run_with(&far, &[cancel(t0(), 7, None)]);
         assert_discarded_by_retry_after(&d);
         // An attempt after the 410 (the webhook was set up again between): not stopped.
         let later = [
@@ -2651,24 +2612,15 @@ mod tests {
             call(6, 2, 90, 503, None),
             call(8, 3, 290, 503, None),
         ];
-        let d = analyze(
+        let d = run_with(
             &later,
-            &Schedule::default(),
-            DEFAULT_TOLERANCE,
             &[cancel(at, 7, Some(t0() + TimeDelta::seconds(200)))],
-        )
-        .unwrap();
+        );
         assert!(matches!(d.state, State::Retrying { .. }), "{:?}", d.state);
         assert!(d.findings.is_empty(), "{:?}", d.findings);
         // A delivery that ended before the 410 keeps its own end.
         let done = [call(5, 1, 0, 503, None), call(6, 2, 90, 200, None)];
-        let d = analyze(
-            &done,
-            &Schedule::default(),
-            DEFAULT_TOLERANCE,
-            &[cancel(at, 7, None)],
-        )
-        .unwrap();
+        let d = run_with(&done, &[cancel(at, 7, None)]);
         assert_eq!(d.state, State::Succeeded { attempt: Some(2) });
     }
 
@@ -2687,20 +2639,14 @@ mod tests {
         };
         for second_at in [90, 94] {
             let crossed = [call(5, 1, 0, 503, None), call(6, 2, second_at, 503, None)];
-            let d = analyze(
-                &crossed,
-                &Schedule::default(),
-                DEFAULT_TOLERANCE,
-                std::slice::from_ref(&slow),
-            )
-            .unwrap();
+            let d = run_with(&crossed, std::slice::from_ref(&slow));
             assert!(d.findings.is_empty(), "{second_at} s: {:?}", d.findings);
             assert_eq!(d.state, State::StoppedByCancel { at }, "{second_at} s");
         }
         // Past the answer and the tolerance, the service had read it: that call is flagged, and
         // the delivery (called again, so evidently not stopped) reads as retrying.
         let late = [call(5, 1, 0, 503, None), call(6, 2, 97, 503, None)];
-        let d = analyze(&late, &Schedule::default(), DEFAULT_TOLERANCE, &[slow]).unwrap();
+        let d = run_with(&late, &[slow]);
         assert_eq!(codes(&d), vec!["call-after-410"]);
         assert!(matches!(d.state, State::Retrying { .. }), "{:?}", d.state);
     }
