@@ -1343,13 +1343,13 @@ async fn answer_call(
             // The receiver closes it: the caller did not hang up, and gets no answer.
             if withheld {
                 validation.findings.push(Finding {
-                severity: Severity::Warning,
-                code: crate::store::BODY_TIMED_OUT.into(),
-                message: format!(
-                    "The receiver closed the connection, the body not whole in time: the caller got no answer. {}",
-                    crate::store::unanswered_consequence(validation.registration_check)
-                ),
-            });
+                    severity: Severity::Warning,
+                    code: crate::store::BODY_TIMED_OUT.into(),
+                    message: format!(
+                        "The receiver closed the connection, the body not whole in time: the caller got no answer. {}",
+                        crate::store::unanswered_consequence(validation.registration_check)
+                    ),
+                });
             }
         } else if !body.malformed {
             withheld = tap::lock(&conn.tap).withhold();
@@ -1566,14 +1566,16 @@ async fn record(
     caller_gone: Option<oneshot::Receiver<()>>,
 ) -> Response {
     inv.took_us = started.elapsed().as_micros().min(u64::MAX as u128) as u64;
-    // A caller already gone (it closed the connection while its call was read, checked or
-    // held) is stored as such; one that goes while the call is stored is noted after. `None`:
-    // its hang-up is already noted.
-    let mut caller_gone = caller_gone.filter(|_| {
-        !inv.findings
+    // Noted already as never answered: its caller hung up, or its body stopped arriving.
+    let never_answered = |inv: &Invocation| {
+        inv.findings
             .iter()
             .any(|f| f.code == CALLER_HUNG_UP || f.code == crate::store::BODY_TIMED_OUT)
-    });
+    };
+    // A caller already gone (it closed the connection while its call was read, checked or
+    // held) is stored as such; one that goes while the call is stored is noted after. `None`:
+    // its hang-up (or that it was never answered) is already noted.
+    let mut caller_gone = caller_gone.filter(|_| !never_answered(&inv));
     if let Some(gone) = caller_gone.as_mut()
         && gone.try_recv().is_err_and(|e| e == TryRecvError::Closed)
     {
@@ -1586,12 +1588,7 @@ async fn record(
     // Unanswered for its time alone: a call whose caller hung up, or whose body the receiver
     // stopped waiting for, is said so already (a body timed out had read "the answer took 300 ms:
     // the service waits 30 s at most").
-    if inv.unanswered().is_some()
-        && !inv
-            .findings
-            .iter()
-            .any(|f| f.code == CALLER_HUNG_UP || f.code == crate::store::BODY_TIMED_OUT)
-    {
+    if inv.unanswered().is_some() && !never_answered(&inv) {
         inv.findings.push(Finding {
             severity: Severity::Warning,
             code: "answer-too-late".into(),

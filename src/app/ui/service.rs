@@ -643,19 +643,16 @@ fn registration_hint(ui: &mut egui::Ui, app: &HookscopeApp) {
             crate::app::state::elsewhere_on_this_machine(&app.state.service.form.url, now)
     {
         // Where it listens as a URL can reach it: 0.0.0.0 is no address to call.
-        let shown = if now.ip().is_unspecified() {
-            std::net::SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), now.port())
-        } else {
-            now
-        };
+        let base = crate::receiver::url_for(now);
+        let base = base.trim_end_matches('/');
         ui.weak(if port == now.port() {
             // Its port, but https: the receiver does not speak TLS.
             format!(
-                "{CHECK}; this URL is not http://, which is all the receiver speaks: write it as http://{shown}/…"
+                "{CHECK}; this URL is not http://, which is all the receiver speaks: write it as {base}/…"
             )
         } else {
             format!(
-                "{CHECK}; this URL is on this machine but not the receiver's (it listens at http://{shown}), so whatever answers at port {port} must answer it 200."
+                "{CHECK}; this URL is on this machine but not the receiver's (it listens at {base}), so whatever answers at port {port} must answer it 200."
             )
         });
     } else if settings.pass_registration_check {
